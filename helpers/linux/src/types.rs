@@ -1,0 +1,75 @@
+//! Wire types shared by the methods (helpers/PROTOCOL.md, "Types").
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Point {
+    pub x: i32,
+    pub y: i32,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rect {
+    pub x: i32,
+    pub y: i32,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl Rect {
+    pub fn contains(&self, p: Point) -> bool {
+        p.x >= self.x
+            && p.y >= self.y
+            && (p.x as i64) < self.x as i64 + self.width as i64
+            && (p.y as i64) < self.y as i64 + self.height as i64
+    }
+
+    /// The overlap of two rectangles, or None when they do not overlap.
+    pub fn intersect(&self, other: &Rect) -> Option<Rect> {
+        let x0 = self.x.max(other.x) as i64;
+        let y0 = self.y.max(other.y) as i64;
+        let x1 = (self.x as i64 + self.width as i64).min(other.x as i64 + other.width as i64);
+        let y1 = (self.y as i64 + self.height as i64).min(other.y as i64 + other.height as i64);
+        if x1 <= x0 || y1 <= y0 {
+            return None;
+        }
+        Some(Rect {
+            x: x0 as i32,
+            y: y0 as i32,
+            width: (x1 - x0) as u32,
+            height: (y1 - y0) as u32,
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Size {
+    pub width: u32,
+    pub height: u32,
+}
+
+/// An application's identity (PROTOCOL.md "App").
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct App {
+    pub pid: Option<u32>,
+    pub name: String,
+    pub instance: Option<String>,
+    pub class: Option<String>,
+    pub exe: Option<String>,
+    pub desktop_id: Option<String>,
+    pub bundle_id: Option<String>,
+}
+
+/// One top-level window (PROTOCOL.md "windows").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Window {
+    pub id: u32,
+    pub title: String,
+    pub app: App,
+    pub bounds: Rect,
+    pub client: Rect,
+    pub minimized: bool,
+    pub hidden: bool,
+    pub focused: bool,
+    pub desktop: Option<u32>,
+}
