@@ -1,0 +1,54 @@
+# deskhand — build, test, lint and benchmark everything from one place.
+# `make help` lists the targets.
+
+SHELL      := /bin/bash
+GO         ?= go
+CARGO      ?= cargo
+BIN        := bin
+HELPER     := $(BIN)/deskhand-helper
+WITH_DESKTOP := $(GO) run ./internal/desktoptest/withdesktop --
+
+
+.PHONY: help deps build helper go-build test go-test rust-test lint bench check clean
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
+	  awk 'BEGIN {FS = ":.*## "}; {printf "  %-10s %s\n", $$1, $$2}'
+
+deps: ## install (as root) or name the Debian packages the build and tests need
+	@bash scripts/deps.sh
+
+build: deps go-build helper ## build bin/deskhand and the release-mode helper bin/deskhand-helper
+
+go-build:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/deskhand ./cmd/deskhand
+
+helper: deps
+	@mkdir -p $(BIN)
+	$(CARGO) build --release --locked -p deskhand-helper
+	install -m 0755 target/release/deskhand-helper $(HELPER)
+
+test: build go-test rust-test ## run every Go and Rust test (real Xvfb desktops; CI=true makes missing tools fail)
+
+go-test:
+	DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -count=1 -timeout 20m ./...
+
+rust-test:
+	$(WITH_DESKTOP) $(CARGO) test --locked --workspace
+
+lint: deps ## go vet, gofmt, cargo clippy -D warnings, cargo fmt --check
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go') 2>&1); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
+	$(CARGO) fmt --all --check
+
+check: lint test ## lint, then test: what CI runs
+
+bench: build ## run the benchmarks; prints `BENCH <name> <value> <unit>` lines
+	@DESKHAND_BENCH=1 DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -count=1 -timeout 20m \
+	  -run '^TestBench' ./internal/bench -v 2>&1 | tee .bench.log | grep -E '^(BENCH|---|FAIL|ok|panic)' ; \
+	  test $${PIPESTATUS[0]} -eq 0
+
+clean: ## remove build outputs
+	rm -rf $(BIN) target .bench.log

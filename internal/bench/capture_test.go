@@ -1,0 +1,153 @@
+// Package bench measures deskhand against the tools a user would otherwise
+// use. It runs only under `make bench` (DESKHAND_BENCH=1) and prints one
+// `BENCH <name> <value> <unit>` line per figure; it asserts no timings,
+// because these shared machines make timed assertions flaky.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/internal/desktoptest"
+)
+
+const (
+	captureRuns = 60   // the median of these is reported
+	rssRuns     = 1000 // captures before the resident-memory reading
+	importRuns  = 12
+	outW, outH  = 1456, 819
+	jpegQuality = 80
+)
+
+func TestBenchCapture(t *testing.T) {
+	if os.Getenv("DESKHAND_BENCH") == "" {
+		t.Skip("benchmarks run under `make bench` (DESKHAND_BENCH=1)")
+	}
+	desktoptest.Require(t, "import", "convert")
+	d := desktoptest.Start(t, desktoptest.Options{Width: 1920, Height: 1080, Depth: 24})
+	paintVariedScreen(t, d)
+
+	client := bridge.New(bridge.Options{Path: desktoptest.HelperPath(t), Env: d.Env()})
+	defer client.Close()
+	ctx := context.Background()
+	req := bridge.CaptureRequest{Width: outW, Height: outH, Format: "jpeg", Quality: jpegQuality}
+
+	// Warm up: start the helper, attach SHM, fault in buffers.
+	for i := 0; i < 5; i++ {
+		if _, err := client.Capture(ctx, req); err != nil {
+			t.Fatalf("Capture: %v", err)
+		}
+	}
+	samples := make([]time.Duration, 0, captureRuns)
+	var size int
+	for i := 0; i < captureRuns; i++ {
+		start := time.Now()
+		shot, err := client.Capture(ctx, req)
+		if err != nil {
+			t.Fatalf("Capture: %v", err)
+		}
+		samples = append(samples, time.Since(start))
+		size = len(shot.Data)
+		if shot.Width != outW || shot.Height != outH {
+			t.Fatalf("Capture size = %dx%d, want %dx%d", shot.Width, shot.Height, outW, outH)
+		}
+	}
+	helperMs := ms(median(samples))
+	report("helper_capture_1080p_jpeg_ms", helperMs, "ms")
+	report("helper_capture_1080p_jpeg_p90_ms", ms(percentile(samples, 0.9)), "ms")
+	report("helper_capture_1080p_jpeg_bytes", float64(size), "bytes")
+
+	pngReq := req
+	pngReq.Format = "png"
+	pngSamples := make([]time.Duration, 0, 20)
+	for i := 0; i < 20; i++ {
+		start := time.Now()
+		if _, err := client.Capture(ctx, pngReq); err != nil {
+			t.Fatalf("Capture png: %v", err)
+		}
+		pngSamples = append(pngSamples, time.Since(start))
+	}
+	report("helper_capture_1080p_png_ms", ms(median(pngSamples)), "ms")
+
+	// The alternative: ImageMagick's import of the root window, piped into
+	// convert for the resize and JPEG encoding, as shell-based servers do.
+	out := filepath.Join(t.TempDir(), "shot.jpg")
+	pipeline := fmt.Sprintf("import -silent -window root miff:- | convert miff:- -resize %dx%d -quality %d jpg:%s", outW, outH, jpegQuality, out)
+	importSamples := make([]time.Duration, 0, importRuns)
+	for i := 0; i < importRuns; i++ {
+		cmd := d.Command("sh", "-c", pipeline)
+		start := time.Now()
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("import pipeline: %v\n%s", err, b)
+		}
+		importSamples = append(importSamples, time.Since(start))
+	}
+	importMs := ms(median(importSamples))
+	report("import_pipeline_1080p_ms", importMs, "ms")
+	report("import_over_helper_ratio", importMs/helperMs, "x")
+
+	rssBefore := rssKiB(t, client.PID())
+	for i := 0; i < rssRuns; i++ {
+		if _, err := client.Capture(ctx, req); err != nil {
+			t.Fatalf("Capture %d: %v", i, err)
+		}
+	}
+	rssAfter := rssKiB(t, client.PID())
+	report("helper_rss_after_warmup_kib", float64(rssBefore), "KiB")
+	report("helper_rss_after_1000_captures_kib", float64(rssAfter), "KiB")
+	report("helper_rss_growth_kib", float64(rssAfter-rssBefore), "KiB")
+}
+
+// paintVariedScreen fills the root window with a seeded plasma image and
+// opens two terminals full of text, so JPEG has real work to do.
+func paintVariedScreen(t *testing.T, d *desktoptest.Desktop) {
+	t.Helper()
+	bg := filepath.Join(t.TempDir(), "bg.png")
+	if b, err := exec.Command("convert", "-seed", "7", "-size", "1920x1080", "plasma:fractal", bg).CombinedOutput(); err != nil {
+		t.Fatalf("making background: %v\n%s", err, b)
+	}
+	d.Run(t, "display", "-window", "root", bg)
+	d.StartXterm(t, desktoptest.XtermOptions{Title: "bench-a", Geometry: "100x40+40+40", Background: "#202840"})
+	d.StartXterm(t, desktoptest.XtermOptions{Title: "bench-b", Geometry: "90x30+900+500", Background: "#f4f0e0"})
+	d.StartGTK(t, "bench-gtk")
+	time.Sleep(300 * time.Millisecond)
+}
+
+func report(name string, value float64, unit string) {
+	fmt.Printf("BENCH %s %s %s\n", name, strconv.FormatFloat(value, 'f', 2, 64), unit)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(s []time.Duration) time.Duration { return percentile(s, 0.5) }
+
+func percentile(s []time.Duration, p float64) time.Duration {
+	c := append([]time.Duration(nil), s...)
+	sort.Slice(c, func(i, j int) bool { return c[i] < c[j] })
+	return c[int(p*float64(len(c)-1)+0.5)]
+}
+
+func rssKiB(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("reading helper status: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			n, _ := strconv.Atoi(f[1])
+			return n
+		}
+	}
+	t.Fatalf("no VmRSS in /proc/%d/status", pid)
+	return 0
+}

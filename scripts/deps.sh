@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs (as root) or names (otherwise) the Debian packages deskhand's
+# build and tests need. Called by `make deps`; safe to run repeatedly.
+set -euo pipefail
+
+packages=(
+  # building the helper: the bundled libjpeg-turbo needs cmake and nasm
+  cmake nasm pkg-config gcc
+  # robotgo's X11 input (cgo)
+  libx11-dev libxtst-dev
+  # the real-desktop test harness and its reference tools
+  xvfb openbox xterm zenity wmctrl xclip xdotool
+  x11-apps x11-utils x11-xserver-utils imagemagick procps xfonts-base
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "deskhand needs these Debian packages; install them with:" >&2
+  echo "  sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "installing: ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq "${missing[@]}" >&2

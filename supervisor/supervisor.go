@@ -1,0 +1,130 @@
+// Package supervisor is the deskhand process itself: it parses the command
+// line, finds the capture helper and runs the requested command. The MCP
+// server will be one of its commands; the helper's life is managed by
+// package bridge.
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+)
+
+// Version is the deskhand version, set at build time with
+// -ldflags "-X github.com/deskhand/deskhand/supervisor.Version=...".
+var Version = "0.1.0-dev"
+
+// Stdio is the process's standard streams; stdout belongs to the protocol
+// a command speaks, so everything human goes to Err.
+type Stdio struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// errUsage marks a command-line mistake: the message has been printed with
+// the usage and the exit status is 2.
+var errUsage = errors.New("usage")
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, io Stdio) error
+}
+
+func commands() []command {
+	return []command{
+		{"helper", "start the capture helper, call one protocol method and print its result", runHelperCommand},
+		{"version", "print the version", func(_ context.Context, _ []string, io Stdio) error {
+			fmt.Fprintf(io.Out, "deskhand %s\n", Version)
+			return nil
+		}},
+	}
+}
+
+// Main runs one deskhand command and returns the process exit status.
+func Main(ctx context.Context, args []string, io Stdio) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		if len(args) > 1 {
+			return Main(ctx, []string{args[1], "--help"}, io)
+		}
+		printUsage(io.Err)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, args[1:], io)
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			return 2
+		default:
+			fmt.Fprintf(io.Err, "deskhand %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(io.Err, "deskhand: unknown command %q\n\n", args[0])
+	printUsage(io.Err)
+	return 2
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintf(w, "deskhand %s — a computer-use server for AI models\n\nUsage:\n\n  deskhand <command> [flags] [arguments]\n\nCommands:\n\n", Version)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun `deskhand help <command>` for a command's flags.\n")
+}
+
+// newFlagSet returns a flag set whose errors and help go to stderr with a
+// usage line for the command.
+func newFlagSet(name, usage string, io Stdio) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Err)
+	fs.Usage = func() {
+		fmt.Fprintf(io.Err, "Usage: deskhand %s\n\n", usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args, mapping a bad flag to errUsage.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	return nil
+}
+
+// newLogger logs to stderr at the level named by level.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
+		return nil, fmt.Errorf("parsing log level %q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// envOr returns the environment variable's value, or def when it is unset.
+func envOr(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok && v != "" {
+		return v
+	}
+	return def
+}
