@@ -22,6 +22,9 @@
 // SIGHUP are passed to the command; the desktop is torn down either way.
 // The exit status is the command's, 128+N when a signal N killed it, 125
 // when the desktop could not start, and 127 when the command was not found.
+// `go run` reports any non-zero status of the program it runs as 1 (and
+// prints "exit status N"); build the command (`go build -o bin/withdesktop
+// ./internal/desktoptest/withdesktop`) when the exact status matters.
 package main
 
 import (
