@@ -1,0 +1,311 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// Point is a position in the global logical coordinate space (X11: root
+// window pixels; macOS: points from the main display's top-left).
+type Point struct {
+	X int `json:"x"`
+	Y int `json:"y"`
+}
+
+// Size is a width and height.
+type Size struct {
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+// Rect is a rectangle in the global logical coordinate space.
+type Rect struct {
+	X      int `json:"x"`
+	Y      int `json:"y"`
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+// Contains reports whether p lies inside r.
+func (r Rect) Contains(p Point) bool {
+	return p.X >= r.X && p.Y >= r.Y && p.X < r.X+r.Width && p.Y < r.Y+r.Height
+}
+
+// Display is one monitor (X11: a RandR monitor).
+type Display struct {
+	// ID is stable for a monitor name (X11: FNV-1a 32 of the name;
+	// macOS: the CGDirectDisplayID).
+	ID       uint32  `json:"id"`
+	Name     string  `json:"name"`
+	Origin   Point   `json:"origin"`
+	Logical  Size    `json:"logical"`
+	Physical Size    `json:"physical"`
+	Scale    float64 `json:"scale"`
+	Primary  bool    `json:"primary"`
+	MM       Size    `json:"mm"`
+}
+
+// Bounds is the display's rectangle in the global logical space.
+func (d Display) Bounds() Rect {
+	return Rect{X: d.Origin.X, Y: d.Origin.Y, Width: d.Logical.Width, Height: d.Logical.Height}
+}
+
+// App is an application's identity. Fields the helper could not resolve
+// are empty (PID 0).
+type App struct {
+	PID       int    `json:"pid,omitempty"`
+	Name      string `json:"name"`
+	Instance  string `json:"instance,omitempty"`   // WM_CLASS instance (Linux)
+	Class     string `json:"class,omitempty"`      // WM_CLASS class (Linux)
+	Exe       string `json:"exe,omitempty"`        // executable path
+	DesktopID string `json:"desktop_id,omitempty"` // desktop entry id without .desktop (Linux)
+	BundleID  string `json:"bundle_id,omitempty"`  // macOS
+}
+
+// Window is one top-level window.
+type Window struct {
+	ID        uint32 `json:"id"`
+	Title     string `json:"title"`
+	App       App    `json:"app"`
+	Bounds    Rect   `json:"bounds"` // including the window manager's frame
+	Client    Rect   `json:"client"` // the client area
+	Minimized bool   `json:"minimized"`
+	Hidden    bool   `json:"hidden"`
+	Focused   bool   `json:"focused"`
+	// Desktop is the virtual desktop number, nil when unknown.
+	Desktop *int `json:"desktop"`
+}
+
+// WindowList is the answer to windows: Windows in stacking order, top
+// first; Focused the active window and Frontmost its app, nil when none.
+type WindowList struct {
+	Windows   []Window `json:"windows"`
+	Focused   *uint32  `json:"focused"`
+	Frontmost *App     `json:"frontmost"`
+}
+
+// WindowAt is the answer to window_at: the topmost visible window whose
+// frame contains the point, and its app; both nil over the bare desktop.
+type WindowAt struct {
+	Window *Window `json:"window"`
+	App    *App    `json:"app"`
+}
+
+// Image formats a capture can produce.
+const (
+	FormatJPEG = "jpeg"
+	FormatPNG  = "png"
+)
+
+// CaptureRequest asks for a screenshot. The zero value captures the
+// primary display at native size as JPEG at quality 80.
+type CaptureRequest struct {
+	// Display is the display id to capture; nil means the primary.
+	// Ignored when Rect is set.
+	Display *uint32 `json:"display,omitempty"`
+	// Rect captures this rectangle instead of a display.
+	Rect *Rect `json:"rect,omitempty"`
+	// Width and Height scale the output; give both or neither.
+	Width  int `json:"width,omitempty"`
+	Height int `json:"height,omitempty"`
+	// Format is FormatJPEG (default) or FormatPNG.
+	Format string `json:"format,omitempty"`
+	// Quality is the JPEG quality, 1..100; 0 means the helper's 80.
+	Quality int `json:"quality,omitempty"`
+	// Mask lists windows painted over in the output.
+	Mask []uint32 `json:"mask,omitempty"`
+	// MaskColor is the RGB paint colour; nil means the helper's default.
+	MaskColor *[3]uint8 `json:"mask_color,omitempty"`
+}
+
+// Capture is a screenshot.
+type Capture struct {
+	Format string `json:"format"`
+	// Data is the encoded image (JPEG or PNG bytes).
+	Data   []byte `json:"data"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	// Source is the screen rectangle the image shows, in global logical
+	// coordinates.
+	Source Rect `json:"source"`
+	// Display is the captured display's id, nil for a rectangle capture.
+	Display *uint32 `json:"display"`
+	// Masked lists the requested windows that were visible and painted
+	// over.
+	Masked []uint32 `json:"masked"`
+	// Method says how the pixels were read: "shm", "get_image" or
+	// "screencapturekit".
+	Method    string `json:"method"`
+	CaptureID uint64 `json:"capture_id"`
+}
+
+// PatchCheckRequest asks whether the patch around a point changed since
+// the last capture.
+type PatchCheckRequest struct {
+	X int `json:"x"`
+	Y int `json:"y"`
+	// Size is the patch's odd side length, 1..63; 0 means the helper's 9.
+	Size int `json:"size,omitempty"`
+	// Tolerance is the largest per-channel difference still counted as
+	// equal.
+	Tolerance int `json:"tolerance,omitempty"`
+}
+
+// PatchCheck is the answer to patch_check.
+type PatchCheck struct {
+	Changed         bool   `json:"changed"`
+	DifferingPixels int    `json:"differing_pixels"`
+	MaxDelta        int    `json:"max_delta"`
+	CaptureID       uint64 `json:"capture_id"`
+}
+
+// Displays lists the monitors, in the helper's order.
+func (c *Client) Displays(ctx context.Context) ([]Display, error) {
+	var res struct {
+		Displays []Display `json:"displays"`
+	}
+	if err := c.Call(ctx, "displays", nil, &res); err != nil {
+		return nil, err
+	}
+	return res.Displays, nil
+}
+
+// Capture takes a screenshot.
+func (c *Client) Capture(ctx context.Context, req CaptureRequest) (*Capture, error) {
+	var raw json.RawMessage
+	if err := c.Call(ctx, "capture", req, &raw); err != nil {
+		return nil, err
+	}
+	return decodeCapture(raw)
+}
+
+// decodeCapture decodes a capture result and checks that it holds the
+// image it claims to: a known format whose bytes start with that format's
+// signature, and positive sizes.
+func decodeCapture(raw []byte) (*Capture, error) {
+	var shot Capture
+	if err := json.Unmarshal(raw, &shot); err != nil {
+		return nil, fmt.Errorf("%w: its capture result does not decode: %v", ErrProtocol, err)
+	}
+	var magic []byte
+	switch shot.Format {
+	case FormatJPEG:
+		magic = []byte{0xff, 0xd8, 0xff}
+	case FormatPNG:
+		magic = []byte("\x89PNG\r\n\x1a\n")
+	default:
+		return nil, fmt.Errorf("%w: its capture result has format %q, want %q or %q", ErrProtocol, shot.Format, FormatJPEG, FormatPNG)
+	}
+	if !bytes.HasPrefix(shot.Data, magic) {
+		return nil, fmt.Errorf("%w: its capture result's %d data bytes are not a %s image", ErrProtocol, len(shot.Data), shot.Format)
+	}
+	if shot.Width <= 0 || shot.Height <= 0 || shot.Source.Width <= 0 || shot.Source.Height <= 0 {
+		return nil, fmt.Errorf("%w: its capture result has an empty size (image %dx%d, source %dx%d)",
+			ErrProtocol, shot.Width, shot.Height, shot.Source.Width, shot.Source.Height)
+	}
+	return &shot, nil
+}
+
+// Windows lists the top-level windows, top of the stack first; minimized
+// and unmapped ones only with includeHidden.
+func (c *Client) Windows(ctx context.Context, includeHidden bool) (*WindowList, error) {
+	var res WindowList
+	params := struct {
+		IncludeHidden bool `json:"include_hidden"`
+	}{includeHidden}
+	if err := c.Call(ctx, "windows", params, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// WindowAt returns the topmost visible window whose frame contains the
+// point (x, y).
+func (c *Client) WindowAt(ctx context.Context, x, y int) (*WindowAt, error) {
+	var res WindowAt
+	if err := c.Call(ctx, "window_at", Point{X: x, Y: y}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// PatchCheck compares the patch around a point in the last capture with
+// the live screen.
+func (c *Client) PatchCheck(ctx context.Context, req PatchCheckRequest) (*PatchCheck, error) {
+	var res PatchCheck
+	if err := c.Call(ctx, "patch_check", req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// ReadClipboard returns the clipboard's text.
+func (c *Client) ReadClipboard(ctx context.Context) (string, error) {
+	var res struct {
+		Text *string `json:"text"`
+	}
+	if err := c.Call(ctx, "clipboard_read", nil, &res); err != nil {
+		return "", err
+	}
+	if res.Text == nil {
+		return "", fmt.Errorf("%w: its clipboard_read result has no text", ErrProtocol)
+	}
+	return *res.Text, nil
+}
+
+// WriteClipboard puts text on the clipboard; the helper serves it until
+// another client takes the clipboard or the helper exits. Text over the
+// helper's 1 MiB request cap fails with ErrTooLarge.
+func (c *Client) WriteClipboard(ctx context.Context, text string) error {
+	params := struct {
+		Text string `json:"text"`
+	}{text}
+	var res struct {
+		OK bool `json:"ok"`
+	}
+	if err := c.Call(ctx, "clipboard_write", params, &res); err != nil {
+		return err
+	}
+	if !res.OK {
+		return fmt.Errorf("%w: its clipboard_write result is not {\"ok\": true}", ErrProtocol)
+	}
+	return nil
+}
+
+// Hide minimizes the windows with the given ids that are visible and
+// returns the ones it changed. An unknown id fails the whole call (an
+// *Error named "no_such_window") before any window is touched.
+func (c *Client) Hide(ctx context.Context, ids []uint32) ([]uint32, error) {
+	var res struct {
+		Hidden []uint32 `json:"hidden"`
+	}
+	if err := c.Call(ctx, "hide", windowsParam(ids), &res); err != nil {
+		return nil, err
+	}
+	return res.Hidden, nil
+}
+
+// Restore maps the windows back (bottom-most first, so their stacking
+// order is kept) and returns the ones it restored.
+func (c *Client) Restore(ctx context.Context, ids []uint32) ([]uint32, error) {
+	var res struct {
+		Restored []uint32 `json:"restored"`
+	}
+	if err := c.Call(ctx, "restore", windowsParam(ids), &res); err != nil {
+		return nil, err
+	}
+	return res.Restored, nil
+}
+
+type windowsParams struct {
+	Windows []uint32 `json:"windows"`
+}
+
+func windowsParam(ids []uint32) windowsParams {
+	if ids == nil {
+		ids = []uint32{}
+	}
+	return windowsParams{Windows: ids}
+}
