@@ -388,6 +388,8 @@ impl Wm {
         let managed = self.wm_running(conn, root)?;
         {
             let mut before = self.hidden_bounds.lock().unwrap_or_else(|p| p.into_inner());
+            // Forget windows that have closed since they were hidden.
+            before.retain(|id, _| facts.iter().any(|f| f.id == *id));
             for f in &targets {
                 before.insert(f.id, frame_bounds(f.client, f.extents, f.border));
             }
