@@ -6,8 +6,9 @@ set -euo pipefail
 packages=(
   # building the helper: the bundled libjpeg-turbo needs cmake and nasm
   cmake nasm pkg-config gcc
-  # robotgo's X11 input (cgo)
-  libx11-dev libxtst-dev
+  # robotgo's X11 input (cgo); the input tests switch layouts (setxkbmap)
+  # and check pointer and keyboard state (xinput)
+  libx11-dev libxtst-dev x11-xkb-utils xinput
   # the real-desktop test harness and its reference tools
   xvfb openbox xterm zenity wmctrl xclip xdotool
   x11-apps x11-utils x11-xserver-utils imagemagick procps xfonts-base

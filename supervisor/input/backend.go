@@ -1,0 +1,33 @@
+package input
+
+// backend is the display-specific half of Input. Every method is called on
+// Input's worker goroutine only, which is locked to one OS thread.
+type backend interface {
+	// alive reports an error once the connection to the display is lost.
+	alive() error
+	// sync waits until the server has processed every request sent so
+	// far and reports any X error they caused.
+	sync() error
+	close()
+
+	move(x, y int) error
+	position() (Point, error)
+	button(b Button, down bool) error
+
+	key(code keycode, down bool) error
+	kbdState() (kbdState, error)
+	keyboard() (keyboard, error)
+	latchMods(mask, values modMask) error
+	lockMods(mask, values modMask) error
+	// bind maps codes[i] to syms[i] at every shift level; unbind empties
+	// codes again.
+	bind(codes []keycode, syms []Keysym) error
+	unbind(codes []keycode) error
+}
+
+// kbdState is the XKB keyboard state: modifiers in effect by how they got
+// there, and the effective group.
+type kbdState struct {
+	base, latched, locked modMask
+	group                 int
+}

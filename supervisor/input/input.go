@@ -1,0 +1,1024 @@
+package input
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Errors callers may test for.
+var (
+	// ErrClosed is returned by every method after Close.
+	ErrClosed = errors.New("input: closed")
+	// ErrUnsupported is returned by New where no in-process input backend
+	// exists (anything but Linux with X11).
+	ErrUnsupported = errors.New("input: in-process input needs X11 on Linux")
+)
+
+// Options configure New.
+type Options struct {
+	// Display is the X display to drive, such as ":0"; empty means the
+	// DISPLAY environment variable.
+	Display string
+	// Logger receives debug and warning records; nil discards them.
+	Logger *slog.Logger
+}
+
+// Point is a position in X root-window coordinates (pixels, origin at the
+// top-left of the whole X screen).
+type Point struct{ X, Y int }
+
+// Button is an X pointer button.
+type Button uint8
+
+// The buttons Click, Down and Up accept.
+const (
+	ButtonLeft   Button = 1
+	ButtonMiddle Button = 2
+	ButtonRight  Button = 3
+)
+
+// The X buttons a scroll wheel sends.
+const (
+	buttonWheelUp    Button = 4
+	buttonWheelDown  Button = 5
+	buttonWheelLeft  Button = 6
+	buttonWheelRight Button = 7
+)
+
+func (b Button) String() string {
+	switch b {
+	case ButtonLeft:
+		return "left"
+	case ButtonMiddle:
+		return "middle"
+	case ButtonRight:
+		return "right"
+	}
+	return fmt.Sprintf("button%d", uint8(b))
+}
+
+// ParseButton accepts "left", "right" and "middle" (or "center"), in any
+// case.
+func ParseButton(s string) (Button, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "left":
+		return ButtonLeft, nil
+	case "right":
+		return ButtonRight, nil
+	case "middle", "center":
+		return ButtonMiddle, nil
+	}
+	return 0, fmt.Errorf("unknown mouse button %q; use left, right or middle", s)
+}
+
+func (b Button) validate() error {
+	if b != ButtonLeft && b != ButtonMiddle && b != ButtonRight {
+		return fmt.Errorf("unknown mouse button %d; use ButtonLeft, ButtonRight or ButtonMiddle", uint8(b))
+	}
+	return nil
+}
+
+// remapSettle is how long a borrowed keycode keeps its temporary symbol
+// after the last key event that used it. The X server has processed the
+// event once XSync returns, but the receiving application translates the
+// keycode only when it reads the event, using its cached keymap, which it
+// refreshes lazily after a MappingNotify by asking the server for the
+// *current* mapping. Restoring too early makes that refresh see the empty
+// key and the character is lost; the settle time gives the application
+// time to read its queue first.
+const remapSettle = 80 * time.Millisecond
+
+// Drag timing: enough motion events, spaced out, for toolkits to pass
+// their drag threshold and for XDND to exchange position/status messages
+// with a drop target before the release.
+const (
+	dragSteps     = 10
+	dragStepDelay = 8 * time.Millisecond
+	dragHoldDelay = 30 * time.Millisecond
+)
+
+// Input sends mouse and keyboard input to one X display. All X calls run on
+// one goroutine locked to an OS thread; the methods are safe for concurrent
+// use and run one at a time, in the order they are accepted.
+//
+// Every method that presses something releases it before returning, except
+// Down and HoldKey (until its duration ends). When an operation fails, or
+// its context is cancelled, it releases whatever it pressed. ReleaseAll
+// releases everything the package still holds, and Close calls it.
+type Input struct {
+	display string
+	log     *slog.Logger
+	settle  time.Duration
+
+	calls     chan call
+	quit      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+
+	// Owned by the worker goroutine.
+	be    backend
+	held  []pressed          // in press order
+	bound map[keycode]Keysym // spare keycodes this package has bound
+}
+
+// pressed is a key or button this package holds down.
+type pressed struct {
+	button bool
+	code   uint8 // keycode, or X button number
+}
+
+func (p pressed) String() string {
+	if p.button {
+		return Button(p.code).String() + " button"
+	}
+	return fmt.Sprintf("keycode %d", p.code)
+}
+
+type call struct {
+	ctx    context.Context
+	fn     func(context.Context, *op) error
+	result chan error
+}
+
+// New connects to the X display and starts the input goroutine. It fails
+// with a message that says what to fix when the display cannot be opened or
+// lacks the XTEST or XKEYBOARD extension.
+func New(opts Options) (*Input, error) {
+	return newInput(opts, openBackend)
+}
+
+func newInput(opts Options, open func(display string) (backend, string, error)) (*Input, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	in := &Input{
+		display: opts.Display,
+		log:     log,
+		settle:  remapSettle,
+		calls:   make(chan call),
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
+		bound:   make(map[keycode]Keysym),
+	}
+	ready := make(chan error, 1)
+	go in.loop(open, ready)
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// Display is the name of the X display this Input drives.
+func (in *Input) Display() string { return in.display }
+
+func (in *Input) loop(open func(string) (backend, string, error), ready chan<- error) {
+	defer close(in.done)
+	// The thread is never unlocked: Xlib state lives on it, and when this
+	// goroutine returns the runtime retires the thread with it.
+	runtime.LockOSThread()
+	be, name, err := open(in.display)
+	if err != nil {
+		ready <- err
+		return
+	}
+	in.be, in.display = be, name
+	ready <- nil
+
+	for {
+		select {
+		case <-in.quit:
+			in.shutdown()
+			return
+		case c := <-in.calls:
+			select {
+			case <-in.quit:
+				c.result <- ErrClosed
+				in.shutdown()
+				return
+			default:
+			}
+			c.result <- in.run(c)
+		}
+	}
+}
+
+func (in *Input) shutdown() {
+	in.closeErr = in.releaseAll()
+	in.be.close()
+}
+
+// run executes one operation on the worker goroutine.
+func (in *Input) run(c call) error {
+	if err := in.be.alive(); err != nil {
+		return err
+	}
+	o := &op{in: in}
+	err := c.fn(c.ctx, o)
+	if serr := in.be.sync(); err == nil {
+		err = serr
+	}
+	if err != nil {
+		if uerr := o.undo(); uerr != nil {
+			in.log.Warn("releasing input after a failed operation", "err", uerr)
+		}
+	}
+	return err
+}
+
+// do runs fn on the worker goroutine and waits for it. fn checks ctx
+// between its steps; once accepted, an operation always runs to its end
+// (or to its first ctx check) so that cleanup is never skipped.
+func (in *Input) do(ctx context.Context, fn func(context.Context, *op) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case <-in.quit:
+		return ErrClosed
+	default:
+	}
+	c := call{ctx: ctx, fn: fn, result: make(chan error, 1)}
+	select {
+	case in.calls <- c:
+	case <-in.quit:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-c.result
+}
+
+// Close releases everything still held (see ReleaseAll), restores any
+// borrowed keycode and closes the X connections. It is safe to call more
+// than once; later calls return the first call's result.
+func (in *Input) Close() error {
+	in.closeOnce.Do(func() {
+		close(in.quit)
+		<-in.done
+	})
+	return in.closeErr
+}
+
+// --- press tracking (worker goroutine only) ---
+
+// op records what one operation pressed so a failure can release it.
+type op struct {
+	in   *Input
+	mine []pressed
+}
+
+func (o *op) press(p pressed) error {
+	o.mine = append(o.mine, p)
+	return o.in.press(p)
+}
+
+func (o *op) release(p pressed) error {
+	for i := len(o.mine) - 1; i >= 0; i-- {
+		if o.mine[i] == p {
+			o.mine = append(o.mine[:i], o.mine[i+1:]...)
+			break
+		}
+	}
+	return o.in.release(p)
+}
+
+// keep makes what the operation pressed outlive it (Down, HoldKey).
+func (o *op) keep() { o.mine = nil }
+
+// undo releases, last first, what the operation pressed and still holds.
+func (o *op) undo() error {
+	if len(o.mine) == 0 {
+		return nil
+	}
+	var errs []error
+	for i := len(o.mine) - 1; i >= 0; i-- {
+		if o.in.isHeld(o.mine[i]) {
+			errs = append(errs, o.in.release(o.mine[i]))
+		}
+	}
+	o.mine = nil
+	errs = append(errs, o.in.be.sync())
+	return errors.Join(errs...)
+}
+
+func (in *Input) press(p pressed) error {
+	// Track first: if the request fails half-way, a later release is
+	// harmless, a missed one leaves a key stuck.
+	in.held = append(in.held, p)
+	if p.button {
+		return in.be.button(Button(p.code), true)
+	}
+	return in.be.key(keycode(p.code), true)
+}
+
+func (in *Input) release(p pressed) error {
+	for i := len(in.held) - 1; i >= 0; i-- {
+		if in.held[i] == p {
+			in.held = append(in.held[:i], in.held[i+1:]...)
+			break
+		}
+	}
+	if p.button {
+		return in.be.button(Button(p.code), false)
+	}
+	return in.be.key(keycode(p.code), false)
+}
+
+func (in *Input) isHeld(p pressed) bool {
+	for _, h := range in.held {
+		if h == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (in *Input) releaseAll() error {
+	var errs []error
+	for len(in.held) > 0 {
+		p := in.held[len(in.held)-1]
+		if err := in.release(p); err != nil {
+			errs = append(errs, fmt.Errorf("releasing %s: %w", p, err))
+		}
+	}
+	errs = append(errs, in.be.sync())
+	if len(in.bound) > 0 {
+		codes := make([]keycode, 0, len(in.bound))
+		for c := range in.bound {
+			codes = append(codes, c)
+		}
+		errs = append(errs, in.unbind(codes))
+	}
+	return errors.Join(errs...)
+}
+
+// ReleaseAll releases every mouse button and key this package pressed and
+// still holds (from Down, a running HoldKey, or an operation cut short),
+// last pressed first, and restores any keycode it borrowed.
+func (in *Input) ReleaseAll(ctx context.Context) error {
+	// Cleanup must run even when the caller's context is already done.
+	return in.do(context.WithoutCancel(ctx), func(context.Context, *op) error {
+		return in.releaseAll()
+	})
+}
+
+// --- mouse ---
+
+func checkPoint(x, y int) error {
+	if x < 0 || y < 0 {
+		return fmt.Errorf("coordinate (%d, %d) is off screen: X and Y must be zero or more", x, y)
+	}
+	return nil
+}
+
+// Move puts the pointer at (x, y). The X server clamps positions beyond
+// the screen's right and bottom edges.
+func (in *Input) Move(ctx context.Context, x, y int) error {
+	if err := checkPoint(x, y); err != nil {
+		return err
+	}
+	return in.do(ctx, func(context.Context, *op) error {
+		return in.be.move(x, y)
+	})
+}
+
+// Position reports where the pointer is.
+func (in *Input) Position(ctx context.Context) (Point, error) {
+	var p Point
+	err := in.do(ctx, func(context.Context, *op) error {
+		var err error
+		p, err = in.be.position()
+		return err
+	})
+	return p, err
+}
+
+// Click clicks button count times (1 single, 2 double, 3 triple) at the
+// pointer's position, holding the keys named in mods (such as "shift" or
+// "ctrl"; any name ParseCombo accepts) for the whole click.
+//
+// The clicks go out back to back with no sleep in between: the X server
+// stamps each with its own time, so toolkits see them as a double or
+// triple click.
+func (in *Input) Click(ctx context.Context, button Button, count int, mods []string) error {
+	if err := button.validate(); err != nil {
+		return err
+	}
+	if count < 1 || count > 3 {
+		return fmt.Errorf("click count %d is out of range: use 1 (single), 2 (double) or 3 (triple)", count)
+	}
+	modSyms, err := parseMods(mods)
+	if err != nil {
+		return err
+	}
+	return in.do(ctx, func(ctx context.Context, o *op) error {
+		var kb *kbdSession
+		if len(modSyms) > 0 {
+			var err error
+			if kb, err = in.openKeyboard(false); err != nil {
+				return err
+			}
+			defer kb.finish(o)
+			if err := kb.pressCombo(o, Combo{Keys: modSyms}); err != nil {
+				return err
+			}
+		}
+		b := pressed{button: true, code: uint8(button)}
+		for i := 0; i < count; i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := o.press(b); err != nil {
+				return fmt.Errorf("pressing the %s button: %w", button, err)
+			}
+			if err := o.release(b); err != nil {
+				return fmt.Errorf("releasing the %s button: %w", button, err)
+			}
+		}
+		if kb != nil {
+			return kb.releaseCombo(o)
+		}
+		return nil
+	})
+}
+
+func parseMods(mods []string) ([]Keysym, error) {
+	var out []Keysym
+	for _, m := range mods {
+		c, err := ParseCombo(m)
+		if err != nil {
+			return nil, fmt.Errorf("modifier: %w", err)
+		}
+		out = append(out, c.Keys...)
+	}
+	return out, nil
+}
+
+// Down presses button and leaves it pressed (for a drag the caller drives
+// itself). Up, ReleaseAll or Close releases it.
+func (in *Input) Down(ctx context.Context, button Button) error {
+	if err := button.validate(); err != nil {
+		return err
+	}
+	return in.do(ctx, func(_ context.Context, o *op) error {
+		if err := o.press(pressed{button: true, code: uint8(button)}); err != nil {
+			return fmt.Errorf("pressing the %s button: %w", button, err)
+		}
+		if err := in.be.sync(); err != nil {
+			return err
+		}
+		o.keep()
+		return nil
+	})
+}
+
+// Up releases button, whether or not this package pressed it.
+func (in *Input) Up(ctx context.Context, button Button) error {
+	if err := button.validate(); err != nil {
+		return err
+	}
+	return in.do(context.WithoutCancel(ctx), func(_ context.Context, o *op) error {
+		if err := in.release(pressed{button: true, code: uint8(button)}); err != nil {
+			return fmt.Errorf("releasing the %s button: %w", button, err)
+		}
+		return nil
+	})
+}
+
+// Drag presses the left button at from, moves to to in a few steps and
+// releases it there.
+func (in *Input) Drag(ctx context.Context, from, to Point) error {
+	if err := checkPoint(from.X, from.Y); err != nil {
+		return err
+	}
+	if err := checkPoint(to.X, to.Y); err != nil {
+		return err
+	}
+	return in.do(ctx, func(ctx context.Context, o *op) error {
+		if err := in.be.move(from.X, from.Y); err != nil {
+			return err
+		}
+		left := pressed{button: true, code: uint8(ButtonLeft)}
+		if err := o.press(left); err != nil {
+			return fmt.Errorf("pressing the left button: %w", err)
+		}
+		if err := in.be.sync(); err != nil {
+			return err
+		}
+		for i := 1; i <= dragSteps; i++ {
+			if err := sleepCtx(ctx, dragStepDelay); err != nil {
+				return err
+			}
+			x := from.X + (to.X-from.X)*i/dragSteps
+			y := from.Y + (to.Y-from.Y)*i/dragSteps
+			if err := in.be.move(x, y); err != nil {
+				return err
+			}
+		}
+		if err := sleepCtx(ctx, dragHoldDelay); err != nil {
+			return err
+		}
+		return o.release(left)
+	})
+}
+
+// Scroll moves the pointer to (x, y) and turns the wheel amount clicks in
+// direction: "up", "down", "left" or "right".
+func (in *Input) Scroll(ctx context.Context, x, y int, direction string, amount int) error {
+	if err := checkPoint(x, y); err != nil {
+		return err
+	}
+	var wheel Button
+	switch strings.ToLower(strings.TrimSpace(direction)) {
+	case "up":
+		wheel = buttonWheelUp
+	case "down":
+		wheel = buttonWheelDown
+	case "left":
+		wheel = buttonWheelLeft
+	case "right":
+		wheel = buttonWheelRight
+	default:
+		return fmt.Errorf("unknown scroll direction %q; use up, down, left or right", direction)
+	}
+	if amount < 1 {
+		return fmt.Errorf("scroll amount %d is out of range: scroll at least 1 click", amount)
+	}
+	return in.do(ctx, func(ctx context.Context, o *op) error {
+		if err := in.be.move(x, y); err != nil {
+			return err
+		}
+		w := pressed{button: true, code: uint8(wheel)}
+		for i := 0; i < amount; i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := o.press(w); err != nil {
+				return fmt.Errorf("scrolling %s: %w", direction, err)
+			}
+			if err := o.release(w); err != nil {
+				return fmt.Errorf("scrolling %s: %w", direction, err)
+			}
+		}
+		return nil
+	})
+}
+
+// --- keyboard ---
+
+// Key presses and releases each key combination in keys, xdotool-style:
+// "ctrl+shift+t", "Return", "super", "alt+F4", or several separated by
+// spaces ("ctrl+a ctrl+c"). See ParseCombo for key names.
+func (in *Input) Key(ctx context.Context, keys string) error {
+	combos, err := ParseKeys(keys)
+	if err != nil {
+		return err
+	}
+	return in.do(ctx, func(ctx context.Context, o *op) error {
+		kb, err := in.openKeyboard(false)
+		if err != nil {
+			return err
+		}
+		defer kb.finish(o)
+		var need []Keysym
+		for _, c := range combos {
+			need = append(need, c.Keys...)
+		}
+		if err := kb.bindMissing(need); err != nil {
+			return err
+		}
+		for _, c := range combos {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := kb.pressCombo(o, c); err != nil {
+				return err
+			}
+			if err := kb.releaseCombo(o); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// HoldKey presses the combination, holds it for d (or until ctx is done)
+// and releases it. Other operations may run while it is held; ReleaseAll
+// releases it early.
+func (in *Input) HoldKey(ctx context.Context, combo string, d time.Duration) error {
+	c, err := ParseCombo(combo)
+	if err != nil {
+		return err
+	}
+	if d < 0 {
+		return fmt.Errorf("hold duration %s is negative", d)
+	}
+	var keys []pressed
+	var borrowed []keycode
+	err = in.do(ctx, func(ctx context.Context, o *op) error {
+		kb, err := in.openKeyboard(false)
+		if err != nil {
+			return err
+		}
+		if err := kb.bindMissing(c.Keys); err != nil {
+			kb.finish(o)
+			return err
+		}
+		if err := kb.pressCombo(o, c); err != nil {
+			kb.finish(o)
+			return err
+		}
+		if err := in.be.sync(); err != nil {
+			kb.finish(o)
+			return err
+		}
+		keys = append(keys, kb.comboHeld...)
+		// The borrowed keycodes stay bound until the keys are released.
+		borrowed = kb.keepBindings()
+		o.keep()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	waitErr := sleepCtx(ctx, d)
+	relErr := in.do(context.WithoutCancel(ctx), func(context.Context, *op) error {
+		var errs []error
+		for i := len(keys) - 1; i >= 0; i-- {
+			if in.isHeld(keys[i]) {
+				errs = append(errs, in.release(keys[i]))
+			}
+		}
+		errs = append(errs, in.be.sync())
+		var still []keycode
+		for _, code := range borrowed {
+			if _, ok := in.bound[code]; ok {
+				still = append(still, code)
+			}
+		}
+		if len(still) > 0 {
+			errs = append(errs, in.unbind(still))
+		}
+		return errors.Join(errs...)
+	})
+	return errors.Join(waitErr, relErr)
+}
+
+// typeItem is one character of text to type: the keysyms that produce it,
+// best first.
+type typeItem struct {
+	char rune
+	syms []Keysym
+}
+
+func planText(text string) ([]typeItem, error) {
+	if !utf8.ValidString(text) {
+		return nil, fmt.Errorf("the text is not valid UTF-8")
+	}
+	items := make([]typeItem, 0, len(text))
+	prevCR := false
+	for i, r := range text {
+		if r == '\n' && prevCR {
+			prevCR = false
+			continue // \r\n is one line break
+		}
+		prevCR = r == '\r'
+		syms, err := textKeysyms(r)
+		if err != nil {
+			return nil, fmt.Errorf("character %d of the text: %w", utf8.RuneCountInString(text[:i])+1, err)
+		}
+		items = append(items, typeItem{char: r, syms: syms})
+	}
+	return items, nil
+}
+
+// Type types text exactly, whatever the keyboard layout: each character is
+// sent as the key (and Shift / AltGr level) that produces it in the current
+// layout and group; a character the layout lacks (é on a US layout, 日,
+// 🙂) is bound for the moment to a spare keycode, typed, and the keycode
+// restored to its empty mapping afterwards. "\n" (and "\r\n") types Return,
+// "\t" Tab. A locked Caps Lock is unlocked while typing and locked again
+// after. Other control characters are an error, and nothing is typed.
+//
+// XTest is used directly here rather than robotgo's TypeStr, which remaps
+// keys for non-ASCII text without restoring them and assumes a US layout.
+func (in *Input) Type(ctx context.Context, text string) error {
+	items, err := planText(text)
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	return in.do(ctx, func(ctx context.Context, o *op) error {
+		kb, err := in.openKeyboard(true)
+		if err != nil {
+			return err
+		}
+		defer kb.finish(o)
+		for start := 0; start < len(items); {
+			end, missing := kb.chunk(items[start:])
+			if len(missing) > 0 {
+				if err := kb.bind(missing); err != nil {
+					return err
+				}
+			}
+			for _, it := range items[start : start+end] {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				st, _, ok := kb.km.lookup(it.syms...)
+				if !ok {
+					return fmt.Errorf("no key types %q", it.char)
+				}
+				if err := kb.tap(o, st); err != nil {
+					return fmt.Errorf("typing %q: %w", it.char, err)
+				}
+			}
+			start += end
+			if start < len(items) {
+				// Give the spare keycodes back before the next chunk reuses
+				// them.
+				if err := kb.restore(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// --- keyboard sessions (worker goroutine only) ---
+
+// kbdSession is one operation's view of the keyboard: the keymap snapshot
+// it types with, the keycodes it borrowed and the lock state it changed.
+type kbdSession struct {
+	in        *Input
+	km        *keymap
+	ambient   modMask
+	relock    bool
+	borrowed  []keycode // bound by this session, restored by finish
+	comboHeld []pressed // keys pressCombo holds, in press order
+}
+
+// openKeyboard reads the keyboard state and mapping. With clearLock, a
+// locked Caps Lock is unlocked for the session (typing must not depend on
+// it) and latched modifiers are cleared.
+//
+// Without clearLock, Caps Lock is left as it is and keys are chosen as if
+// it were off, so that "ctrl+a" is ctrl and the a key rather than a
+// borrowed keycode.
+func (in *Input) openKeyboard(clearLock bool) (*kbdSession, error) {
+	st, err := in.be.kbdState()
+	if err != nil {
+		return nil, err
+	}
+	kb := &kbdSession{in: in}
+	if clearLock {
+		if st.latched != 0 {
+			if err := in.be.latchMods(st.latched, 0); err != nil {
+				return nil, err
+			}
+		}
+		if st.locked&modLock != 0 {
+			if err := in.be.lockMods(modLock, 0); err != nil {
+				return nil, err
+			}
+			kb.relock = true
+		}
+		st.locked &^= modLock
+		st.latched = 0
+	}
+	kb.ambient = (st.base | st.latched | st.locked) &^ modLock
+	if clearLock && st.base&(modShift|modControl|mod1|mod4|mod5) != 0 {
+		in.log.Warn("modifiers are held while typing; the text may come out changed", "mods", fmt.Sprintf("%#02x", uint8(st.base)))
+	}
+	raw, err := in.be.keyboard()
+	if err != nil {
+		kb.finish(nil)
+		return nil, err
+	}
+	kb.km = newKeymap(raw, kb.ambient)
+	return kb, nil
+}
+
+// chunk returns how many of items can be typed with one round of borrowed
+// keycodes, and the keysyms to bind for them.
+func (kb *kbdSession) chunk(items []typeItem) (int, []Keysym) {
+	free := len(kb.km.spare)
+	var missing []Keysym
+	seen := map[Keysym]bool{}
+	for i, it := range items {
+		if _, _, ok := kb.km.lookup(it.syms...); ok {
+			continue
+		}
+		sym := it.syms[len(it.syms)-1]
+		if seen[sym] {
+			continue
+		}
+		if len(missing) == free && free > 0 {
+			return i, missing // i > 0: the first item always fits
+		}
+		seen[sym] = true
+		missing = append(missing, sym)
+	}
+	return len(items), missing
+}
+
+// bindMissing binds every keysym in syms the keymap cannot type.
+func (kb *kbdSession) bindMissing(syms []Keysym) error {
+	var missing []Keysym
+	seen := map[Keysym]bool{}
+	for _, s := range syms {
+		if _, _, ok := kb.km.lookup(s); !ok && !seen[s] {
+			seen[s] = true
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return kb.bind(missing)
+}
+
+// bind gives each keysym a spare keycode, at both shift levels so that no
+// modifier changes what it types, and records the strokes in the keymap.
+func (kb *kbdSession) bind(syms []Keysym) error {
+	if len(syms) > len(kb.km.spare) {
+		if len(kb.km.spare) == 0 {
+			return fmt.Errorf("the keyboard layout has no key for %s and no unused keycode to borrow for it", syms[0])
+		}
+		return fmt.Errorf("%d characters need a temporary key but only %d keycodes are unused", len(syms), len(kb.km.spare))
+	}
+	codes := kb.km.spare[:len(syms)]
+	kb.km.spare = kb.km.spare[len(syms):]
+	// Record before binding: if the request fails half-way, restoring an
+	// untouched empty keycode is harmless.
+	for i, code := range codes {
+		kb.in.bound[code] = syms[i]
+		kb.borrowed = append(kb.borrowed, code)
+	}
+	if err := kb.in.be.bind(codes, syms); err != nil {
+		return fmt.Errorf("binding a spare keycode: %w", err)
+	}
+	if err := kb.in.be.sync(); err != nil {
+		return fmt.Errorf("binding a spare keycode: %w", err)
+	}
+	for i, code := range codes {
+		kb.km.best[syms[i]] = stroke{code: code}
+	}
+	kb.in.log.Debug("bound spare keycodes", "codes", codes, "keysyms", syms)
+	return nil
+}
+
+// restore gives back the keycodes this session borrowed so far.
+func (kb *kbdSession) restore() error {
+	if len(kb.borrowed) == 0 {
+		return nil
+	}
+	codes := kb.borrowed
+	kb.borrowed = nil
+	for _, code := range codes {
+		delete(kb.km.best, kb.in.bound[code])
+	}
+	kb.km.spare = append(kb.km.spare, codes...)
+	return kb.in.unbind(codes)
+}
+
+// keepBindings hands the borrowed keycodes to the caller, who restores
+// them later (HoldKey).
+func (kb *kbdSession) keepBindings() []keycode {
+	codes := kb.borrowed
+	kb.borrowed = nil
+	kb.relock = false
+	return codes
+}
+
+// finish restores what the session changed: it releases what the
+// operation still holds (only after a failure), then gives back borrowed
+// keycodes and locks Caps Lock again.
+func (kb *kbdSession) finish(o *op) {
+	if o != nil && len(o.mine) > 0 {
+		if err := o.undo(); err != nil {
+			kb.in.log.Warn("releasing input after a failed operation", "err", err)
+		}
+	}
+	if err := kb.restore(); err != nil {
+		kb.in.log.Warn("restoring borrowed keycodes", "err", err)
+	}
+	if kb.relock {
+		kb.relock = false
+		if err := kb.in.be.lockMods(modLock, modLock); err != nil {
+			kb.in.log.Warn("locking Caps Lock again", "err", err)
+		}
+	}
+}
+
+// unbind restores keycodes to the empty mapping they had, after letting
+// applications read the key events that used them (see remapSettle).
+func (in *Input) unbind(codes []keycode) error {
+	if err := in.be.sync(); err != nil {
+		return err
+	}
+	time.Sleep(in.settle)
+	for _, c := range codes {
+		delete(in.bound, c)
+	}
+	if err := in.be.unbind(codes); err != nil {
+		return fmt.Errorf("restoring borrowed keycodes %v: %w", codes, err)
+	}
+	return in.be.sync()
+}
+
+// tap types one stroke: hold its modifiers, press and release the key,
+// release the modifiers.
+func (kb *kbdSession) tap(o *op, st stroke) error {
+	mods := kb.km.modKeycodes(st.mods)
+	for _, m := range mods {
+		if err := o.press(pressed{code: uint8(m)}); err != nil {
+			return err
+		}
+	}
+	k := pressed{code: uint8(st.code)}
+	if err := o.press(k); err != nil {
+		return err
+	}
+	if err := o.release(k); err != nil {
+		return err
+	}
+	for i := len(mods) - 1; i >= 0; i-- {
+		if err := o.release(pressed{code: uint8(mods[i])}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pressCombo presses the keys of c in order, each after the modifiers its
+// shift level needs (so "ctrl+T" is ctrl, shift, t), and remembers them
+// for releaseCombo.
+func (kb *kbdSession) pressCombo(o *op, c Combo) error {
+	kb.comboHeld = kb.comboHeld[:0]
+	down := map[keycode]bool{}
+	hold := func(code keycode) error {
+		if down[code] {
+			return nil
+		}
+		down[code] = true
+		p := pressed{code: uint8(code)}
+		kb.comboHeld = append(kb.comboHeld, p)
+		return o.press(p)
+	}
+	for _, sym := range c.Keys {
+		st, _, ok := kb.km.lookup(sym)
+		if !ok {
+			if err := kb.bind([]Keysym{sym}); err != nil {
+				return err
+			}
+			st, _, _ = kb.km.lookup(sym)
+		}
+		for _, m := range kb.km.modKeycodes(st.mods) {
+			if err := hold(m); err != nil {
+				return err
+			}
+		}
+		if err := hold(st.code); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// releaseCombo releases what pressCombo pressed, last first.
+func (kb *kbdSession) releaseCombo(o *op) error {
+	for i := len(kb.comboHeld) - 1; i >= 0; i-- {
+		if err := o.release(kb.comboHeld[i]); err != nil {
+			return err
+		}
+	}
+	kb.comboHeld = kb.comboHeld[:0]
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,466 @@
+package input
+
+/*
+#cgo LDFLAGS: -lX11 -lXtst
+#include <stdlib.h>
+#include <string.h>
+#include <X11/Xlib.h>
+#include <X11/XKBlib.h>
+#include <X11/extensions/XTest.h>
+
+// robotgo keeps its own connection; its C code exports the accessor.
+extern Display *XGetMainDisplay(void);
+
+// X errors are recorded here by dh_on_error instead of Xlib's default
+// handler, which prints and exits the process. All Xlib calls of this
+// package run on one thread, so plain statics suffice.
+static int dh_err_code, dh_err_request, dh_err_minor;
+static char dh_err_text[160];
+
+// Set when a connection dies (the X server went away). Xlib's default is
+// to exit the process; the exit handler below only raises the flag.
+static volatile int dh_dead_own, dh_dead_robotgo;
+
+static int dh_on_error(Display *d, XErrorEvent *e) {
+	if (dh_err_code == 0) {
+		dh_err_code = e->error_code;
+		dh_err_request = e->request_code;
+		dh_err_minor = e->minor_code;
+		XGetErrorText(d, e->error_code, dh_err_text, sizeof dh_err_text);
+	}
+	return 0;
+}
+
+static int dh_on_io_error(Display *d) { return 0; }
+
+static void dh_on_io_exit(Display *d, void *flag) { *(volatile int *)flag = 1; }
+
+static void dh_install_handlers(void) {
+	XSetErrorHandler(dh_on_error);
+	XSetIOErrorHandler(dh_on_io_error);
+}
+
+static void dh_reset_error(void) { dh_err_code = 0; dh_err_text[0] = 0; }
+
+// dh_take_error copies out and clears the recorded X error; 0 if none.
+static int dh_take_error(char *text, int size, int *request, int *minor) {
+	int code = dh_err_code;
+	if (code != 0) {
+		strncpy(text, dh_err_text, size - 1);
+		text[size - 1] = 0;
+		*request = dh_err_request;
+		*minor = dh_err_minor;
+	}
+	dh_reset_error();
+	return code;
+}
+
+static int dh_dead(void) { return dh_dead_own || dh_dead_robotgo; }
+
+// dh_open connects and checks the extensions this package needs.
+// why: 1 cannot connect, 2 no XTEST, 3 no XKEYBOARD.
+static Display *dh_open(const char *name, int *why) {
+	Display *d = XOpenDisplay(name);
+	if (d == NULL) {
+		*why = 1;
+		return NULL;
+	}
+	XSetIOErrorExitHandler(d, dh_on_io_exit, (void *)&dh_dead_own);
+	int ev, er, maj, min;
+	if (!XTestQueryExtension(d, &ev, &er, &maj, &min)) {
+		XCloseDisplay(d);
+		*why = 2;
+		return NULL;
+	}
+	int op;
+	maj = XkbMajorVersion;
+	min = XkbMinorVersion;
+	if (!XkbQueryExtension(d, &op, &ev, &er, &maj, &min)) {
+		XCloseDisplay(d);
+		*why = 3;
+		return NULL;
+	}
+	// Keep sending input while another client grabs the server.
+	XTestGrabControl(d, True);
+	return d;
+}
+
+static int dh_watch_robotgo(void) {
+	dh_dead_own = 0;
+	dh_dead_robotgo = 0;
+	dh_reset_error();
+	Display *d = XGetMainDisplay();
+	if (d == NULL) return 0;
+	XSetIOErrorExitHandler(d, dh_on_io_exit, (void *)&dh_dead_robotgo);
+	return 1;
+}
+
+#define DH_MAX_TYPES 96
+#define DH_MAX_ENTRIES 32
+#define DH_MAX_LEVELS 8
+
+typedef struct {
+	int min_kc, max_kc, num_types;
+	unsigned char type_mask[DH_MAX_TYPES];
+	unsigned char type_nentries[DH_MAX_TYPES];
+	unsigned char entry_mods[DH_MAX_TYPES][DH_MAX_ENTRIES];
+	unsigned char entry_level[DH_MAX_TYPES][DH_MAX_ENTRIES];
+	int key_type[256]; // -1: the key has no symbols
+	unsigned char key_nlevels[256];
+	unsigned int key_syms[256][DH_MAX_LEVELS];
+	unsigned char key_setmods[256];
+} dh_keyboard;
+
+static int dh_state(Display *d, int *group, unsigned char *base, unsigned char *latched, unsigned char *locked) {
+	XkbStateRec st;
+	if (XkbGetState(d, XkbUseCoreKbd, &st) != Success) return 0;
+	*group = st.group;
+	*base = st.base_mods;
+	*latched = st.latched_mods;
+	*locked = st.locked_mods;
+	return 1;
+}
+
+// dh_read_keyboard copies the XKB map for the given effective group: key
+// types, each key's symbols by level, and the modifiers each key's level-1
+// SetMods action sets.
+static int dh_read_keyboard(Display *d, int group, dh_keyboard *out) {
+	memset(out, 0, sizeof *out);
+	XkbDescPtr x = XkbGetMap(d, XkbKeyTypesMask | XkbKeySymsMask | XkbKeyActionsMask | XkbModifierMapMask, XkbUseCoreKbd);
+	if (x == NULL || x->map == NULL) {
+		if (x) XkbFreeKeyboard(x, 0, True);
+		return 0;
+	}
+	out->min_kc = x->min_key_code;
+	out->max_kc = x->max_key_code;
+	out->num_types = x->map->num_types < DH_MAX_TYPES ? x->map->num_types : DH_MAX_TYPES;
+	for (int t = 0; t < out->num_types; t++) {
+		XkbKeyTypePtr tp = &x->map->types[t];
+		out->type_mask[t] = tp->mods.mask;
+		int n = 0;
+		for (int e = 0; e < tp->map_count && n < DH_MAX_ENTRIES; e++) {
+			if (!tp->map[e].active) continue;
+			out->entry_mods[t][n] = tp->map[e].mods.mask;
+			out->entry_level[t][n] = tp->map[e].level;
+			n++;
+		}
+		out->type_nentries[t] = n;
+	}
+	for (int kc = 0; kc < 256; kc++) out->key_type[kc] = -1;
+	for (int kc = x->min_key_code; kc <= x->max_key_code; kc++) {
+		int n = XkbKeyNumGroups(x, kc);
+		if (n <= 0) continue;
+		int g = group;
+		if (g >= n) {
+			unsigned char info = XkbKeyGroupInfo(x, kc);
+			switch (XkbOutOfRangeGroupAction(info)) {
+			case XkbRedirectIntoRange:
+				g = XkbOutOfRangeGroupNumber(info);
+				if (g >= n) g = 0;
+				break;
+			case XkbClampIntoRange:
+				g = n - 1;
+				break;
+			default:
+				g = g % n;
+			}
+		}
+		int t = XkbKeyKeyTypeIndex(x, kc, g);
+		if (t >= out->num_types) continue;
+		XkbKeyTypePtr tp = XkbKeyKeyType(x, kc, g);
+		int levels = tp->num_levels < DH_MAX_LEVELS ? tp->num_levels : DH_MAX_LEVELS;
+		out->key_type[kc] = t;
+		out->key_nlevels[kc] = levels;
+		for (int l = 0; l < levels; l++) out->key_syms[kc][l] = XkbKeySymEntry(x, kc, l, g);
+		if (XkbKeyHasActions(x, kc)) {
+			XkbAction *a = XkbKeyActionEntry(x, kc, 0, g);
+			if (a != NULL && a->type == XkbSA_SetMods) {
+				out->key_setmods[kc] = (a->mods.flags & XkbSA_UseModMapMods) ? x->map->modmap[kc] : a->mods.mask;
+			}
+		}
+	}
+	XkbFreeKeyboard(x, 0, True);
+	return 1;
+}
+
+static int dh_bind(Display *d, int code, unsigned int sym) {
+	KeySym syms[2] = {sym, sym};
+	return XChangeKeyboardMapping(d, code, 2, syms, 1);
+}
+
+static int dh_unbind(Display *d, int code) {
+	KeySym none[1] = {NoSymbol};
+	return XChangeKeyboardMapping(d, code, 1, none, 1);
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"unsafe"
+
+	"github.com/go-vgo/robotgo"
+)
+
+// x11 drives an X display with two connections: robotgo's (for the pointer:
+// robotgo.Move, Toggle, Scroll and Location do one X request each and sync,
+// with no built-in sleep once robotgo.MouseSleep is 0) and this package's
+// own (for the keyboard, through XTEST and XKB directly: robotgo's key
+// functions assume a US layout and its TypeStr remaps keys for non-ASCII
+// text without restoring them).
+//
+// The server orders requests only within one connection, so before a
+// pointer request goes out on robotgo's connection, pending keyboard
+// requests on ours are synced (dirty); robotgo syncs its own after each
+// call.
+type x11 struct {
+	dpy   *C.Display
+	name  string
+	dirty bool
+}
+
+var (
+	handlersOnce sync.Once
+	// robotgo keeps one global connection, so one Input at a time.
+	robotgoMu    sync.Mutex
+	robotgoInUse bool
+)
+
+func openBackend(display string) (backend, string, error) {
+	name := display
+	if name == "" {
+		name = os.Getenv("DISPLAY")
+	}
+	if name == "" {
+		return nil, "", errors.New("opening the X display: DISPLAY is not set and Options.Display is empty; run deskhand inside an X session, set DISPLAY (for example :0), or start a virtual display")
+	}
+
+	robotgoMu.Lock()
+	defer robotgoMu.Unlock()
+	if robotgoInUse {
+		return nil, "", errors.New("opening the X display: another input.Input is open in this process (robotgo keeps one X connection per process); Close it first")
+	}
+
+	handlersOnce.Do(func() {
+		C.XInitThreads()
+		C.dh_install_handlers()
+	})
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var why C.int
+	dpy := C.dh_open(cname, &why)
+	switch why {
+	case 1:
+		return nil, "", fmt.Errorf("opening X display %q: cannot connect; check that the X server is running and that DISPLAY and XAUTHORITY point at it", name)
+	case 2:
+		return nil, "", fmt.Errorf("X display %q has no XTEST extension, which deskhand needs to send input; enable it in the X server (Xvfb and Xorg have it unless started with -extension XTEST)", name)
+	case 3:
+		return nil, "", fmt.Errorf("X display %q has no XKEYBOARD extension, which deskhand needs to read the keyboard layout; use an X server with XKB (Xorg, Xvfb, Xwayland all have it)", name)
+	}
+
+	robotgo.MouseSleep = 0
+	robotgo.KeySleep = 0
+	if err := robotgo.SetXDisplayName(name); err != nil {
+		C.XCloseDisplay(dpy)
+		return nil, "", fmt.Errorf("pointing robotgo at X display %q: %w", name, err)
+	}
+	// Opens robotgo's connection now rather than on the first click, so a
+	// failure shows here.
+	robotgo.Location()
+	if C.dh_watch_robotgo() == 0 {
+		C.XCloseDisplay(dpy)
+		return nil, "", fmt.Errorf("opening X display %q for robotgo: cannot connect", name)
+	}
+	robotgoInUse = true
+	return &x11{dpy: dpy, name: name}, name, nil
+}
+
+func (x *x11) close() {
+	robotgo.CloseMainDisplay()
+	C.XCloseDisplay(x.dpy)
+	robotgoMu.Lock()
+	robotgoInUse = false
+	robotgoMu.Unlock()
+}
+
+func (x *x11) alive() error {
+	if C.dh_dead() != 0 {
+		return fmt.Errorf("the connection to X display %q is lost (the X server exited or restarted); restart deskhand or open a new Input", x.name)
+	}
+	return nil
+}
+
+// check returns the first X error since the last check.
+func (x *x11) check() error {
+	if err := x.alive(); err != nil {
+		return err
+	}
+	var text [160]C.char
+	var request, minor C.int
+	if C.dh_take_error(&text[0], C.int(len(text)), &request, &minor) == 0 {
+		return nil
+	}
+	return fmt.Errorf("X server rejected a request (%s; request %d.%d) on display %q",
+		C.GoString(&text[0]), int(request), int(minor), x.name)
+}
+
+func (x *x11) sync() error {
+	C.XSync(x.dpy, C.False)
+	x.dirty = false
+	return x.check()
+}
+
+// beforePointer orders pending keyboard requests before a pointer request
+// on robotgo's connection.
+func (x *x11) beforePointer() error {
+	if x.dirty {
+		return x.sync()
+	}
+	return x.alive()
+}
+
+// move uses robotgo.Move: one XWarpPointer and XSync.
+func (x *x11) move(px, py int) error {
+	if err := x.beforePointer(); err != nil {
+		return err
+	}
+	robotgo.Move(px, py)
+	return x.check()
+}
+
+// position uses robotgo.Location: one XQueryPointer.
+func (x *x11) position() (Point, error) {
+	if err := x.beforePointer(); err != nil {
+		return Point{}, err
+	}
+	px, py := robotgo.Location()
+	return Point{px, py}, x.check()
+}
+
+// robotgoButtons names X buttons the way robotgo.Toggle wants them.
+var robotgoButtons = map[Button]string{
+	ButtonLeft:       "left",
+	ButtonMiddle:     "center",
+	ButtonRight:      "right",
+	buttonWheelUp:    "wheelUp",
+	buttonWheelDown:  "wheelDown",
+	buttonWheelLeft:  "wheelLeft",
+	buttonWheelRight: "wheelRight",
+}
+
+// button uses robotgo.Toggle: one XTestFakeButtonEvent and XSync.
+// (robotgo.Click would add a 5 ms sleep, and its double click 200 ms.)
+func (x *x11) button(b Button, down bool) error {
+	name, ok := robotgoButtons[b]
+	if !ok {
+		return fmt.Errorf("unknown mouse button %d", uint8(b))
+	}
+	if err := x.beforePointer(); err != nil {
+		return err
+	}
+	var err error
+	if down {
+		err = robotgo.Toggle(name)
+	} else {
+		err = robotgo.Toggle(name, "up")
+	}
+	if cerr := x.check(); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+func (x *x11) key(code keycode, down bool) error {
+	var press C.Bool
+	if down {
+		press = C.True
+	}
+	x.dirty = true
+	if C.XTestFakeKeyEvent(x.dpy, C.uint(code), press, C.CurrentTime) == 0 {
+		return fmt.Errorf("XTEST refused a key event for keycode %d", code)
+	}
+	return nil
+}
+
+func (x *x11) kbdState() (kbdState, error) {
+	var group C.int
+	var base, latched, locked C.uchar
+	if C.dh_state(x.dpy, &group, &base, &latched, &locked) == 0 {
+		if err := x.check(); err != nil {
+			return kbdState{}, fmt.Errorf("reading the keyboard state: %w", err)
+		}
+		return kbdState{}, fmt.Errorf("reading the keyboard state from X display %q failed", x.name)
+	}
+	return kbdState{base: modMask(base), latched: modMask(latched), locked: modMask(locked), group: int(group)}, nil
+}
+
+func (x *x11) keyboard() (keyboard, error) {
+	st, err := x.kbdState()
+	if err != nil {
+		return keyboard{}, err
+	}
+	raw := (*C.dh_keyboard)(C.malloc(C.sizeof_dh_keyboard))
+	defer C.free(unsafe.Pointer(raw))
+	if C.dh_read_keyboard(x.dpy, C.int(st.group), raw) == 0 {
+		if err := x.check(); err != nil {
+			return keyboard{}, fmt.Errorf("reading the keyboard mapping: %w", err)
+		}
+		return keyboard{}, fmt.Errorf("reading the keyboard mapping from X display %q failed", x.name)
+	}
+	var kb keyboard
+	kb.types = make([]keyType, int(raw.num_types))
+	for t := range kb.types {
+		n := int(raw.type_nentries[t])
+		kt := keyType{mask: modMask(raw.type_mask[t]), entries: make([]typeEntry, n)}
+		for e := 0; e < n; e++ {
+			kt.entries[e] = typeEntry{mods: modMask(raw.entry_mods[t][e]), level: int(raw.entry_level[t][e])}
+		}
+		kb.types[t] = kt
+	}
+	for kc := int(raw.min_kc); kc <= int(raw.max_kc) && kc < 256; kc++ {
+		k := keyInfo{code: keycode(kc), typ: int(raw.key_type[kc]), setMods: modMask(raw.key_setmods[kc])}
+		if k.typ >= 0 {
+			k.syms = make([]Keysym, int(raw.key_nlevels[kc]))
+			for l := range k.syms {
+				k.syms[l] = Keysym(raw.key_syms[kc][l])
+			}
+		}
+		kb.keys = append(kb.keys, k)
+	}
+	return kb, nil
+}
+
+func (x *x11) latchMods(mask, values modMask) error {
+	x.dirty = true
+	if C.XkbLatchModifiers(x.dpy, C.XkbUseCoreKbd, C.uint(mask), C.uint(values)) == 0 {
+		return errors.New("XKB refused to change latched modifiers")
+	}
+	return nil
+}
+
+func (x *x11) lockMods(mask, values modMask) error {
+	x.dirty = true
+	if C.XkbLockModifiers(x.dpy, C.XkbUseCoreKbd, C.uint(mask), C.uint(values)) == 0 {
+		return errors.New("XKB refused to change locked modifiers")
+	}
+	return nil
+}
+
+func (x *x11) bind(codes []keycode, syms []Keysym) error {
+	x.dirty = true
+	for i, c := range codes {
+		C.dh_bind(x.dpy, C.int(c), C.uint(syms[i]))
+	}
+	return nil
+}
+
+func (x *x11) unbind(codes []keycode) error {
+	x.dirty = true
+	for _, c := range codes {
+		C.dh_unbind(x.dpy, C.int(c))
+	}
+	return nil
+}
