@@ -98,7 +98,9 @@ func fnv1a(name string) uint32 {
 }
 
 // checkDisplays compares the helper's displays with xrandr --listmonitors:
-// same order, names, ids, geometry, physical size and primary flags.
+// same order, names, ids, geometry, physical size and primary flags. The
+// helper marks exactly one display primary: the one RandR marks, else the
+// first (helpers/linux/src/displays.rs), since capture defaults to it.
 func checkDisplays(t *testing.T, d *desktoptest.Desktop, c *bridge.Client) []bridge.Display {
 	t.Helper()
 	got, err := c.Displays(ctx(t))
@@ -113,6 +115,7 @@ func checkDisplays(t *testing.T, d *desktoptest.Desktop, c *bridge.Client) []bri
 	if len(got) != len(want) {
 		t.Fatalf("Displays() = %+v\nwant the %d monitors of xrandr --listmonitors:\n%s", got, len(want), raw)
 	}
+	anyPrimary := slices.ContainsFunc(want, func(m desktoptest.Monitor) bool { return m.Primary })
 	for i, w := range want {
 		g := got[i]
 		wantDisplay := bridge.Display{
@@ -122,7 +125,7 @@ func checkDisplays(t *testing.T, d *desktoptest.Desktop, c *bridge.Client) []bri
 			Logical:  bridge.Size{Width: w.Width, Height: w.Height},
 			Physical: bridge.Size{Width: w.Width, Height: w.Height},
 			Scale:    1,
-			Primary:  w.Primary,
+			Primary:  w.Primary || (!anyPrimary && i == 0),
 			MM:       bridge.Size{Width: w.WidthMM, Height: w.HeightMM},
 		}
 		if g != wantDisplay {
@@ -151,6 +154,14 @@ func TestAcceptanceDisplays(t *testing.T) {
 		if len(ds) != 2 {
 			t.Fatalf("Displays() = %+v, want 2", ds)
 		}
+	})
+
+	t.Run("two monitors, none primary", func(t *testing.T) {
+		d.SetMonitors(t, []desktoptest.Monitor{
+			{Name: "A", X: 0, Y: 0, Width: 1000, Height: 1080},
+			{Name: "B", X: 1000, Y: 0, Width: 920, Height: 1080},
+		})
+		checkDisplays(t, d, c)
 	})
 
 	t.Run("two monitors stacked, different sizes", func(t *testing.T) {
@@ -306,6 +317,9 @@ func TestAcceptanceCapture(t *testing.T) {
 				if shot.Display == nil || *shot.Display != fnv1a("screen") {
 					t.Errorf("display %v, want the id of monitor \"screen\" (%d)", shot.Display, fnv1a("screen"))
 				}
+				if n := distinctColors(ref); n < 16 {
+					t.Fatalf("the reference has only %d colours; the screen content is not varied enough to prove anything", n)
+				}
 				compareExact(t, "full PNG capture", img, ref, full)
 			})
 
@@ -344,6 +358,15 @@ func TestAcceptanceCapture(t *testing.T) {
 			})
 		})
 	}
+}
+
+// distinctColors counts the different RGB values in img.
+func distinctColors(img *image.RGBA) int {
+	seen := map[[3]uint8]bool{}
+	for i := 0; i+3 < len(img.Pix); i += 4 {
+		seen[[3]uint8{img.Pix[i], img.Pix[i+1], img.Pix[i+2]}] = true
+	}
+	return len(seen)
 }
 
 // countColor counts the pixels of exactly colour c.
