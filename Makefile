@@ -6,7 +6,7 @@ GO         ?= go
 CARGO      ?= cargo
 BIN        := bin
 HELPER     := $(BIN)/deskhand-helper
-WITH_DESKTOP := $(GO) run ./internal/desktoptest/withdesktop --
+WITH_DESKTOP := $(BIN)/withdesktop --
 
 
 .PHONY: help deps build helper go-build test go-test rust-test lint bench check clean
@@ -18,11 +18,12 @@ help: ## list the targets
 deps: ## install (as root) or name the Debian packages the build and tests need
 	@bash scripts/deps.sh
 
-build: deps go-build helper ## build bin/deskhand and the release-mode helper bin/deskhand-helper
+build: deps go-build helper ## build bin/deskhand, bin/withdesktop and the release-mode helper bin/deskhand-helper
 
 go-build:
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/deskhand ./cmd/deskhand
+	$(GO) build -o $(BIN)/withdesktop ./internal/desktoptest/withdesktop
 
 helper: deps
 	@mkdir -p $(BIN)
