@@ -103,6 +103,26 @@ impl Error {
         )
     }
 
+    pub fn out_of_bounds(message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Error::new(Code::OutOfBounds, message, hint)
+    }
+
+    pub fn method_not_found(method: &str) -> Self {
+        Error::new(
+            Code::MethodNotFound,
+            format!("unknown method {method:?}"),
+            "Check the method name against helpers/PROTOCOL.md and the handshake's capabilities.",
+        )
+    }
+
+    pub fn capture_failed(message: impl Into<String>) -> Self {
+        Error::new(
+            Code::CaptureFailed,
+            message,
+            "Retry the capture; if it keeps failing, check the X server's log and the helper's stderr.",
+        )
+    }
+
     /// An X11 request or connection failure, reported as the display being
     /// unavailable: the usual cause is a server that went away.
     pub fn x11(context: &str, err: impl fmt::Display) -> Self {

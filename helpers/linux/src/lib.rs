@@ -4,9 +4,22 @@
 //! one persistent X11 connection: displays (RandR 1.5 monitors), captures
 //! (MIT-SHM, GetImage fallback), the EWMH window list, the clipboard and
 //! window hiding.
+//!
+//! `server::Server::handle` maps one request body to one response body, so
+//! the whole protocol is testable without pipes; `main` only wires it to
+//! stdin and stdout.
 
+#[macro_use]
+pub mod log;
+
+pub mod capture;
+pub mod displays;
 pub mod error;
+pub mod patch;
+pub mod protocol;
+pub mod server;
 pub mod types;
+pub mod xconn;
 
 pub mod apps;
 pub mod clipboard;

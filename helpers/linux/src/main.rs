@@ -1,1 +1,102 @@
-fn main() {}
+//! deskhand-helper: deskhand's Linux capture helper.
+//!
+//! Usage: deskhand-helper [--version] [--help]
+//!
+//! It speaks JSON-RPC 2.0 with Content-Length framing on stdin/stdout
+//! (helpers/PROTOCOL.md) and logs to stderr. Environment:
+//! DISPLAY, DESKHAND_HELPER_LOG (debug|info|warn|error),
+//! DESKHAND_HELPER_NO_SHM=1, DESKHAND_HELPER_FAULTS=1 (tests only).
+
+use std::io::{self, BufWriter};
+use std::process::ExitCode;
+
+use deskhand_helper::server::{Config, Server, HELPER_VERSION};
+use deskhand_helper::{log, log_debug, log_error};
+
+const USAGE: &str = "\
+deskhand-helper: deskhand's Linux capture helper (X11)
+
+Usage: deskhand-helper [--version] [--help]
+
+Started by deskhand, it answers JSON-RPC 2.0 requests framed with
+Content-Length headers on stdin and writes responses to stdout, as described
+in helpers/PROTOCOL.md. Logs go to stderr. It exits when stdin closes.
+
+Environment:
+  DISPLAY                    the X display to serve
+  DESKHAND_HELPER_LOG        debug, info (default), warn or error
+  DESKHAND_HELPER_NO_SHM=1   read pixels with GetImage instead of MIT-SHM
+  DESKHAND_HELPER_FAULTS=1   answer the test-only fault.* methods
+";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    if let Some(arg) = args.next() {
+        return match arg.as_str() {
+            "--version" | "-V" => {
+                println!("deskhand-helper {HELPER_VERSION}");
+                ExitCode::SUCCESS
+            }
+            "--help" | "-h" => {
+                print!("{USAGE}");
+                ExitCode::SUCCESS
+            }
+            other => {
+                eprintln!("deskhand-helper: unknown argument {other:?}\n\n{USAGE}");
+                ExitCode::from(2)
+            }
+        };
+    }
+
+    log::init_from_env();
+    die_with_parent();
+    log_debug!(
+        "deskhand-helper {HELPER_VERSION} starting (pid {})",
+        std::process::id()
+    );
+
+    let mut server = Server::new(Config::from_env());
+    let stdin = io::stdin().lock();
+    let mut stdout = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    match server.serve(stdin, &mut stdout) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            let mut message = format!("deskhand-helper: {err}");
+            let mut source = std::error::Error::source(&err);
+            while let Some(cause) = source {
+                message.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            log_error!("{message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Asks the kernel to kill the helper when deskhand dies, so a crashed
+/// supervisor never leaves a helper holding the X connection.
+fn die_with_parent() {
+    let parent = std::os::unix::process::parent_id();
+    // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number and touches no
+    // memory of ours.
+    let rc = unsafe {
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
+    if rc != 0 {
+        log_error!(
+            "prctl(PR_SET_PDEATHSIG): {}; the helper will outlive a crashed parent",
+            io::Error::last_os_error()
+        );
+    }
+    // The parent may have died before prctl took effect.
+    if std::os::unix::process::parent_id() != parent {
+        log_error!("parent process {parent} exited during startup; exiting");
+        std::process::exit(1);
+    }
+}

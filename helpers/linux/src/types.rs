@@ -73,3 +73,27 @@ pub struct Window {
     pub focused: bool,
     pub desktop: Option<u32>,
 }
+
+impl std::fmt::Display for Rect {
+    /// `x,y WxH`, the form error messages use.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{},{} {}x{}", self.x, self.y, self.width, self.height)
+    }
+}
+
+impl Rect {
+    /// Whether `inner` lies entirely inside this rectangle.
+    pub fn contains_rect(&self, inner: &Rect) -> bool {
+        inner.x >= self.x
+            && inner.y >= self.y
+            && inner.x as i64 + inner.width as i64 <= self.x as i64 + self.width as i64
+            && inner.y as i64 + inner.height as i64 <= self.y as i64 + self.height as i64
+    }
+
+    pub fn size(&self) -> Size {
+        Size {
+            width: self.width,
+            height: self.height,
+        }
+    }
+}

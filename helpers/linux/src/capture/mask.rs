@@ -1,0 +1,256 @@
+//! Masking: which parts of a capture belong to windows the caller wants
+//! hidden, and painting them over.
+//!
+//! A masked window is painted where it is actually visible: its frame
+//! bounds minus whatever unmasked windows above it cover. Masked windows
+//! above it need not be subtracted, since they are painted too.
+
+use crate::capture::pixfmt::Layout4;
+use crate::types::{Rect, Window};
+
+/// `region` (disjoint rectangles) minus `cut`, still disjoint.
+pub fn subtract(region: &[Rect], cut: &Rect) -> Vec<Rect> {
+    let mut out = Vec::with_capacity(region.len() + 3);
+    for r in region {
+        let Some(overlap) = r.intersect(cut) else {
+            out.push(*r);
+            continue;
+        };
+        let (rx1, ry1) = (r.x as i64 + r.width as i64, r.y as i64 + r.height as i64);
+        let (ox1, oy1) = (
+            overlap.x as i64 + overlap.width as i64,
+            overlap.y as i64 + overlap.height as i64,
+        );
+        // Full-width band above the overlap.
+        if overlap.y > r.y {
+            out.push(Rect {
+                x: r.x,
+                y: r.y,
+                width: r.width,
+                height: (overlap.y - r.y) as u32,
+            });
+        }
+        // Full-width band below it.
+        if oy1 < ry1 {
+            out.push(Rect {
+                x: r.x,
+                y: oy1 as i32,
+                width: r.width,
+                height: (ry1 - oy1) as u32,
+            });
+        }
+        // Left and right of it, within its rows.
+        if overlap.x > r.x {
+            out.push(Rect {
+                x: r.x,
+                y: overlap.y,
+                width: (overlap.x - r.x) as u32,
+                height: overlap.height,
+            });
+        }
+        if ox1 < rx1 {
+            out.push(Rect {
+                x: ox1 as i32,
+                y: overlap.y,
+                width: (rx1 - ox1) as u32,
+                height: overlap.height,
+            });
+        }
+    }
+    out
+}
+
+/// The areas to paint for a capture of `clip`, given the visible windows
+/// top first. Returns the rectangles (global coordinates, inside `clip`) and
+/// the requested ids that were actually painted, in request order.
+pub fn regions(windows: &[Window], requested: &[u32], clip: Rect) -> (Vec<Rect>, Vec<u32>) {
+    let mut above_unmasked: Vec<Rect> = Vec::new();
+    let mut rects = Vec::new();
+    let mut painted: Vec<u32> = Vec::new();
+    for window in windows {
+        if !requested.contains(&window.id) {
+            above_unmasked.push(window.bounds);
+            continue;
+        }
+        let Some(visible) = window.bounds.intersect(&clip) else {
+            continue;
+        };
+        let mut region = vec![visible];
+        for cover in &above_unmasked {
+            region = subtract(&region, cover);
+            if region.is_empty() {
+                break;
+            }
+        }
+        if !region.is_empty() {
+            rects.extend(region);
+            painted.push(window.id);
+        }
+    }
+    let mut ordered: Vec<u32> = Vec::with_capacity(painted.len());
+    for id in requested {
+        if painted.contains(id) && !ordered.contains(id) {
+            ordered.push(*id);
+        }
+    }
+    (rects, ordered)
+}
+
+/// Paints `rects` (global coordinates) into an image of 4-byte pixels whose
+/// top-left pixel is at `origin` and whose rows are `width` pixels wide.
+pub fn paint(
+    pixels: &mut [u8],
+    width: u32,
+    origin: Rect,
+    rects: &[Rect],
+    layout: Layout4,
+    color: [u8; 3],
+) {
+    let px = layout.pixel(color);
+    let stride = width as usize * 4;
+    for r in rects {
+        let Some(r) = r.intersect(&origin) else {
+            continue;
+        };
+        let x0 = (r.x - origin.x) as usize;
+        let y0 = (r.y - origin.y) as usize;
+        for y in y0..y0 + r.height as usize {
+            let row = &mut pixels[y * stride + x0 * 4..y * stride + (x0 + r.width as usize) * 4];
+            for dst in row.chunks_exact_mut(4) {
+                dst.copy_from_slice(&px);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::App;
+
+    fn rect(x: i32, y: i32, width: u32, height: u32) -> Rect {
+        Rect {
+            x,
+            y,
+            width,
+            height,
+        }
+    }
+
+    fn area(rects: &[Rect]) -> u64 {
+        rects.iter().map(|r| r.width as u64 * r.height as u64).sum()
+    }
+
+    fn covers(rects: &[Rect], x: i32, y: i32) -> usize {
+        rects
+            .iter()
+            .filter(|r| r.contains(crate::types::Point { x, y }))
+            .count()
+    }
+
+    #[test]
+    fn subtract_cases() {
+        let base = rect(0, 0, 10, 10);
+        // No overlap: unchanged.
+        assert_eq!(subtract(&[base], &rect(20, 20, 5, 5)), vec![base]);
+        // Full cover: nothing left.
+        assert!(subtract(&[base], &rect(-1, -1, 12, 12)).is_empty());
+        // A hole in the middle leaves 4 pieces and the right area.
+        let holed = subtract(&[base], &rect(3, 3, 4, 4));
+        assert_eq!(holed.len(), 4);
+        assert_eq!(area(&holed), 100 - 16);
+        // A corner bite.
+        let bitten = subtract(&[base], &rect(5, 5, 10, 10));
+        assert_eq!(area(&bitten), 75);
+    }
+
+    #[test]
+    fn subtract_keeps_pieces_disjoint_and_exact() {
+        let base = rect(2, 3, 17, 11);
+        let cuts = [rect(0, 0, 5, 5), rect(10, 6, 3, 20), rect(6, 8, 2, 2)];
+        let mut region = vec![base];
+        for c in &cuts {
+            region = subtract(&region, c);
+        }
+        for y in -2..20 {
+            for x in -2..25 {
+                let p = crate::types::Point { x, y };
+                let want = base.contains(p) && !cuts.iter().any(|c| c.contains(p));
+                let n = covers(&region, x, y);
+                assert!(n <= 1, "({x},{y}) covered {n} times");
+                assert_eq!(n == 1, want, "({x},{y})");
+            }
+        }
+    }
+
+    fn window(id: u32, bounds: Rect) -> Window {
+        Window {
+            id,
+            title: String::new(),
+            app: App::default(),
+            bounds,
+            client: bounds,
+            minimized: false,
+            hidden: false,
+            focused: false,
+            desktop: Some(0),
+        }
+    }
+
+    #[test]
+    fn regions_respect_stacking() {
+        let clip = rect(0, 0, 100, 100);
+        // Top first: 1 (unmasked) covers the left half of 2 (masked); 3
+        // (masked) sits below everything; 4 (masked) is off-screen.
+        let windows = [
+            window(1, rect(0, 0, 50, 100)),
+            window(2, rect(25, 10, 50, 10)),
+            window(3, rect(0, 50, 10, 10)),
+            window(4, rect(200, 200, 10, 10)),
+            window(5, rect(60, 60, 10, 10)),
+        ];
+        let (rects, painted) = regions(&windows, &[4, 2, 3, 5, 99], clip);
+        // 3 is fully under 1; 4 is outside; 99 is unknown.
+        assert_eq!(painted, vec![2, 5]);
+        assert_eq!(area(&rects), 25 * 10 + 100);
+        assert_eq!(covers(&rects, 30, 15), 0, "covered by unmasked window 1");
+        assert_eq!(covers(&rects, 60, 15), 1);
+    }
+
+    #[test]
+    fn masked_window_above_does_not_unmask_below() {
+        let clip = rect(0, 0, 100, 100);
+        let windows = [
+            window(1, rect(0, 0, 20, 20)),
+            window(2, rect(10, 10, 20, 20)),
+        ];
+        let (rects, painted) = regions(&windows, &[1, 2], clip);
+        assert_eq!(painted, vec![1, 2]);
+        assert_eq!(covers(&rects, 15, 15), 2);
+        assert_eq!(covers(&rects, 25, 25), 1);
+    }
+
+    #[test]
+    fn paint_clips_to_image() {
+        let origin = rect(10, 10, 4, 3);
+        let mut pixels = vec![0u8; 4 * 3 * 4];
+        paint(
+            &mut pixels,
+            4,
+            origin,
+            &[rect(12, 11, 10, 10)],
+            Layout4::BGRX,
+            [1, 2, 3],
+        );
+        for y in 0..3 {
+            for x in 0..4 {
+                let px = &pixels[(y * 4 + x) * 4..][..4];
+                if x >= 2 && y >= 1 {
+                    assert_eq!(px, [3, 2, 1, 0xff], "({x},{y})");
+                } else {
+                    assert_eq!(px, [0, 0, 0, 0], "({x},{y})");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! Screen capture: read pixels (MIT-SHM, else GetImage), mask, scale,
+//! encode, base64. Every buffer is kept and reused, so a long session's
+//! memory stays flat.
+//!
+//! The native pixels of the last capture are kept, unmasked, for
+//! `patch_check`. With SHM they stay in the segment they were captured into:
+//! captures alternate between two segments, so keeping them costs no copy.
+
+pub mod encode;
+pub mod mask;
+pub mod pixfmt;
+pub mod resize;
+pub mod shm;
+
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use x11rb::connection::Connection;
+use x11rb::errors::ReplyError;
+use x11rb::protocol::xproto::{ConnectionExt as _, ImageFormat as XImageFormat};
+
+use crate::error::{Error, Result};
+use crate::types::{Rect, Size};
+use encode::{Encoder, ImageFormat};
+use pixfmt::{Layout4, PixelFormat};
+use resize::Scaler;
+use shm::ShmBuffers;
+
+/// What to capture and how to deliver it.
+pub struct Request<'a> {
+    /// The screen area, in root coordinates; must lie inside the root.
+    pub source: Rect,
+    /// Output size; equal to the source size for no scaling.
+    pub output: Size,
+    pub format: ImageFormat,
+    /// JPEG quality, 1..=100.
+    pub quality: u8,
+    /// Areas to paint over, in root coordinates.
+    pub mask: &'a [Rect],
+    pub mask_color: [u8; 3],
+    /// The id this capture is stored under.
+    pub capture_id: u64,
+}
+
+/// How the pixels were read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Shm,
+    GetImage,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Shm => "shm",
+            Method::GetImage => "get_image",
+        }
+    }
+}
+
+/// Where each stage's time went, for logs and benchmarks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timings {
+    pub grab: Duration,
+    pub mask: Duration,
+    pub scale: Duration,
+    pub encode: Duration,
+    pub base64: Duration,
+}
+
+/// A finished capture; `data` is borrowed from the capturer.
+pub struct Output<'a> {
+    pub data: &'a str,
+    pub method: Method,
+    pub timings: Timings,
+}
+
+/// The unmasked native pixels of the last capture.
+pub struct Snapshot<'a> {
+    pub id: u64,
+    pub source: Rect,
+    pub layout: Layout4,
+    /// Tightly packed 4-byte pixels, `source.width` per row.
+    pub pixels: &'a [u8],
+}
+
+enum Store {
+    Shm(usize),
+    Owned(Vec<u8>),
+}
+
+struct Stored {
+    id: u64,
+    source: Rect,
+    layout: Layout4,
+    pixels: Store,
+}
+
+pub struct Capturer {
+    shm: Option<ShmBuffers>,
+    last: Option<Stored>,
+    /// A buffer for converted pixels, swapped with the last capture's.
+    spare: Vec<u8>,
+    /// The masked copy of the native pixels.
+    work: Vec<u8>,
+    scaled: Vec<u8>,
+    scaler: Scaler,
+    encoder: Encoder,
+    base64: String,
+}
+
+impl Capturer {
+    /// A capturer that tries MIT-SHM first when `use_shm` is set.
+    pub fn new(use_shm: bool) -> Capturer {
+        Capturer {
+            shm: use_shm.then(ShmBuffers::default),
+            last: None,
+            spare: Vec::new(),
+            work: Vec::new(),
+            scaled: Vec::new(),
+            scaler: Scaler::default(),
+            encoder: Encoder::default(),
+            base64: String::new(),
+        }
+    }
+
+    /// Whether the next capture will try MIT-SHM.
+    pub fn uses_shm(&self) -> bool {
+        self.shm.is_some()
+    }
+
+    /// Captures `req.source` of `root` (whose size is `screen` and whose
+    /// pixels are in `format`).
+    pub fn capture<C: Connection>(
+        &mut self,
+        conn: &C,
+        root: u32,
+        format: &PixelFormat,
+        screen: Size,
+        req: &Request<'_>,
+    ) -> Result<Output<'_>> {
+        let mut timings = Timings::default();
+        let started = Instant::now();
+        let (store, layout, method) = self.grab(conn, root, format, screen, req.source)?;
+        timings.grab = started.elapsed();
+
+        let native_size = req.source.size();
+        let native_len = native_size.width as usize * native_size.height as usize * 4;
+        let result = (|| {
+            let native: &[u8] = match &store {
+                Store::Shm(slot) => self
+                    .shm
+                    .as_ref()
+                    .expect("an SHM capture has SHM buffers")
+                    .bytes(*slot, native_len),
+                Store::Owned(v) => &v[..native_len],
+            };
+            let mut frame = native;
+            if !req.mask.is_empty() {
+                let t = Instant::now();
+                self.work.clear();
+                self.work.extend_from_slice(native);
+                mask::paint(
+                    &mut self.work,
+                    native_size.width,
+                    req.source,
+                    req.mask,
+                    layout,
+                    req.mask_color,
+                );
+                frame = &self.work;
+                timings.mask = t.elapsed();
+            }
+            if req.output != native_size {
+                let t = Instant::now();
+                self.scaler
+                    .scale(frame, native_size, req.output, &mut self.scaled)?;
+                frame = &self.scaled;
+                timings.scale = t.elapsed();
+            }
+            let t = Instant::now();
+            let encoded =
+                self.encoder
+                    .encode(frame, req.output, layout, req.format, req.quality)?;
+            timings.encode = t.elapsed();
+            let t = Instant::now();
+            self.base64.clear();
+            base64::engine::general_purpose::STANDARD.encode_string(encoded, &mut self.base64);
+            timings.base64 = t.elapsed();
+            Ok(())
+        })();
+        if let Err(e) = result {
+            if let Store::Owned(v) = store {
+                self.spare = v;
+            }
+            return Err(e);
+        }
+        let previous = self.last.replace(Stored {
+            id: req.capture_id,
+            source: req.source,
+            layout,
+            pixels: store,
+        });
+        if let Some(Stored {
+            pixels: Store::Owned(v),
+            ..
+        }) = previous
+        {
+            self.spare = v;
+        }
+        Ok(Output {
+            data: &self.base64,
+            method,
+            timings,
+        })
+    }
+
+    /// The last capture's native pixels, unmasked.
+    pub fn last(&self) -> Option<Snapshot<'_>> {
+        let stored = self.last.as_ref()?;
+        let len = stored.source.width as usize * stored.source.height as usize * 4;
+        let pixels = match &stored.pixels {
+            Store::Shm(slot) => self.shm.as_ref()?.bytes(*slot, len),
+            Store::Owned(v) => &v[..len],
+        };
+        Some(Snapshot {
+            id: stored.id,
+            source: stored.source,
+            layout: stored.layout,
+            pixels,
+        })
+    }
+
+    /// Detaches the SHM segments from the server.
+    pub fn release<C: Connection>(&mut self, conn: &C) {
+        self.keep_last_without_shm();
+        if let Some(shm) = &mut self.shm {
+            shm.release(conn);
+        }
+        self.shm = None;
+    }
+
+    /// Reads the pixels of `rect` into a store, as 4-byte pixels.
+    fn grab<C: Connection>(
+        &mut self,
+        conn: &C,
+        root: u32,
+        format: &PixelFormat,
+        screen: Size,
+        rect: Rect,
+    ) -> Result<(Store, Layout4, Method)> {
+        let raw_len = format.stride(rect.width) * rect.height as usize;
+        let fast = format.layout4();
+        if let Some(shm) = &mut self.shm {
+            let slot = match &self.last {
+                Some(Stored {
+                    pixels: Store::Shm(s),
+                    ..
+                }) => 1 - s,
+                _ => 0,
+            };
+            // Size segments for the whole screen so they are made once.
+            let full = format.stride(screen.width) * screen.height as usize;
+            match shm.grab(conn, slot, root, rect, raw_len, full) {
+                Ok(()) => {
+                    return Ok(match fast {
+                        Some(layout) => (Store::Shm(slot), layout, Method::Shm),
+                        None => {
+                            let mut buf = std::mem::take(&mut self.spare);
+                            pixfmt::convert_to_bgrx(
+                                format,
+                                shm.bytes(slot, raw_len),
+                                rect.width,
+                                rect.height,
+                                &mut buf,
+                            );
+                            (Store::Owned(buf), Layout4::BGRX, Method::Shm)
+                        }
+                    });
+                }
+                Err(e) => {
+                    crate::log_warn!(
+                        "MIT-SHM capture failed ({e}); reading pixels with GetImage from now on"
+                    );
+                    self.release(conn);
+                }
+            }
+        }
+        let reply = conn
+            .get_image(
+                XImageFormat::Z_PIXMAP,
+                root,
+                rect.x as i16,
+                rect.y as i16,
+                rect.width as u16,
+                rect.height as u16,
+                !0,
+            )
+            .map_err(|e| Error::x11("sending GetImage", e))?
+            .reply()
+            .map_err(|e| match e {
+                ReplyError::X11Error(x) => Error::capture_failed(format!(
+                    "the X server refused GetImage of {rect}: {:?}",
+                    x.error_kind
+                )),
+                other => Error::x11("reading the GetImage reply", other),
+            })?;
+        if reply.data.len() < raw_len {
+            return Err(Error::capture_failed(format!(
+                "GetImage of {rect} returned {} bytes, expected {raw_len}",
+                reply.data.len()
+            )));
+        }
+        Ok(match fast {
+            Some(layout) => (Store::Owned(reply.data), layout, Method::GetImage),
+            None => {
+                let mut buf = std::mem::take(&mut self.spare);
+                pixfmt::convert_to_bgrx(format, &reply.data, rect.width, rect.height, &mut buf);
+                (Store::Owned(buf), Layout4::BGRX, Method::GetImage)
+            }
+        })
+    }
+
+    /// Before the SHM segments go, copies the last capture out of them.
+    fn keep_last_without_shm(&mut self) {
+        let copy = match (&self.last, &self.shm) {
+            (
+                Some(Stored {
+                    pixels: Store::Shm(slot),
+                    source,
+                    ..
+                }),
+                Some(shm),
+            ) => shm
+                .bytes(*slot, source.width as usize * source.height as usize * 4)
+                .to_vec(),
+            _ => return,
+        };
+        if let Some(last) = &mut self.last {
+            last.pixels = Store::Owned(copy);
+        }
+    }
+}

@@ -1,0 +1,985 @@
+//! Request dispatch and session state: the handshake, the X connection (kept
+//! for the helper's life, retried while it is down), the last capture and
+//! the clipboard.
+
+use std::io::{self, BufRead, Write};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::capture::encode::ImageFormat;
+use crate::capture::{self, mask, Capturer};
+use crate::clipboard::Clipboard;
+use crate::displays::{self, Display};
+use crate::error::{Code, Error, Result};
+use crate::patch;
+use crate::protocol::{self, FrameError, FrameReader, Message};
+use crate::types::{Point, Rect, Size};
+use crate::windows::Wm;
+use crate::xconn::{self, Extensions, XConn};
+
+/// Protocol versions this helper speaks.
+pub const PROTOCOL_VERSIONS: &[i64] = &[1];
+pub const HELPER_VERSION: &str = env!("CARGO_PKG_VERSION");
+pub const PLATFORM: &str = "linux-x11";
+
+/// Every capability, in the order the handshake lists them.
+const ALL_CAPABILITIES: &[&str] = &[
+    "displays",
+    "capture",
+    "capture.mask",
+    "capture.png",
+    "capture.jpeg",
+    "windows",
+    "window_at",
+    "patch_check",
+    "clipboard",
+    "hide",
+];
+/// The methods that need the handshake first.
+const METHODS: &[&str] = &[
+    "displays",
+    "capture",
+    "windows",
+    "window_at",
+    "patch_check",
+    "clipboard_read",
+    "clipboard_write",
+    "hide",
+    "restore",
+];
+/// Capabilities that need the window-manager view (`Wm`).
+const WM_CAPABILITIES: &[&str] = &["capture.mask", "windows", "window_at", "hide"];
+
+/// Largest output side, and largest output area (8K UHD fits).
+pub const MAX_OUTPUT_SIDE: i64 = 16384;
+pub const MAX_OUTPUT_PIXELS: u64 = 1 << 25;
+/// Longest `fault.sleep`.
+const MAX_FAULT_SLEEP_MS: i64 = 600_000;
+
+/// How the helper was started.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// The X display; None means `$DISPLAY`.
+    pub display: Option<String>,
+    /// Answer the test-only `fault.*` methods (DESKHAND_HELPER_FAULTS=1).
+    pub faults: bool,
+    /// Never use MIT-SHM (DESKHAND_HELPER_NO_SHM=1), to test the fallback.
+    pub no_shm: bool,
+}
+
+impl Config {
+    pub fn from_env() -> Config {
+        let on = |name: &str| std::env::var(name).is_ok_and(|v| v == "1");
+        Config {
+            display: None,
+            faults: on("DESKHAND_HELPER_FAULTS"),
+            no_shm: on("DESKHAND_HELPER_NO_SHM"),
+        }
+    }
+}
+
+/// What to do after one request.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Bytes to write to stdout unframed (only `fault.garbage`).
+    pub raw: Option<Vec<u8>>,
+    /// The response body to frame and send.
+    pub reply: Option<Vec<u8>>,
+    /// Exit with this status after writing.
+    pub exit: Option<u8>,
+}
+
+impl Outcome {
+    fn reply(body: Vec<u8>) -> Outcome {
+        Outcome {
+            reply: Some(body),
+            ..Outcome::default()
+        }
+    }
+}
+
+/// A live X connection and everything tied to it.
+struct Session {
+    x: XConn,
+    wm: Result<Wm>,
+    capturer: Capturer,
+}
+
+impl Session {
+    fn open(config: &Config) -> Result<Session> {
+        let x = XConn::connect(config.display.as_deref(), !config.no_shm)?;
+        let wm = Wm::new(&x.conn);
+        if let Err(e) = &wm {
+            log_warn!(
+                "window list unavailable, so windows, window_at, hide and masking will fail: {e}"
+            );
+        }
+        let capturer = Capturer::new(x.extensions.shm);
+        Ok(Session { x, wm, capturer })
+    }
+
+    fn wm(&self) -> Result<&Wm> {
+        self.wm.as_ref().map_err(Clone::clone)
+    }
+
+    fn displays(&self) -> Result<(Vec<Display>, Size)> {
+        let (size, mm) = self.x.root_size()?;
+        let list = displays::query(&self.x.conn, self.x.root, self.x.randr_version, size, mm)?;
+        Ok((list, size))
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.capturer.release(&self.x.conn);
+    }
+}
+
+enum XState {
+    Up(Box<Session>),
+    Down(Error),
+}
+
+pub struct Server {
+    config: Config,
+    handshaken: bool,
+    x: XState,
+    clipboard: Option<Clipboard>,
+    next_capture_id: u64,
+}
+
+impl Server {
+    /// A server with its X connection opened (or its failure recorded).
+    pub fn new(config: Config) -> Server {
+        let x = match Session::open(&config) {
+            Ok(session) => XState::Up(Box::new(session)),
+            Err(e) => {
+                log_warn!("{}; serving anyway, X methods will retry", e.message);
+                XState::Down(e)
+            }
+        };
+        Server {
+            config,
+            handshaken: false,
+            x,
+            clipboard: None,
+            next_capture_id: 1,
+        }
+    }
+
+    /// Reads requests from `input` and answers on `output` until the input
+    /// ends (status 0), framing is lost (status 2), or `exit`.
+    pub fn serve<R: BufRead, W: Write>(&mut self, input: R, output: &mut W) -> io::Result<u8> {
+        let mut reader = FrameReader::new(input, protocol::MAX_REQUEST_BYTES);
+        let mut body = Vec::new();
+        loop {
+            match reader.read_frame(&mut body) {
+                Ok(true) => {}
+                Ok(false) => {
+                    log_info!("stdin closed; exiting");
+                    return Ok(0);
+                }
+                Err(FrameError::Io(e)) => return Err(e),
+                Err(e @ FrameError::Truncated { .. }) => {
+                    log_warn!("{e}; stdin closed, exiting");
+                    return Ok(0);
+                }
+                Err(e) => {
+                    log_error!("{e}; framing is lost, answering once and exiting with status 2");
+                    if let Some(err) = e.to_protocol_error() {
+                        protocol::write_frame(output, &protocol::failure(&Value::Null, &err))?;
+                    }
+                    return Ok(2);
+                }
+            }
+            let outcome = self.handle(&body);
+            if let Some(raw) = &outcome.raw {
+                output.write_all(raw)?;
+                output.flush()?;
+            }
+            if let Some(reply) = &outcome.reply {
+                protocol::write_frame(output, reply)?;
+            }
+            if let Some(code) = outcome.exit {
+                log_info!("exiting with status {code} as asked");
+                return Ok(code);
+            }
+        }
+    }
+
+    /// Answers one frame body.
+    pub fn handle(&mut self, body: &[u8]) -> Outcome {
+        match protocol::parse_message(body) {
+            Err((id, err)) => {
+                log_warn!("bad request: {}", err.message);
+                Outcome::reply(protocol::failure(&id, &err))
+            }
+            Ok(Message::Notification { method }) if method == "exit" => Outcome {
+                exit: Some(0),
+                ..Outcome::default()
+            },
+            Ok(Message::Notification { method }) => {
+                log_debug!("ignoring notification {method:?}");
+                Outcome::default()
+            }
+            Ok(Message::Request { id, method, params }) => {
+                let started = Instant::now();
+                let outcome = match self.dispatch(&id, &method, params) {
+                    Ok(outcome) => outcome,
+                    Err(err) => {
+                        if err.code == Code::DisplayUnavailable {
+                            self.check_connection();
+                        }
+                        log_debug!("{method} failed: {err}");
+                        Outcome::reply(protocol::failure(&id, &err))
+                    }
+                };
+                log_debug!(
+                    "{method} answered in {:.2} ms",
+                    started.elapsed().as_secs_f64() * 1e3
+                );
+                outcome
+            }
+        }
+    }
+
+    fn dispatch(&mut self, id: &Value, method: &str, params: Value) -> Result<Outcome> {
+        let known = METHODS.contains(&method);
+        if method.starts_with("fault.") && self.config.faults {
+            return self.fault(id, method, params);
+        }
+        match method {
+            "handshake" => {
+                let result = self.handshake(params)?;
+                self.handshaken = true;
+                return Ok(Outcome::reply(protocol::success(id, &result)));
+            }
+            "exit" => {
+                return Ok(Outcome {
+                    reply: Some(protocol::success(id, &Map::new())),
+                    exit: Some(0),
+                    ..Outcome::default()
+                })
+            }
+            _ if !known => return Err(Error::method_not_found(method)),
+            _ if !self.handshaken => {
+                return Err(Error::new(
+                    Code::HandshakeRequired,
+                    format!("{method} was called before handshake"),
+                    "Call handshake first, offering the protocol versions the client speaks.",
+                ))
+            }
+            _ => {}
+        }
+        let p = Params::new(method, params)?;
+        let body = match method {
+            "displays" => {
+                let (list, _) = self.session()?.displays()?;
+                protocol::success(id, &DisplaysResult { displays: list })
+            }
+            "capture" => {
+                let request = CaptureParams::parse(&p)?;
+                let capture_id = self.next_capture_id;
+                let body = self.session()?.capture(id, &request, capture_id)?;
+                self.next_capture_id += 1;
+                body
+            }
+            "windows" => {
+                let include_hidden = p.bool("include_hidden")?.unwrap_or(false);
+                let s = self.session()?;
+                protocol::success(id, &s.wm()?.list(&s.x.conn, s.x.root, include_hidden)?)
+            }
+            "window_at" => {
+                let point = Point {
+                    x: p.required_int("x", i32::MIN as i64, i32::MAX as i64)? as i32,
+                    y: p.required_int("y", i32::MIN as i64, i32::MAX as i64)? as i32,
+                };
+                let s = self.session()?;
+                let window = s.wm()?.window_at(&s.x.conn, s.x.root, point)?;
+                let app = window.as_ref().map(|w| w.app.clone());
+                protocol::success(id, &serde_json::json!({ "window": window, "app": app }))
+            }
+            "patch_check" => {
+                let x = p.required_int("x", i32::MIN as i64, i32::MAX as i64)?;
+                let y = p.required_int("y", i32::MIN as i64, i32::MAX as i64)?;
+                let size = p.int("size", 1, 63)?.unwrap_or(9);
+                if size % 2 == 0 {
+                    return Err(p.bad(format!(
+                        "\"size\" must be odd (the patch is centred on the point), got {size}"
+                    )));
+                }
+                let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
+                let s = self.session()?;
+                let last = s.capturer.last().ok_or_else(|| {
+                    Error::new(
+                        Code::NoCapture,
+                        "patch_check compares against the last capture, and there has been none",
+                        "Call capture first, then patch_check points inside it.",
+                    )
+                })?;
+                let rect = patch::patch_rect(x, y, size as u32, last.source)?;
+                let result = patch::check(
+                    &s.x.conn,
+                    s.x.root,
+                    &s.x.format,
+                    &last,
+                    rect,
+                    tolerance as u8,
+                )?;
+                protocol::success(id, &result)
+            }
+            "clipboard_read" => {
+                let text = self.clipboard()?.read()?;
+                protocol::success(id, &serde_json::json!({ "text": text }))
+            }
+            "clipboard_write" => {
+                let text = p
+                    .str("text")?
+                    .ok_or_else(|| p.bad("\"text\" is required".into()))?
+                    .to_owned();
+                self.clipboard()?.write(&text)?;
+                protocol::success(id, &serde_json::json!({ "ok": true }))
+            }
+            "hide" => {
+                let ids = p.required_window_ids("windows")?;
+                let s = self.session()?;
+                let hidden = s.wm()?.hide(&s.x.conn, s.x.root, &ids)?;
+                protocol::success(id, &serde_json::json!({ "hidden": hidden }))
+            }
+            "restore" => {
+                let ids = p.required_window_ids("windows")?;
+                let s = self.session()?;
+                let restored = s.wm()?.restore(&s.x.conn, s.x.root, &ids)?;
+                protocol::success(id, &serde_json::json!({ "restored": restored }))
+            }
+            _ => {
+                return Err(Error::internal(format!(
+                    "{method} is known but not dispatched"
+                )))
+            }
+        };
+        Ok(Outcome::reply(body))
+    }
+
+    fn handshake(&mut self, params: Value) -> Result<HandshakeResult> {
+        let p = Params::new("handshake", params)?;
+        let offered = match p.get("protocol_versions") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| {
+                    v.as_i64().ok_or_else(|| {
+                        p.bad(format!("\"protocol_versions\" must hold integers, got {v}"))
+                    })
+                })
+                .collect::<Result<Vec<i64>>>()?,
+            Some(other) => {
+                return Err(p.bad(format!(
+                    "\"protocol_versions\" must be an array of integers, got {}",
+                    protocol::kind(other)
+                )))
+            }
+            None => return Err(p.bad("\"protocol_versions\" is required, e.g. [1]".into())),
+        };
+        let client = p.str("client")?.unwrap_or("unknown client").to_owned();
+        let Some(version) = offered
+            .iter()
+            .copied()
+            .filter(|v| PROTOCOL_VERSIONS.contains(v))
+            .max()
+        else {
+            return Err(Error::new(
+                Code::IncompatibleProtocol,
+                format!(
+                    "{client} offers protocol versions {offered:?}, but deskhand-helper {HELPER_VERSION} speaks {PROTOCOL_VERSIONS:?}"
+                ),
+                "Install matching versions of deskhand and deskhand-helper (deskhand's installer fetches the right helper).",
+            ));
+        };
+        // A display that came up since startup is picked up here.
+        let _ = self.session();
+        let (capabilities, display, extensions, display_error) = match &self.x {
+            XState::Up(s) => {
+                let wm_ok = s.wm.is_ok();
+                let caps = ALL_CAPABILITIES
+                    .iter()
+                    .copied()
+                    .filter(|c| wm_ok || !WM_CAPABILITIES.contains(c))
+                    .collect();
+                (
+                    caps,
+                    Some(s.x.display.clone()),
+                    s.x.extensions.clone(),
+                    None,
+                )
+            }
+            XState::Down(e) => (
+                Vec::new(),
+                xconn::display_name(self.config.display.as_deref()),
+                Extensions::default(),
+                Some(format!("{} ({})", e.message, e.hint)),
+            ),
+        };
+        if !self.handshaken {
+            log_info!("handshake from {client}: protocol {version}");
+        }
+        Ok(HandshakeResult {
+            protocol_version: version,
+            helper_version: HELPER_VERSION,
+            platform: PLATFORM,
+            capabilities,
+            display,
+            extensions,
+            display_error,
+        })
+    }
+
+    /// The X session, connecting first if it is down.
+    fn session(&mut self) -> Result<&mut Session> {
+        if let XState::Down(_) = self.x {
+            match Session::open(&self.config) {
+                Ok(s) => {
+                    log_info!("X display is back");
+                    self.x = XState::Up(Box::new(s));
+                }
+                Err(e) => {
+                    self.x = XState::Down(e.clone());
+                    return Err(e);
+                }
+            }
+        }
+        match &mut self.x {
+            XState::Up(s) => Ok(s),
+            XState::Down(e) => Err(e.clone()),
+        }
+    }
+
+    /// After a display_unavailable error: if the server is really gone,
+    /// drop the session so the next call reconnects.
+    fn check_connection(&mut self) {
+        if let XState::Up(s) = &self.x {
+            if !s.x.alive() {
+                let display = s.x.display.clone();
+                log_warn!("lost the connection to X display {display}; the next call reconnects");
+                self.clipboard = None;
+                self.x = XState::Down(xconn::unavailable(
+                    Some(&display),
+                    "the connection was lost",
+                ));
+            }
+        }
+    }
+
+    fn clipboard(&mut self) -> Result<&mut Clipboard> {
+        self.session()?;
+        if self.clipboard.is_none() {
+            self.clipboard = Some(Clipboard::new()?);
+        }
+        Ok(self.clipboard.as_mut().expect("set above"))
+    }
+
+    fn fault(&mut self, id: &Value, method: &str, params: Value) -> Result<Outcome> {
+        let p = Params::new(method, params)?;
+        match method {
+            "fault.sleep" => {
+                let ms = p.required_int("ms", 0, MAX_FAULT_SLEEP_MS)?;
+                std::thread::sleep(Duration::from_millis(ms as u64));
+                Ok(Outcome::reply(protocol::success(id, &Map::new())))
+            }
+            "fault.garbage" => Ok(Outcome {
+                raw: Some(b"fault.garbage: these bytes are not a protocol frame\n".to_vec()),
+                ..Outcome::default()
+            }),
+            "fault.exit" => {
+                let code = p.required_int("code", 0, 255)?;
+                Ok(Outcome {
+                    exit: Some(code as u8),
+                    ..Outcome::default()
+                })
+            }
+            _ => Err(Error::method_not_found(method)),
+        }
+    }
+}
+
+impl Session {
+    fn capture(&mut self, id: &Value, req: &CaptureParams, capture_id: u64) -> Result<Vec<u8>> {
+        let (screen, _) = self.x.root_size()?;
+        let screen_rect = Rect {
+            x: 0,
+            y: 0,
+            width: screen.width,
+            height: screen.height,
+        };
+        let (source, display) = match req.rect {
+            Some(rect) => {
+                if !screen_rect.contains_rect(&rect) {
+                    return Err(Error::out_of_bounds(
+                        format!(
+                            "rectangle {rect} is outside the screen ({}x{})",
+                            screen.width, screen.height
+                        ),
+                        "Use a rectangle inside the screen; call displays for the geometry.",
+                    ));
+                }
+                (rect, None)
+            }
+            None => {
+                let (list, _) = self.displays()?;
+                let chosen = match req.display {
+                    Some(wanted) => list.iter().find(|d| d.id == wanted).ok_or_else(|| {
+                        let known: Vec<String> = list.iter().map(|d| format!("{} ({})", d.id, d.name)).collect();
+                        Error::new(
+                            Code::NoSuchDisplay,
+                            format!("no display has id {wanted}; the displays are {}", known.join(", ")),
+                            "Call displays for the current ids; monitors may have been unplugged or renamed.",
+                        )
+                    })?,
+                    None => list
+                        .iter()
+                        .find(|d| d.primary)
+                        .ok_or_else(|| Error::internal("the display list is empty"))?,
+                };
+                let rect = chosen.rect().intersect(&screen_rect).ok_or_else(|| {
+                    Error::capture_failed(format!(
+                        "display {} ({}) lies outside the root window ({}x{})",
+                        chosen.name,
+                        chosen.rect(),
+                        screen.width,
+                        screen.height
+                    ))
+                })?;
+                (rect, Some(chosen.id))
+            }
+        };
+        let output = output_size(req.width, req.height, source.size())?;
+        let (mask_rects, masked) = if req.mask.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            // Never capture without the mask: a masked window must not leak.
+            let list = self.wm()?.list(&self.x.conn, self.x.root, false)?;
+            mask::regions(&list.windows, &req.mask, source)
+        };
+        let request = capture::Request {
+            source,
+            output,
+            format: req.format,
+            quality: req.quality,
+            mask: &mask_rects,
+            mask_color: req.mask_color,
+            capture_id,
+        };
+        let out =
+            self.capturer
+                .capture(&self.x.conn, self.x.root, &self.x.format, screen, &request)?;
+        let t = out.timings;
+        log_debug!(
+            "capture {capture_id}: {source} -> {}x{} {}: {} {:.2} ms, mask {:.2} ms, scale {:.2} ms, encode {:.2} ms, base64 {:.2} ms, {} base64 bytes",
+            output.width,
+            output.height,
+            req.format.name(),
+            out.method.name(),
+            t.grab.as_secs_f64() * 1e3,
+            t.mask.as_secs_f64() * 1e3,
+            t.scale.as_secs_f64() * 1e3,
+            t.encode.as_secs_f64() * 1e3,
+            t.base64.as_secs_f64() * 1e3,
+            out.data.len()
+        );
+        Ok(protocol::success(
+            id,
+            &CaptureResult {
+                format: req.format.name(),
+                data: out.data,
+                width: output.width,
+                height: output.height,
+                source,
+                display,
+                masked,
+                method: out.method.name(),
+                capture_id,
+            },
+        ))
+    }
+}
+
+/// Checks a requested output size against the source size: both or
+/// neither, each side 1..=16384, at most 32 Mi pixels.
+pub fn output_size(width: Option<i64>, height: Option<i64>, native: Size) -> Result<Size> {
+    let (width, height) = match (width, height) {
+        (None, None) => return Ok(native),
+        (Some(w), Some(h)) => (w, h),
+        _ => {
+            return Err(Error::invalid_params(
+                "capture: give both \"width\" and \"height\", or neither for the native size",
+            ))
+        }
+    };
+    for (name, v) in [("width", width), ("height", height)] {
+        if !(1..=MAX_OUTPUT_SIDE).contains(&v) {
+            return Err(Error::invalid_params(format!(
+                "capture: \"{name}\" must be an integer in 1..={MAX_OUTPUT_SIDE}, got {v}"
+            )));
+        }
+    }
+    if width as u64 * height as u64 > MAX_OUTPUT_PIXELS {
+        return Err(Error::invalid_params(format!(
+            "capture: the output {width}x{height} is over {MAX_OUTPUT_PIXELS} pixels"
+        )));
+    }
+    Ok(Size {
+        width: width as u32,
+        height: height as u32,
+    })
+}
+
+struct CaptureParams {
+    display: Option<u32>,
+    rect: Option<Rect>,
+    width: Option<i64>,
+    height: Option<i64>,
+    format: ImageFormat,
+    quality: u8,
+    mask: Vec<u32>,
+    mask_color: [u8; 3],
+}
+
+impl CaptureParams {
+    fn parse(p: &Params<'_>) -> Result<CaptureParams> {
+        let format = match p.str("format")? {
+            None | Some("jpeg") => ImageFormat::Jpeg,
+            Some("png") => ImageFormat::Png,
+            Some(other) => {
+                return Err(p.bad(format!(
+                    "\"format\" must be \"jpeg\" or \"png\", got {other:?}"
+                )))
+            }
+        };
+        let width = p.int("width", 1, MAX_OUTPUT_SIDE)?;
+        let height = p.int("height", 1, MAX_OUTPUT_SIDE)?;
+        // Checked again against the source in output_size; this catches a
+        // lone width or height before any X request.
+        if width.is_some() != height.is_some() {
+            return Err(
+                p.bad("give both \"width\" and \"height\", or neither for the native size".into())
+            );
+        }
+        let mask_color = match p.get("mask_color") {
+            None => [24, 24, 24],
+            Some(Value::Array(items)) if items.len() == 3 => {
+                let mut rgb = [0u8; 3];
+                for (i, v) in items.iter().enumerate() {
+                    match v.as_i64() {
+                        Some(c) if (0..=255).contains(&c) => rgb[i] = c as u8,
+                        _ => {
+                            return Err(p.bad(format!(
+                                "\"mask_color\" entries must be integers 0..=255, got {v}"
+                            )))
+                        }
+                    }
+                }
+                rgb
+            }
+            Some(other) => {
+                return Err(p.bad(format!("\"mask_color\" must be [r, g, b], got {other}")))
+            }
+        };
+        Ok(CaptureParams {
+            display: p.int("display", 0, u32::MAX as i64)?.map(|d| d as u32),
+            rect: p.rect("rect")?,
+            width,
+            height,
+            format,
+            quality: p.int("quality", 1, 100)?.unwrap_or(80) as u8,
+            mask: p.window_ids("mask")?.unwrap_or_default(),
+            mask_color,
+        })
+    }
+}
+
+/// Typed access to a request's params with messages that name the field.
+/// Absent and null fields are the same; unknown fields are ignored.
+struct Params<'a> {
+    method: &'a str,
+    map: Map<String, Value>,
+}
+
+impl<'a> Params<'a> {
+    fn new(method: &'a str, params: Value) -> Result<Params<'a>> {
+        match params {
+            Value::Null => Ok(Params {
+                method,
+                map: Map::new(),
+            }),
+            Value::Object(map) => Ok(Params { method, map }),
+            other => Err(Error::invalid_params(format!(
+                "{method}: params must be an object, not {}",
+                protocol::kind(&other)
+            ))),
+        }
+    }
+
+    fn bad(&self, what: String) -> Error {
+        Error::invalid_params(format!("{}: {what}", self.method))
+    }
+
+    fn get(&self, name: &str) -> Option<&Value> {
+        self.map.get(name).filter(|v| !v.is_null())
+    }
+
+    fn int(&self, name: &str, min: i64, max: i64) -> Result<Option<i64>> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        match v.as_i64() {
+            Some(i) if (min..=max).contains(&i) => Ok(Some(i)),
+            _ => Err(self.bad(format!(
+                "\"{name}\" must be an integer in {min}..={max}, got {v}"
+            ))),
+        }
+    }
+
+    fn required_int(&self, name: &str, min: i64, max: i64) -> Result<i64> {
+        self.int(name, min, max)?.ok_or_else(|| {
+            self.bad(format!(
+                "\"{name}\" is required (an integer in {min}..={max})"
+            ))
+        })
+    }
+
+    fn bool(&self, name: &str) -> Result<Option<bool>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(self.bad(format!("\"{name}\" must be true or false, got {v}"))),
+        }
+    }
+
+    fn str(&self, name: &str) -> Result<Option<&str>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(v) => Err(self.bad(format!(
+                "\"{name}\" must be a string, got {}",
+                protocol::kind(v)
+            ))),
+        }
+    }
+
+    fn window_ids(&self, name: &str) -> Result<Option<Vec<u32>>> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        let bad = || {
+            self.bad(format!(
+                "\"{name}\" must be an array of window ids (integers 0..=4294967295), got {v}"
+            ))
+        };
+        let Value::Array(items) = v else {
+            return Err(bad());
+        };
+        items
+            .iter()
+            .map(|item| {
+                item.as_u64()
+                    .filter(|&id| id <= u32::MAX as u64)
+                    .map(|id| id as u32)
+                    .ok_or_else(bad)
+            })
+            .collect::<Result<Vec<u32>>>()
+            .map(Some)
+    }
+
+    fn required_window_ids(&self, name: &str) -> Result<Vec<u32>> {
+        self.window_ids(name)?
+            .ok_or_else(|| self.bad(format!("\"{name}\" is required (an array of window ids)")))
+    }
+
+    fn rect(&self, name: &str) -> Result<Option<Rect>> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        let Value::Object(fields) = v else {
+            return Err(self.bad(format!(
+                "\"{name}\" must be {{\"x\", \"y\", \"width\", \"height\"}}, got {v}"
+            )));
+        };
+        let field = |key: &str, min: i64| -> Result<i64> {
+            match fields.get(key).and_then(Value::as_i64) {
+                Some(i) if (min..=i32::MAX as i64).contains(&i) => Ok(i),
+                _ => Err(self.bad(format!(
+                    "\"{name}.{key}\" must be an integer in {min}..={}, got {}",
+                    i32::MAX,
+                    fields.get(key).unwrap_or(&Value::Null)
+                ))),
+            }
+        };
+        Ok(Some(Rect {
+            x: field("x", i32::MIN as i64)? as i32,
+            y: field("y", i32::MIN as i64)? as i32,
+            width: field("width", 1)? as u32,
+            height: field("height", 1)? as u32,
+        }))
+    }
+}
+
+#[derive(Serialize)]
+struct HandshakeResult {
+    protocol_version: i64,
+    helper_version: &'static str,
+    platform: &'static str,
+    capabilities: Vec<&'static str>,
+    display: Option<String>,
+    extensions: Extensions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    display_error: Option<String>,
+}
+
+#[derive(Serialize)]
+struct DisplaysResult {
+    displays: Vec<Display>,
+}
+
+#[derive(Serialize)]
+struct CaptureResult<'a> {
+    format: &'static str,
+    data: &'a str,
+    width: u32,
+    height: u32,
+    source: Rect,
+    display: Option<u32>,
+    masked: Vec<u32>,
+    method: &'static str,
+    capture_id: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn size(width: u32, height: u32) -> Size {
+        Size { width, height }
+    }
+
+    #[test]
+    fn output_size_rules() {
+        let native = size(1920, 1080);
+        assert_eq!(output_size(None, None, native).unwrap(), native);
+        assert_eq!(
+            output_size(Some(1456), Some(819), native).unwrap(),
+            size(1456, 819)
+        );
+        // Upscaling is allowed within the caps.
+        assert_eq!(
+            output_size(Some(3840), Some(2160), native).unwrap(),
+            size(3840, 2160)
+        );
+        assert_eq!(
+            output_size(Some(7680), Some(4320), native).unwrap(),
+            size(7680, 4320)
+        );
+        for (w, h) in [
+            (Some(100), None),
+            (None, Some(100)),
+            (Some(0), Some(10)),
+            (Some(10), Some(-1)),
+            (Some(16385), Some(10)),
+            (Some(16384), Some(16384)),
+        ] {
+            let err = output_size(w, h, native).unwrap_err();
+            assert_eq!(err.code, Code::InvalidParams, "output_size({w:?}, {h:?})");
+        }
+    }
+
+    fn no_display() -> Server {
+        // An absolute socket path that cannot exist: fails at once.
+        Server::new(Config {
+            display: Some("/nonexistent/deskhand-test-socket:0".into()),
+            faults: false,
+            no_shm: true,
+        })
+    }
+
+    fn call(server: &mut Server, request: Value) -> Value {
+        let body = serde_json::to_vec(&request).unwrap();
+        let outcome = server.handle(&body);
+        serde_json::from_slice(&outcome.reply.expect("a reply")).unwrap()
+    }
+
+    #[test]
+    fn handshake_without_display_reports_it() {
+        let mut s = no_display();
+        let r = call(
+            &mut s,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "displays"}),
+        );
+        assert_eq!(r["error"]["data"]["code"], "handshake_required");
+        let r = call(
+            &mut s,
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "handshake", "params": {"protocol_versions": [1, 2]}}),
+        );
+        assert_eq!(r["result"]["protocol_version"], 1);
+        assert_eq!(r["result"]["capabilities"], serde_json::json!([]));
+        assert!(r["result"]["display_error"]
+            .as_str()
+            .unwrap()
+            .contains("deskhand-test-socket"));
+        let r = call(
+            &mut s,
+            serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "displays"}),
+        );
+        assert_eq!(r["error"]["data"]["code"], "display_unavailable");
+        assert!(r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("deskhand-test-socket"));
+        // Parameter errors are reported before the display is needed.
+        let r = call(
+            &mut s,
+            serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "capture", "params": {"quality": 0}}),
+        );
+        assert_eq!(r["error"]["data"]["code"], "invalid_params");
+    }
+
+    #[test]
+    fn incompatible_versions() {
+        let mut s = no_display();
+        let r = call(
+            &mut s,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "handshake", "params": {"protocol_versions": [7]}}),
+        );
+        assert_eq!(r["error"]["code"], -32009);
+        let r = call(
+            &mut s,
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "displays"}),
+        );
+        assert_eq!(r["error"]["data"]["code"], "handshake_required");
+    }
+
+    #[test]
+    fn exit_and_notifications() {
+        let mut s = no_display();
+        let outcome = s.handle(br#"{"jsonrpc":"2.0","method":"windows"}"#);
+        assert!(outcome.reply.is_none() && outcome.exit.is_none());
+        let outcome = s.handle(br#"{"jsonrpc":"2.0","method":"exit"}"#);
+        assert!(outcome.reply.is_none());
+        assert_eq!(outcome.exit, Some(0));
+    }
+
+    #[test]
+    fn faults_only_when_enabled() {
+        let mut s = no_display();
+        let r = call(
+            &mut s,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "fault.exit", "params": {"code": 3}}),
+        );
+        assert_eq!(r["error"]["data"]["code"], "method_not_found");
+        s.config.faults = true;
+        let outcome =
+            s.handle(br#"{"jsonrpc":"2.0","id":1,"method":"fault.exit","params":{"code":3}}"#);
+        assert_eq!(outcome.exit, Some(3));
+        let outcome = s.handle(br#"{"jsonrpc":"2.0","id":1,"method":"fault.garbage"}"#);
+        assert!(outcome.raw.is_some() && outcome.reply.is_none());
+    }
+}

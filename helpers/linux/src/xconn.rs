@@ -1,0 +1,170 @@
+//! The helper's one X connection and what it learns at setup: the root
+//! window, its pixel format and the extensions it can use.
+
+use serde::Serialize;
+use x11rb::connection::{Connection, RequestConnection};
+use x11rb::protocol::randr::ConnectionExt as _;
+use x11rb::protocol::shm::ConnectionExt as _;
+use x11rb::protocol::xproto::ConnectionExt as _;
+use x11rb::rust_connection::RustConnection;
+
+use crate::capture::pixfmt::PixelFormat;
+use crate::error::{Code, Error, Result};
+use crate::types::Size;
+
+/// The extensions the helper uses, as reported in the handshake.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Extensions {
+    /// MIT-SHM is present (and not switched off by DESKHAND_HELPER_NO_SHM).
+    pub shm: bool,
+    /// The RandR version, e.g. "1.6".
+    pub randr: Option<String>,
+    /// X-Resource, used to find a window's pid.
+    pub xres: bool,
+}
+
+pub struct XConn {
+    pub conn: RustConnection,
+    pub screen_num: usize,
+    pub root: u32,
+    /// The display name connected to, e.g. ":1".
+    pub display: String,
+    pub extensions: Extensions,
+    pub randr_version: Option<(u32, u32)>,
+    /// The root window's pixel format.
+    pub format: PixelFormat,
+}
+
+/// The display to connect to: the configured one, else `$DISPLAY`.
+pub fn display_name(configured: Option<&str>) -> Option<String> {
+    configured
+        .map(str::to_owned)
+        .or_else(|| std::env::var("DISPLAY").ok())
+        .filter(|d| !d.is_empty())
+}
+
+/// The error every X method returns while there is no connection.
+pub fn unavailable(display: Option<&str>, why: impl std::fmt::Display) -> Error {
+    match display {
+        None => Error::new(
+            Code::DisplayUnavailable,
+            "DISPLAY is not set, so there is no X display to connect to",
+            "Run deskhand inside an X11 session, or set DISPLAY (for example DISPLAY=:0) in its environment.",
+        ),
+        Some(name) => Error::new(
+            Code::DisplayUnavailable,
+            format!("cannot connect to the X display {name:?}: {why}"),
+            format!(
+                "Check that an X server is running at DISPLAY={name} (`xdpyinfo -display {name}`) and that this user may connect to it (XAUTHORITY, xhost); the helper retries on every call."
+            ),
+        ),
+    }
+}
+
+impl XConn {
+    /// Connects to `display` (None: `$DISPLAY`) and reads the setup.
+    pub fn connect(display: Option<&str>, allow_shm: bool) -> Result<XConn> {
+        let name = display_name(display);
+        let Some(name) = name else {
+            return Err(unavailable(None, ""));
+        };
+        let (conn, screen_num) =
+            x11rb::connect(Some(&name)).map_err(|e| unavailable(Some(&name), e))?;
+        let screen = conn.setup().roots.get(screen_num).ok_or_else(|| {
+            unavailable(
+                Some(&name),
+                format!("the server has no screen {screen_num}"),
+            )
+        })?;
+        let root = screen.root;
+        let format = PixelFormat::of_root(conn.setup(), screen_num)?;
+
+        // Ask about every extension before waiting for any answer.
+        let shm_present = present(&conn, x11rb::protocol::shm::X11_EXTENSION_NAME)?;
+        let randr_present = present(&conn, x11rb::protocol::randr::X11_EXTENSION_NAME)?;
+        let xres = present(&conn, x11rb::protocol::res::X11_EXTENSION_NAME)?;
+        let shm_cookie = if shm_present && allow_shm {
+            Some(
+                conn.shm_query_version()
+                    .map_err(|e| Error::x11("querying MIT-SHM", e))?,
+            )
+        } else {
+            None
+        };
+        let randr_cookie = if randr_present {
+            Some(
+                conn.randr_query_version(1, 6)
+                    .map_err(|e| Error::x11("querying RandR", e))?,
+            )
+        } else {
+            None
+        };
+        let shm = shm_cookie.is_some_and(|c| c.reply().is_ok());
+        let randr_version = randr_cookie
+            .and_then(|c| c.reply().ok())
+            .map(|r| (r.major_version, r.minor_version));
+        let extensions = Extensions {
+            shm,
+            randr: randr_version.map(|(major, minor)| format!("{major}.{minor}")),
+            xres,
+        };
+        crate::log_info!(
+            "connected to X display {name}: root 0x{root:x}, depth {} ({} bpp, masks {:x}/{:x}/{:x}, {:?}), shm {}, randr {}, xres {}",
+            format.depth,
+            format.bits_per_pixel,
+            format.red_mask,
+            format.green_mask,
+            format.blue_mask,
+            format.byte_order,
+            extensions.shm,
+            extensions.randr.as_deref().unwrap_or("none"),
+            extensions.xres,
+        );
+        Ok(XConn {
+            conn,
+            screen_num,
+            root,
+            display: name,
+            extensions,
+            randr_version,
+            format,
+        })
+    }
+
+    /// The root window's current size (it changes with xrandr) and its
+    /// size in millimetres from the setup.
+    pub fn root_size(&self) -> Result<(Size, Size)> {
+        let geometry = self
+            .conn
+            .get_geometry(self.root)
+            .map_err(|e| Error::x11("sending GetGeometry", e))?
+            .reply()
+            .map_err(|e| Error::x11("reading the root geometry", e))?;
+        let screen = &self.conn.setup().roots[self.screen_num];
+        Ok((
+            Size {
+                width: geometry.width as u32,
+                height: geometry.height as u32,
+            },
+            Size {
+                width: screen.width_in_millimeters as u32,
+                height: screen.height_in_millimeters as u32,
+            },
+        ))
+    }
+
+    /// Whether the server still answers.
+    pub fn alive(&self) -> bool {
+        self.conn
+            .get_input_focus()
+            .ok()
+            .and_then(|c| c.reply().ok())
+            .is_some()
+    }
+}
+
+fn present(conn: &RustConnection, name: &'static str) -> Result<bool> {
+    conn.extension_information(name)
+        .map(|info| info.is_some())
+        .map_err(|e| Error::x11(&format!("querying the {name} extension"), e))
+}
