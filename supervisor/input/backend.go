@@ -1,5 +1,7 @@
 package input
 
+import "time"
+
 // backend is the display-specific half of Input. Every method is called on
 // Input's worker goroutine only, which is locked to one OS thread.
 type backend interface {
@@ -23,6 +25,11 @@ type backend interface {
 	// codes again.
 	bind(codes []keycode, syms []Keysym) error
 	unbind(codes []keycode) error
+	// confirmRead waits until the application with the keyboard focus
+	// has read every event sent so far, when it can tell (true); false
+	// when the application offers no way to ask. An error means it did
+	// not answer within timeout.
+	confirmRead(timeout time.Duration) (bool, error)
 }
 
 // kbdState is the XKB keyboard state: modifiers in effect by how they got

@@ -2,9 +2,12 @@ package input
 
 /*
 #cgo LDFLAGS: -lX11 -lXtst
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <X11/Xlib.h>
+#include <X11/Xutil.h>
 #include <X11/XKBlib.h>
 #include <X11/extensions/XTest.h>
 
@@ -183,6 +186,99 @@ static int dh_read_keyboard(Display *d, int group, dh_keyboard *out) {
 	return 1;
 }
 
+// dh_drain discards the events Xlib has already queued on d. Neither this
+// package nor robotgo reads events, but every client receives MappingNotify
+// (on each keycode this package binds, among others), and Xlib keeps them
+// until read.
+static void dh_drain(Display *d) {
+	XEvent ev;
+	while (XEventsQueued(d, QueuedAlready) > 0) XNextEvent(d, &ev);
+}
+
+static void dh_drain_robotgo(void) {
+	Display *d = XGetMainDisplay();
+	if (d != NULL && !dh_dead_robotgo) dh_drain(d);
+}
+
+static long dh_now_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+// dh_ping_focus sends a _NET_WM_PING to the client that owns the focused
+// top-level window and waits up to timeout_ms for its answer. A client
+// handles its events in order, so the answer means it has read (and
+// translated) every key event sent before the ping. Returns 1 when
+// answered, 0 when the focused window does not support the ping, -1 on
+// timeout.
+static int dh_ping_focus(Display *d, long token, int timeout_ms) {
+	Window focus;
+	int revert;
+	XGetInputFocus(d, &focus, &revert);
+	if (focus == None || focus == PointerRoot) return 0;
+	Atom wm_protocols = XInternAtom(d, "WM_PROTOCOLS", False);
+	Atom net_wm_ping = XInternAtom(d, "_NET_WM_PING", False);
+	Window root = DefaultRootWindow(d);
+	Window w = focus, target = None;
+	for (int depth = 0; depth < 32 && w != None && w != root && target == None; depth++) {
+		Atom *protos = NULL;
+		int n = 0;
+		if (XGetWMProtocols(d, w, &protos, &n)) {
+			for (int i = 0; i < n; i++) {
+				if (protos[i] == net_wm_ping) target = w;
+			}
+			XFree(protos);
+		}
+		if (target != None) break;
+		Window r, parent, *kids = NULL;
+		unsigned int nkids;
+		if (!XQueryTree(d, w, &r, &parent, &kids, &nkids)) break;
+		if (kids) XFree(kids);
+		w = parent;
+	}
+	if (target == None) return 0;
+
+	// The answer goes to the root window with SubstructureNotify and
+	// SubstructureRedirect; any client selecting either receives it.
+	XSelectInput(d, root, SubstructureNotifyMask);
+	XEvent ev;
+	memset(&ev, 0, sizeof ev);
+	ev.xclient.type = ClientMessage;
+	ev.xclient.window = target;
+	ev.xclient.message_type = wm_protocols;
+	ev.xclient.format = 32;
+	ev.xclient.data.l[0] = (long)net_wm_ping;
+	ev.xclient.data.l[1] = token;
+	ev.xclient.data.l[2] = (long)target;
+	XSendEvent(d, target, False, NoEventMask, &ev);
+	XFlush(d);
+
+	int result = -1;
+	long deadline = dh_now_ms() + timeout_ms;
+	while (result < 0 && !dh_dead_own) {
+		while (XPending(d) > 0) {
+			XNextEvent(d, &ev);
+			if (ev.type == ClientMessage && ev.xclient.message_type == wm_protocols &&
+			    (Atom)ev.xclient.data.l[0] == net_wm_ping && ev.xclient.data.l[1] == token) {
+				result = 1;
+				break;
+			}
+		}
+		if (result > 0) break;
+		long left = deadline - dh_now_ms();
+		if (left <= 0) break;
+		struct pollfd p = {ConnectionNumber(d), POLLIN, 0};
+		poll(&p, 1, (int)left);
+	}
+	XSelectInput(d, root, NoEventMask);
+	XSync(d, True);
+	// The focused window may vanish while we look at it; such errors are
+	// not the caller's.
+	dh_reset_error();
+	return result;
+}
+
 static int dh_bind(Display *d, int code, unsigned int sym) {
 	KeySym syms[2] = {sym, sym};
 	return XChangeKeyboardMapping(d, code, 2, syms, 1);
@@ -200,6 +296,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/go-vgo/robotgo"
@@ -220,6 +317,7 @@ type x11 struct {
 	dpy   *C.Display
 	name  string
 	dirty bool
+	pings int64
 }
 
 var (
@@ -308,9 +406,28 @@ func (x *x11) check() error {
 }
 
 func (x *x11) sync() error {
-	C.XSync(x.dpy, C.False)
+	C.XSync(x.dpy, C.True) // True: discard queued events, see dh_drain
+	C.dh_drain_robotgo()
 	x.dirty = false
 	return x.check()
+}
+
+// confirmRead pings the focused application (see dh_ping_focus).
+func (x *x11) confirmRead(timeout time.Duration) (bool, error) {
+	if err := x.sync(); err != nil {
+		return false, err
+	}
+	x.pings++
+	switch C.dh_ping_focus(x.dpy, C.long(x.pings), C.int(timeout.Milliseconds())) {
+	case 1:
+		return true, x.alive()
+	case 0:
+		return false, x.alive()
+	}
+	if err := x.alive(); err != nil {
+		return false, err
+	}
+	return false, fmt.Errorf("the focused application did not answer a ping within %s", timeout)
 }
 
 // beforePointer orders pending keyboard requests before a pointer request
