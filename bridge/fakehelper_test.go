@@ -193,9 +193,14 @@ func (st *fakeState) serve(req fakeRequest) (any, *fakeError) {
 		if st.grandchild != 0 {
 			ext["grandchild"] = st.grandchild
 		}
-		return map[string]any{"protocol_version": version, "helper_version": "0.0.0-fake", "platform": "fake",
-			"capabilities": []string{"displays", "capture", "capture.png", "capture.jpeg", "windows", "clipboard", "hide"},
-			"display": ":fake", "extensions": ext}, nil
+		return map[string]any{
+			"protocol_version": version,
+			"helper_version":   "0.0.0-fake",
+			"platform":         "fake",
+			"capabilities":     []string{"displays", "capture", "capture.png", "capture.jpeg", "windows", "clipboard", "hide"},
+			"display":          ":fake",
+			"extensions":       ext,
+		}, nil
 	case "displays":
 		return map[string]any{"displays": fakeDisplays}, nil
 	case "capture":
