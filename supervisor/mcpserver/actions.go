@@ -1,0 +1,767 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/geometry"
+	"github.com/deskhand/deskhand/supervisor/input"
+)
+
+// step is one checked action, ready to run.
+type step struct {
+	action Action
+	// resolve fills in runtime facts for the gates (the pointer's position
+	// for an action without a coordinate); optional.
+	resolve func(ctx context.Context, a *Action) error
+	run     func(ctx context.Context) (*outcome, error)
+	// image marks steps whose outcome carries an image.
+	image bool
+}
+
+// parser turns checked arguments into steps. All coordinates it converts
+// refer to one screenshot: the latest at the time the parser was made,
+// looked up on first use.
+type parser struct {
+	s     *Server
+	ctx   context.Context
+	sess  *session
+	batch *BatchPosition
+
+	resolved bool
+	frame    *geometry.Shot
+	frameErr error
+}
+
+func (s *Server) newParser(ctx context.Context, sess *session, batch *BatchPosition) (*parser, error) {
+	return &parser{s: s, ctx: ctx, sess: sess, batch: batch}, nil
+}
+
+// shot returns the screenshot geometry coordinates refer to.
+func (p *parser) shot() (*geometry.Shot, error) {
+	if !p.resolved {
+		p.resolved = true
+		p.frame, p.frameErr = p.s.frameFor(p.ctx, p.sess)
+	}
+	return p.frame, p.frameErr
+}
+
+// frameFor returns the geometry the session's coordinates refer to: its
+// latest screenshot; in normalized mode without one, the selected display.
+// A screenshot restored from the state file is first checked against the
+// current displays.
+func (s *Server) frameFor(ctx context.Context, sess *session) (*geometry.Shot, error) {
+	last, verified, selected := sess.snapshot()
+	if last != nil && !verified {
+		displays, err := s.exec.Displays(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing displays: %w", err)
+		}
+		still := false
+		for _, d := range displays {
+			if d.ID == last.DisplayID && d.Origin.X == last.Origin.X && d.Origin.Y == last.Origin.Y &&
+				d.Logical.Width == last.Logical.Width && d.Logical.Height == last.Logical.Height {
+				still = true
+			}
+		}
+		sess.mu.Lock()
+		if still {
+			sess.verified = true
+		} else {
+			sess.last = nil
+		}
+		sess.mu.Unlock()
+		if !still {
+			s.log.Info("the restored screenshot geometry no longer matches the displays; dropping it", "display", last.DisplayName)
+			last = nil
+			if s.mode == geometry.ModePixels {
+				return nil, errors.New("the displays changed since the last screenshot: take a new screenshot, then use coordinates from it")
+			}
+		}
+	}
+	if last != nil {
+		return last, nil
+	}
+	if s.mode == geometry.ModePixels {
+		return nil, errors.New("no screenshot yet: call screenshot first; coordinates are pixels of the latest screenshot")
+	}
+	displays, err := s.exec.Displays(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing displays: %w", err)
+	}
+	d, _, err := pickDisplay(displays, selected)
+	if err != nil {
+		return nil, err
+	}
+	return &geometry.Shot{
+		DisplayID: d.ID, DisplayName: d.Name,
+		Origin:   geometry.Point{X: d.Origin.X, Y: d.Origin.Y},
+		Logical:  geometry.Size{Width: d.Logical.Width, Height: d.Logical.Height},
+		Physical: geometry.Size{Width: d.Physical.Width, Height: d.Physical.Height},
+		Image:    geometry.Size{Width: d.Logical.Width, Height: d.Logical.Height},
+	}, nil
+}
+
+// pickDisplay returns the selected display, else the primary, else the
+// first; note says why it is not the selected one.
+func pickDisplay(displays []bridge.Display, selected *uint32) (bridge.Display, string, error) {
+	if len(displays) == 0 {
+		return bridge.Display{}, "", errors.New("the display server reports no displays")
+	}
+	var note string
+	if selected != nil {
+		for _, d := range displays {
+			if d.ID == *selected {
+				return d, "", nil
+			}
+		}
+		note = fmt.Sprintf("The selected display (id %d) is gone; showing the primary one instead. ", *selected)
+	}
+	for _, d := range displays {
+		if d.Primary {
+			return d, note, nil
+		}
+	}
+	return displays[0], note, nil
+}
+
+// point reads an [x, y] field and converts it to the global logical space.
+func (p *parser) point(a *args, name string, required bool, role string) (*geometry.Point, []float64, error) {
+	vals, ok, err := a.coordinates(name, 2, required, role+" as [x, y] in "+p.s.coordWords())
+	if err != nil || !ok {
+		return nil, nil, err
+	}
+	shot, err := p.shot()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", a.tool, err)
+	}
+	pt, err := shot.ToLogical(p.s.mode, vals[0], vals[1])
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %q: %w", a.tool, name, err)
+	}
+	return &pt, vals, nil
+}
+
+// modelCoord converts a logical point back to the model's coordinates, nil
+// when it is not on the screenshot's display.
+func (p *parser) modelCoord(pt geometry.Point) []float64 {
+	shot, err := p.shot()
+	if err != nil || shot == nil {
+		return nil
+	}
+	x, y, inside := shot.FromLogical(p.s.mode, pt)
+	if !inside {
+		return nil
+	}
+	return []float64{x, y}
+}
+
+func fmtCoord(c []float64) string {
+	if c == nil {
+		return "the pointer's position"
+	}
+	parts := make([]string, len(c))
+	for i, v := range c {
+		parts[i] = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// pointerData is the structured part of a pointer action's result.
+func pointerData(coord []float64, pt geometry.Point) map[string]any {
+	d := map[string]any{"screen_point": pt}
+	if coord != nil {
+		d["coordinate"] = coord
+	}
+	return d
+}
+
+// resolveCursor sets the action's target to the pointer's position.
+func (s *Server) resolveCursor(ctx context.Context, a *Action) error {
+	pt, err := s.exec.CursorPosition(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: reading the pointer position: %w", a.Tool, err)
+	}
+	a.Target = &pt
+	return nil
+}
+
+func checkModifiers(tool, mods string) error {
+	if mods == "" {
+		return nil
+	}
+	if _, err := input.ParseCombo(mods); err != nil {
+		return fmt.Errorf("%s: modifier keys in \"text\": %w", tool, err)
+	}
+	return nil
+}
+
+func (p *parser) click(a *args, button Button, count int) (*step, error) {
+	at, coord, err := p.point(a, "coordinate", false, "where to click")
+	if err != nil {
+		return nil, err
+	}
+	mods, _, err := a.str("text", false, maxKeyBytes, "modifier keys such as \"shift\"")
+	if err != nil {
+		return nil, err
+	}
+	if err := checkModifiers(a.tool, mods); err != nil {
+		return nil, err
+	}
+	st := &step{action: Action{Tool: a.tool, Target: at, Keys: mods}}
+	if at == nil {
+		st.resolve = p.s.resolveCursor
+	}
+	st.run = func(ctx context.Context) (*outcome, error) {
+		target := *st.action.Target
+		if err := p.s.exec.Click(ctx, target, button, count, mods); err != nil {
+			return nil, err
+		}
+		held := ""
+		if mods != "" {
+			held = " holding " + mods
+		}
+		return &outcome{
+			text: fmt.Sprintf("%s at %s%s.", clickVerbs[a.tool], fmtCoord(coordOr(coord, p.modelCoord(target))), held),
+			data: pointerData(coordOr(coord, p.modelCoord(target)), target),
+		}, nil
+	}
+	return st, nil
+}
+
+var clickVerbs = map[string]string{
+	"left_click":   "Left-clicked",
+	"double_click": "Double-clicked",
+	"triple_click": "Triple-clicked",
+	"right_click":  "Right-clicked",
+	"middle_click": "Middle-clicked",
+}
+
+func coordOr(given, derived []float64) []float64 {
+	if given != nil {
+		return given
+	}
+	return derived
+}
+
+func (p *parser) mouseMove(a *args) (*step, error) {
+	at, coord, err := p.point(a, "coordinate", true, "where to move the pointer")
+	if err != nil {
+		return nil, err
+	}
+	return &step{
+		action: Action{Tool: a.tool, Target: at},
+		run: func(ctx context.Context) (*outcome, error) {
+			if err := p.s.exec.MoveMouse(ctx, *at); err != nil {
+				return nil, err
+			}
+			return &outcome{text: fmt.Sprintf("Moved the pointer to %s.", fmtCoord(coord)), data: pointerData(coord, *at)}, nil
+		},
+	}, nil
+}
+
+func (p *parser) drag(a *args) (*step, error) {
+	from, fromCoord, err := p.point(a, "start_coordinate", false, "where the drag starts")
+	if err != nil {
+		return nil, err
+	}
+	to, toCoord, err := p.point(a, "coordinate", true, "where the drag ends")
+	if err != nil {
+		return nil, err
+	}
+	st := &step{action: Action{Tool: a.tool, Target: to, From: from}}
+	if from == nil {
+		st.resolve = func(ctx context.Context, act *Action) error {
+			pt, err := p.s.exec.CursorPosition(ctx)
+			if err != nil {
+				return fmt.Errorf("%s: reading the pointer position: %w", act.Tool, err)
+			}
+			act.From = &pt
+			return nil
+		}
+	}
+	st.run = func(ctx context.Context) (*outcome, error) {
+		start := *st.action.From
+		if err := p.s.exec.Drag(ctx, start, *to); err != nil {
+			return nil, err
+		}
+		fc := coordOr(fromCoord, p.modelCoord(start))
+		data := pointerData(toCoord, *to)
+		data["start_coordinate"] = fc
+		data["start_screen_point"] = start
+		return &outcome{text: fmt.Sprintf("Dragged from %s to %s.", fmtCoord(fc), fmtCoord(toCoord)), data: data}, nil
+	}
+	return st, nil
+}
+
+func (p *parser) mouseButton(a *args, tool string, down bool) (*step, error) {
+	at, coord, err := p.point(a, "coordinate", false, "where to press or release the button")
+	if err != nil {
+		return nil, err
+	}
+	st := &step{action: Action{Tool: tool, Target: at}}
+	if at == nil {
+		st.resolve = p.s.resolveCursor
+	}
+	st.run = func(ctx context.Context) (*outcome, error) {
+		target := *st.action.Target
+		if at != nil {
+			if err := p.s.exec.MoveMouse(ctx, target); err != nil {
+				return nil, err
+			}
+		}
+		verb := "Released"
+		if down {
+			verb = "Pressed"
+			if err := p.s.exec.MouseDown(ctx, ButtonLeft); err != nil {
+				return nil, err
+			}
+		} else if err := p.s.exec.MouseUp(ctx, ButtonLeft); err != nil {
+			return nil, err
+		}
+		c := coordOr(coord, p.modelCoord(target))
+		return &outcome{text: fmt.Sprintf("%s the left mouse button at %s.", verb, fmtCoord(c)), data: pointerData(c, target)}, nil
+	}
+	return st, nil
+}
+
+func (p *parser) scroll(a *args) (*step, error) {
+	at, coord, err := p.point(a, "coordinate", false, "where to scroll")
+	if err != nil {
+		return nil, err
+	}
+	dir, _, err := a.str("scroll_direction", true, 16, `"up", "down", "left" or "right"`)
+	if err != nil {
+		return nil, err
+	}
+	dir = strings.ToLower(strings.TrimSpace(dir))
+	switch dir {
+	case "up", "down", "left", "right":
+	default:
+		return nil, fmt.Errorf("%s: scroll_direction %q is not one of \"up\", \"down\", \"left\", \"right\"", a.tool, dir)
+	}
+	amount := 3
+	if v, ok, err := a.number("scroll_amount", false, "wheel clicks, 1–100"); err != nil {
+		return nil, err
+	} else if ok {
+		if v != math.Trunc(v) || v < 1 || v > maxScrollAmount {
+			return nil, fmt.Errorf("%s: scroll_amount %v is out of range: give a whole number of wheel clicks from 1 to %d", a.tool, v, maxScrollAmount)
+		}
+		amount = int(v)
+	}
+	st := &step{action: Action{Tool: a.tool, Target: at}}
+	if at == nil {
+		st.resolve = p.s.resolveCursor
+	}
+	st.run = func(ctx context.Context) (*outcome, error) {
+		target := *st.action.Target
+		if err := p.s.exec.Scroll(ctx, target, dir, amount); err != nil {
+			return nil, err
+		}
+		c := coordOr(coord, p.modelCoord(target))
+		data := pointerData(c, target)
+		data["scroll_direction"], data["scroll_amount"] = dir, amount
+		return &outcome{text: fmt.Sprintf("Scrolled %s by %d at %s.", dir, amount, fmtCoord(c)), data: data}, nil
+	}
+	return st, nil
+}
+
+func (p *parser) typeText(a *args) (*step, error) {
+	// The byte limit only guards decoding; checkTypeText counts characters.
+	text, _, err := a.str("text", true, maxTypeRunes*4, "the text to type")
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTypeText(a.tool, text); err != nil {
+		return nil, err
+	}
+	return &step{
+		action: Action{Tool: a.tool, Text: text},
+		run: func(ctx context.Context) (*outcome, error) {
+			if err := p.s.exec.Type(ctx, text); err != nil {
+				return nil, err
+			}
+			n := utf8.RuneCountInString(text)
+			return &outcome{text: fmt.Sprintf("Typed %d characters.", n), data: map[string]any{"characters": n}}, nil
+		},
+	}, nil
+}
+
+func (p *parser) key(a *args) (*step, error) {
+	keys, _, err := a.str("text", true, maxKeyBytes, `key combinations such as "ctrl+c" or "Return"`)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := input.ParseKeys(keys); err != nil {
+		return nil, fmt.Errorf("%s: %w", a.tool, err)
+	}
+	return &step{
+		action: Action{Tool: a.tool, Keys: keys},
+		run: func(ctx context.Context) (*outcome, error) {
+			if err := p.s.exec.Key(ctx, keys); err != nil {
+				return nil, err
+			}
+			return &outcome{text: fmt.Sprintf("Pressed %s.", keys), data: map[string]any{"keys": keys}}, nil
+		},
+	}, nil
+}
+
+func (p *parser) duration(a *args) (time.Duration, float64, error) {
+	secs, _, err := a.number("duration", true, "seconds")
+	if err != nil {
+		return 0, 0, err
+	}
+	if secs < 0 || secs > maxWait {
+		return 0, 0, fmt.Errorf("%s: duration %v is out of range: give seconds from 0 to %g", a.tool, secs, maxWait)
+	}
+	return time.Duration(secs * float64(time.Second)), secs, nil
+}
+
+func (p *parser) holdKey(a *args) (*step, error) {
+	combo, _, err := a.str("text", true, maxKeyBytes, `the key or combination to hold, such as "shift"`)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := input.ParseCombo(combo); err != nil {
+		return nil, fmt.Errorf("%s: %w", a.tool, err)
+	}
+	d, secs, err := p.duration(a)
+	if err != nil {
+		return nil, err
+	}
+	return &step{
+		action: Action{Tool: a.tool, Keys: combo},
+		run: func(ctx context.Context) (*outcome, error) {
+			if err := p.s.exec.HoldKey(ctx, combo, d); err != nil {
+				return nil, err
+			}
+			return &outcome{text: fmt.Sprintf("Held %s for %g s.", combo, secs), data: map[string]any{"keys": combo, "duration": secs}}, nil
+		},
+	}, nil
+}
+
+func (p *parser) wait(a *args) (*step, error) {
+	d, secs, err := p.duration(a)
+	if err != nil {
+		return nil, err
+	}
+	return &step{
+		action: Action{Tool: a.tool},
+		run: func(ctx context.Context) (*outcome, error) {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return &outcome{text: fmt.Sprintf("Waited %g s.", secs), data: map[string]any{"duration": secs}}, nil
+		},
+	}, nil
+}
+
+func (p *parser) cursorPosition() (*step, error) {
+	return &step{
+		action: Action{Tool: "cursor_position"},
+		run: func(ctx context.Context) (*outcome, error) {
+			pt, err := p.s.exec.CursorPosition(ctx)
+			if err != nil {
+				return nil, err
+			}
+			data := map[string]any{"screen_point": pt}
+			shot, err := p.shot()
+			if err != nil {
+				return &outcome{
+					text: fmt.Sprintf("The pointer is at screen position (%d, %d); take a screenshot to get coordinates in its image.", pt.X, pt.Y),
+					data: data,
+				}, nil
+			}
+			x, y, inside := shot.FromLogical(p.s.mode, pt)
+			data["on_screenshot_display"] = inside
+			if !inside {
+				where := "outside every display"
+				if displays, err := p.s.exec.Displays(ctx); err == nil {
+					for _, d := range displays {
+						if d.Bounds().Contains(bridge.Point{X: pt.X, Y: pt.Y}) {
+							where = "on display " + describeDisplay(d)
+							data["display"] = d.Name
+						}
+					}
+				}
+				return &outcome{
+					text: fmt.Sprintf("The pointer is %s, not on display %q that the latest screenshot shows; use switch_display to see it.", where, shot.DisplayName),
+					data: data,
+				}, nil
+			}
+			data["coordinate"] = []float64{x, y}
+			data["display"] = shot.DisplayName
+			return &outcome{text: fmt.Sprintf("The pointer is at %s.", fmtCoord([]float64{x, y})), data: data}, nil
+		},
+	}, nil
+}
+
+func (p *parser) screenshot() (*step, error) {
+	return &step{
+		action: Action{Tool: "screenshot"},
+		image:  true,
+		run: func(ctx context.Context) (*outcome, error) {
+			return p.s.takeScreenshot(ctx, p.sess, "")
+		},
+	}, nil
+}
+
+// takeScreenshot captures the session's selected display, scaled to the
+// limits, and makes it the screenshot later coordinates refer to.
+func (s *Server) takeScreenshot(ctx context.Context, sess *session, prefix string) (*outcome, error) {
+	displays, err := s.exec.Displays(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing displays: %w", err)
+	}
+	_, _, selected := sess.snapshot()
+	d, note, err := pickDisplay(displays, selected)
+	if err != nil {
+		return nil, err
+	}
+	src := d.Physical
+	if src.Width <= 0 || src.Height <= 0 {
+		src = d.Logical
+	}
+	w, h := geometry.ScaledSize(src.Width, src.Height, s.limits)
+	req := bridge.CaptureRequest{Display: &d.ID, Format: s.format}
+	if w != src.Width || h != src.Height {
+		req.Width, req.Height = w, h
+	}
+	if s.format == FormatJPEG {
+		req.Quality = s.quality
+	}
+	img, err := s.exec.Capture(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("capturing display %q: %w", d.Name, err)
+	}
+	shot := geometry.Shot{
+		DisplayID:   d.ID,
+		DisplayName: d.Name,
+		Origin:      geometry.Point{X: img.Source.X, Y: img.Source.Y},
+		Logical:     geometry.Size{Width: img.Source.Width, Height: img.Source.Height},
+		Physical:    geometry.Size{Width: d.Physical.Width, Height: d.Physical.Height},
+		Image:       geometry.Size{Width: img.Width, Height: img.Height},
+	}
+	if err := shot.Validate(); err != nil {
+		return nil, fmt.Errorf("capturing display %q: %w", d.Name, err)
+	}
+	sess.mu.Lock()
+	sess.last = &shot
+	sess.verified = true
+	sess.mu.Unlock()
+	s.persist(sess)
+
+	var others []bridge.Display
+	for _, o := range displays {
+		if o.ID != d.ID {
+			others = append(others, o)
+		}
+	}
+	var b strings.Builder
+	b.WriteString(prefix)
+	b.WriteString(note)
+	fmt.Fprintf(&b, "Screenshot of display %s, shown at %dx%d. Coordinates for the other tools are [x, y] in %s.",
+		describeDisplay(d), img.Width, img.Height, s.coordWords())
+	if len(others) > 0 {
+		fmt.Fprintf(&b, " Other displays: %s; use switch_display to see one.", describeDisplays(others))
+	}
+	otherData := make([]map[string]any, len(others))
+	for i, o := range others {
+		otherData[i] = displayData(o)
+	}
+	return &outcome{
+		text: b.String(),
+		data: map[string]any{
+			"display":         displayData(d),
+			"image":           map[string]any{"width": img.Width, "height": img.Height, "format": img.Format},
+			"coordinate_mode": string(s.mode),
+			"other_displays":  otherData,
+			"capture_id":      img.CaptureID,
+		},
+		image: &imageData{bytes: img.Data, mimeType: mimeType(img.Format)},
+	}, nil
+}
+
+func displayData(d bridge.Display) map[string]any {
+	return map[string]any{
+		"id": d.ID, "name": d.Name, "primary": d.Primary,
+		"origin": d.Origin, "size": d.Logical, "physical_size": d.Physical, "scale": d.Scale,
+	}
+}
+
+func (p *parser) zoom(a *args) (*step, error) {
+	vals, _, err := a.coordinates("region", 4, true, "[x0, y0, x1, y1] in "+p.s.coordWords())
+	if err != nil {
+		return nil, err
+	}
+	shot, err := p.shot()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.tool, err)
+	}
+	rect, err := shot.RegionToLogical(p.s.mode, vals[0], vals[1], vals[2], vals[3])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.tool, err)
+	}
+	return &step{
+		action: Action{Tool: a.tool, Region: &rect},
+		image:  true,
+		run: func(ctx context.Context) (*outcome, error) {
+			w, h := geometry.ScaledSize(rect.Width, rect.Height, p.s.limits)
+			req := bridge.CaptureRequest{
+				Rect:   &bridge.Rect{X: rect.X, Y: rect.Y, Width: rect.Width, Height: rect.Height},
+				Format: p.s.format,
+			}
+			if w != rect.Width || h != rect.Height {
+				req.Width, req.Height = w, h
+			}
+			if p.s.format == FormatJPEG {
+				req.Quality = p.s.quality
+			}
+			img, err := p.s.exec.Capture(ctx, req)
+			if err != nil {
+				return nil, fmt.Errorf("capturing the region: %w", err)
+			}
+			return &outcome{
+				text: fmt.Sprintf("Zoomed view of region %s of display %q (%dx%d screen pixels), shown at %dx%d. Coordinates for the other tools still refer to the full screenshot.",
+					fmtCoord(vals), shot.DisplayName, rect.Width, rect.Height, img.Width, img.Height),
+				data: map[string]any{
+					"region":       vals,
+					"screen_rect":  rect,
+					"image":        map[string]any{"width": img.Width, "height": img.Height, "format": img.Format},
+					"display_name": shot.DisplayName,
+				},
+				image: &imageData{bytes: img.Data, mimeType: mimeType(img.Format)},
+			}, nil
+		},
+	}, nil
+}
+
+func (p *parser) switchDisplay(a *args) (*step, error) {
+	var want string
+	if !a.has("display") {
+		return nil, a.missing("display", "the display's name or numeric id, as screenshot lists them")
+	}
+	raw := a.fields["display"]
+	if err := json.Unmarshal(raw, &want); err != nil {
+		var n json.Number
+		if json.Unmarshal(raw, &n) != nil {
+			return nil, fmt.Errorf("%s: \"display\" must be a display name or numeric id, got %s", a.tool, abbreviate(raw))
+		}
+		want = n.String()
+	}
+	if len(want) > maxNameBytes {
+		return nil, fmt.Errorf("%s: \"display\" is %d bytes long; give a display name or id as screenshot lists them", a.tool, len(want))
+	}
+	displays, err := p.s.exec.Displays(p.ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: listing displays: %w", a.tool, err)
+	}
+	d, ok := findDisplay(displays, want)
+	if !ok {
+		return nil, fmt.Errorf("%s: there is no display %q; the displays are %s", a.tool, want, describeDisplays(displays))
+	}
+	id := d.ID
+	return &step{
+		action: Action{Tool: a.tool, Display: &id},
+		image:  true,
+		run: func(ctx context.Context) (*outcome, error) {
+			p.sess.mu.Lock()
+			p.sess.selected = &id
+			p.sess.mu.Unlock()
+			return p.s.takeScreenshot(ctx, p.sess, fmt.Sprintf("Switched to display %q. ", d.Name))
+		},
+	}, nil
+}
+
+func findDisplay(displays []bridge.Display, want string) (bridge.Display, bool) {
+	want = strings.TrimSpace(want)
+	for _, d := range displays {
+		if d.Name == want {
+			return d, true
+		}
+	}
+	for _, d := range displays {
+		if strings.EqualFold(d.Name, want) {
+			return d, true
+		}
+	}
+	if id, err := strconv.ParseUint(want, 10, 32); err == nil {
+		for _, d := range displays {
+			if d.ID == uint32(id) {
+				return d, true
+			}
+		}
+	}
+	return bridge.Display{}, false
+}
+
+func (p *parser) openApplication(a *args) (*step, error) {
+	app, _, err := a.str("app", true, maxNameBytes, "the application's desktop-entry id or name")
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(app) == "" {
+		return nil, fmt.Errorf("%s: \"app\" is empty; name an application, such as \"xterm\"", a.tool)
+	}
+	return &step{
+		action: Action{Tool: a.tool, App: app},
+		run: func(ctx context.Context) (*outcome, error) {
+			launched, err := p.s.exec.OpenApplication(ctx, app)
+			if err != nil {
+				return nil, err
+			}
+			text := fmt.Sprintf("Opened %s (%s, pid %d)", launched.Name, launched.DesktopID, launched.PID)
+			if w := launched.Window; w != nil {
+				text += fmt.Sprintf("; its window %q is at %dx%d+%d+%d on the screen", w.Title, w.Bounds.Width, w.Bounds.Height, w.Bounds.X, w.Bounds.Y)
+			}
+			text += ". Take a screenshot to see it."
+			data := map[string]any{"desktop_id": launched.DesktopID, "name": launched.Name, "pid": launched.PID, "exec": launched.Exec}
+			if w := launched.Window; w != nil {
+				data["window"] = map[string]any{"id": w.ID, "title": w.Title, "bounds": w.Bounds}
+			}
+			return &outcome{text: text, data: data}, nil
+		},
+	}, nil
+}
+
+func (p *parser) readClipboard() (*step, error) {
+	return &step{
+		action: Action{Tool: "read_clipboard"},
+		run: func(ctx context.Context) (*outcome, error) {
+			text, err := p.s.exec.ReadClipboard(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return &outcome{text: text, data: map[string]any{"text": text}, omitMessage: true}, nil
+		},
+	}, nil
+}
+
+func (p *parser) writeClipboard(a *args) (*step, error) {
+	text, _, err := a.str("text", true, maxClipboardBytes, "the text to put on the clipboard")
+	if err != nil {
+		return nil, err
+	}
+	return &step{
+		action: Action{Tool: a.tool, Text: text},
+		run: func(ctx context.Context) (*outcome, error) {
+			if err := p.s.exec.WriteClipboard(ctx, text); err != nil {
+				return nil, err
+			}
+			n := utf8.RuneCountInString(text)
+			return &outcome{text: fmt.Sprintf("Put %d characters on the clipboard.", n), data: map[string]any{"characters": n}}, nil
+		},
+	}, nil
+}

@@ -1,0 +1,190 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// batchEntry reports one action of a batch.
+type batchEntry struct {
+	Index  int    `json:"index"` // 0-based
+	Action string `json:"action"`
+	Result string `json:"result,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// runBatch checks every action of a computer_batch, then runs them in
+// order until one fails. Coordinates all refer to the screenshot that
+// existed when the batch began.
+func (s *Server) runBatch(ctx context.Context, sess *session, raw []byte) *mcp.CallToolResult {
+	const tool = "computer_batch"
+	a, err := decodeArgs(tool, raw, []string{"actions"})
+	if err != nil {
+		return errorResult(err)
+	}
+	if !a.has("actions") {
+		return errorResult(a.missing("actions", `a list of actions such as [{"action": "left_click", "coordinate": [100, 200]}]`))
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(a.fields["actions"], &items); err != nil {
+		return errorResult(fmt.Errorf("%s: \"actions\" must be a list of objects, got %s", tool, abbreviate(a.fields["actions"])))
+	}
+	if len(items) == 0 {
+		return errorResult(fmt.Errorf("%s: \"actions\" is empty; give at least one action", tool))
+	}
+	if len(items) > maxBatchActions {
+		return errorResult(fmt.Errorf("%s: %d actions is over the limit of %d per batch; split them into several batches", tool, len(items), maxBatchActions))
+	}
+
+	// Check everything before running anything.
+	names := make([]string, len(items))
+	steps := make([]*step, len(items))
+	p, err := s.newParser(ctx, sess, nil)
+	if err != nil {
+		return errorResult(err)
+	}
+	for i, item := range items {
+		st, name, err := s.parseBatchAction(p, item, i, len(items))
+		names[i] = name
+		if err != nil {
+			return s.batchResult(batchInvalid, i, names, nil, fmt.Errorf("action %d (%s) is invalid: %w", i+1, nameOr(name), err), nil)
+		}
+		steps[i] = st
+	}
+
+	var done []batchEntry
+	var last *outcome
+	for i, st := range steps {
+		st.action.Batch = &BatchPosition{Index: i, Count: len(steps)}
+		out, err := s.runStep(ctx, sess, st)
+		if err != nil {
+			return s.batchResult(batchFailed, i, names, done, err, nil)
+		}
+		done = append(done, batchEntry{Index: i, Action: names[i], Result: out.text})
+		last = out
+	}
+	var img *outcome
+	if last != nil && last.image != nil {
+		img = last
+	}
+	return s.batchResult(batchDone, len(steps), names, done, nil, img)
+}
+
+func nameOr(name string) string {
+	if name == "" {
+		return "no action name"
+	}
+	return name
+}
+
+// parseBatchAction checks one batch item: its action name, its place (a
+// screenshot only last) and its arguments.
+func (s *Server) parseBatchAction(p *parser, item json.RawMessage, i, n int) (*step, string, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(item, &fields); err != nil || fields == nil {
+		return nil, "", fmt.Errorf("each action must be an object such as {\"action\": \"left_click\", \"coordinate\": [100, 200]}, got %s", abbreviate(item))
+	}
+	rawName, ok := fields["action"]
+	if !ok {
+		return nil, "", fmt.Errorf("it has no \"action\" field; name the tool to run: %s", strings.Join(batchActions, ", "))
+	}
+	var name string
+	if err := json.Unmarshal(rawName, &name); err != nil {
+		return nil, "", fmt.Errorf("\"action\" must be a tool name, got %s", abbreviate(rawName))
+	}
+	spec := s.spec(name)
+	if spec == nil || !spec.batchable || !slices.Contains(batchActions, name) {
+		return nil, name, fmt.Errorf("%q cannot run in a batch; the batchable actions are %s", name, strings.Join(batchActions, ", "))
+	}
+	if name == "screenshot" && i != n-1 {
+		return nil, name, fmt.Errorf("screenshot may only be the last action of a batch, since every coordinate in a batch refers to the screenshot taken before it")
+	}
+	delete(fields, "action")
+	rest, err := json.Marshal(fields)
+	if err != nil {
+		return nil, name, err
+	}
+	a, err := decodeArgs(name, bytes.TrimSpace(rest), spec.fields())
+	if err != nil {
+		return nil, name, err
+	}
+	st, err := spec.parse(p, a)
+	if err != nil {
+		return nil, name, err
+	}
+	return st, name, nil
+}
+
+type batchStatus int
+
+const (
+	batchDone batchStatus = iota
+	batchInvalid
+	batchFailed
+)
+
+// batchResult reports a batch: completed, failed (with its error) and
+// remaining actions; the final screenshot's image when it ended with one.
+func (s *Server) batchResult(status batchStatus, at int, names []string, done []batchEntry, err error, final *outcome) *mcp.CallToolResult {
+	remaining := []batchEntry{}
+	from := at
+	if status == batchFailed {
+		from = at + 1
+	}
+	if status == batchInvalid {
+		from = 0
+	}
+	for i := from; i < len(names); i++ {
+		if status == batchInvalid && i == at {
+			continue
+		}
+		remaining = append(remaining, batchEntry{Index: i, Action: names[i]})
+	}
+	if done == nil {
+		done = []batchEntry{}
+	}
+	data := map[string]any{"completed": done, "remaining": remaining}
+	var b strings.Builder
+	switch status {
+	case batchDone:
+		fmt.Fprintf(&b, "Ran all %d actions:", len(done))
+		for _, e := range done {
+			fmt.Fprintf(&b, "\n%d. %s: %s", e.Index+1, e.Action, e.Result)
+		}
+	case batchInvalid:
+		data["failed"] = batchEntry{Index: at, Action: names[at], Error: err.Error()}
+		fmt.Fprintf(&b, "Nothing was run: %v. Fix that action and send the batch again.", err)
+	case batchFailed:
+		data["failed"] = batchEntry{Index: at, Action: names[at], Error: err.Error()}
+		fmt.Fprintf(&b, "The batch stopped at action %d of %d (%s), which failed: %v.", at+1, len(names), names[at], err)
+		if len(done) > 0 {
+			b.WriteString(" Completed:")
+			for _, e := range done {
+				fmt.Fprintf(&b, " %d. %s: %s", e.Index+1, e.Action, e.Result)
+			}
+		} else {
+			b.WriteString(" No action completed.")
+		}
+		if len(remaining) > 0 {
+			b.WriteString(" Not run:")
+			for _, e := range remaining {
+				fmt.Fprintf(&b, " %d. %s;", e.Index+1, e.Action)
+			}
+		}
+		b.WriteString(" Held buttons and keys were released; take a screenshot to see the current state.")
+	}
+	out := &outcome{text: b.String(), data: data}
+	if final != nil {
+		out.image = final.image
+		data["screenshot"] = final.data
+	}
+	res := out.result()
+	res.IsError = status != batchDone
+	return res
+}

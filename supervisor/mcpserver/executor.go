@@ -1,0 +1,72 @@
+package mcpserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/geometry"
+)
+
+// Executor is what the tools act through: the screen, the pointer, the
+// keyboard, the clipboard and the installed applications. Points are in
+// the global logical coordinate space (X11: root window pixels); the MCP
+// layer has already converted the model's coordinates. Package executor
+// provides the real one; tests use a fake.
+//
+// Every method that presses a button or key releases it before returning,
+// except MouseDown (and HoldKey until its duration ends); ReleaseAll
+// releases whatever is still held.
+type Executor interface {
+	Displays(ctx context.Context) ([]bridge.Display, error)
+	Capture(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error)
+
+	CursorPosition(ctx context.Context) (geometry.Point, error)
+	MoveMouse(ctx context.Context, to geometry.Point) error
+	// Click moves to at and clicks button count times (1–3), holding the
+	// modifier keys (key names joined with "+", such as "ctrl+shift";
+	// empty for none) for the whole click.
+	Click(ctx context.Context, at geometry.Point, button Button, count int, modifiers string) error
+	MouseDown(ctx context.Context, button Button) error
+	MouseUp(ctx context.Context, button Button) error
+	Drag(ctx context.Context, from, to geometry.Point) error
+	// Scroll moves to at and turns the wheel amount clicks in direction
+	// ("up", "down", "left" or "right").
+	Scroll(ctx context.Context, at geometry.Point, direction string, amount int) error
+
+	Type(ctx context.Context, text string) error
+	// Key presses xdotool-style key combinations separated by spaces.
+	Key(ctx context.Context, keys string) error
+	HoldKey(ctx context.Context, combo string, d time.Duration) error
+	// ReleaseAll releases every mouse button and key still held.
+	ReleaseAll(ctx context.Context) error
+
+	ReadClipboard(ctx context.Context) (string, error)
+	WriteClipboard(ctx context.Context, text string) error
+
+	// OpenApplication launches an installed application, named by its
+	// desktop-entry id or its name, and waits until its window maps.
+	OpenApplication(ctx context.Context, app string) (*LaunchedApp, error)
+}
+
+// Button is a mouse button.
+type Button string
+
+// The mouse buttons.
+const (
+	ButtonLeft   Button = "left"
+	ButtonRight  Button = "right"
+	ButtonMiddle Button = "middle"
+)
+
+// LaunchedApp reports an application OpenApplication started.
+type LaunchedApp struct {
+	// DesktopID is the desktop-entry id (without ".desktop").
+	DesktopID string `json:"desktop_id"`
+	Name      string `json:"name"`
+	// Exec is the command line that was run.
+	Exec []string `json:"exec"`
+	PID  int      `json:"pid"`
+	// Window is the window that mapped.
+	Window *bridge.Window `json:"window,omitempty"`
+}

@@ -1,0 +1,63 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/deskhand/deskhand/supervisor/geometry"
+)
+
+// A Gate decides whether an action may run. The server checks its gates,
+// in order, before every action: each tool call, and each action inside a
+// computer_batch. The first gate that returns an error stops the action;
+// the model sees "<gate name>: <error>" as an error result, so the error
+// should say what the model (or the user) can do about it.
+type Gate interface {
+	Name() string
+	Check(ctx context.Context, a *Action) error
+}
+
+// Action describes one action about to run, with the model's coordinates
+// already converted to the global logical space.
+type Action struct {
+	// Tool is the tool name, such as "left_click" or "screenshot".
+	Tool string
+	// Session is the MCP session id ("" on stdio).
+	Session string
+	// Target is where a pointer action lands; nil for others (and for a
+	// click, scroll or button press at the current pointer position, where
+	// it holds that position).
+	Target *geometry.Point
+	// From is where a drag starts.
+	From *geometry.Point
+	// Region is the rectangle zoom shows.
+	Region *geometry.Rect
+	// Keys is the key combination of key and hold_key, or the modifier
+	// keys held during a click.
+	Keys string
+	// Text is the text to type or to put on the clipboard.
+	Text string
+	// App is the application open_application launches.
+	App string
+	// Display is the display switch_display selects.
+	Display *uint32
+	// Batch is the action's place in a computer_batch, nil outside one.
+	Batch *BatchPosition
+}
+
+// BatchPosition places an action in a computer_batch.
+type BatchPosition struct {
+	Index int // 0-based
+	Count int
+}
+
+// GateFunc adapts a function to a Gate.
+type GateFunc struct {
+	GateName string
+	Func     func(ctx context.Context, a *Action) error
+}
+
+// Name returns GateName.
+func (g GateFunc) Name() string { return g.GateName }
+
+// Check calls Func.
+func (g GateFunc) Check(ctx context.Context, a *Action) error { return g.Func(ctx, a) }

@@ -1,0 +1,68 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// outcome is what an action produced: a sentence for the model, the same
+// facts as data, and an image for screenshot and zoom.
+type outcome struct {
+	text  string
+	data  map[string]any
+	image *imageData
+	// omitMessage leaves the text out of the structured data, when the
+	// data already holds it (read_clipboard).
+	omitMessage bool
+}
+
+type imageData struct {
+	bytes    []byte
+	mimeType string
+}
+
+// result turns an outcome into a tool result. Without an image the data is
+// the structured content (with the text as its "message"); with one, the
+// data goes into a second text block, as structured content would make
+// some clients drop the image.
+func (o *outcome) result() *mcp.CallToolResult {
+	data := map[string]any{}
+	for k, v := range o.data {
+		data[k] = v
+	}
+	if !o.omitMessage {
+		data["message"] = o.text
+	}
+	if o.image != nil {
+		js, err := json.Marshal(data)
+		if err != nil {
+			js = []byte(fmt.Sprintf(`{"error": %q}`, err.Error()))
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.ImageContent{Data: o.image.bytes, MIMEType: o.image.mimeType},
+			&mcp.TextContent{Text: o.text},
+			&mcp.TextContent{Text: string(js)},
+		}}
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: o.text}},
+		StructuredContent: data,
+	}
+}
+
+// errorResult is a tool error the model can read and act on.
+func errorResult(err error) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}},
+		IsError: true,
+	}
+}
+
+func mimeType(format string) string {
+	if format == FormatPNG {
+		return "image/png"
+	}
+	return "image/jpeg"
+}

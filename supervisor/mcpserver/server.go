@@ -1,0 +1,399 @@
+// Package mcpserver is deskhand's MCP layer: the computer-use tools
+// (screenshot, zoom, clicks, typing, keys, clipboard, applications,
+// computer_batch …) with their schemas, argument checking and dispatch, the
+// per-session screenshot geometry every coordinate is converted through,
+// and the hook where the safety layer's gates run before each action.
+//
+// The tools act through an Executor, declared here; package executor
+// provides the real one. A tool that cannot do what was asked returns a
+// result with IsError set and a message that tells the model what to do
+// next; Go errors are kept for protocol failures.
+//
+// Tool results carry a human-readable text block and, for tools without an
+// image, the same facts as structured content. Screenshot and zoom results
+// carry the image and the facts as a JSON text block instead of structured
+// content: some clients (Claude Code among them) show the model only the
+// structured content when it is present and drop the image.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/geometry"
+)
+
+// ServerName is the MCP server name; clients prefix the tools with it, as
+// in mcp__computer-use__screenshot.
+const ServerName = "computer-use"
+
+// Image formats for screenshots.
+const (
+	FormatJPEG = bridge.FormatJPEG
+	FormatPNG  = bridge.FormatPNG
+)
+
+// DefaultJPEGQuality is the JPEG quality used when Options leaves it 0.
+const DefaultJPEGQuality = 80
+
+// Options configure a Server.
+type Options struct {
+	// Executor performs the actions. Required.
+	Executor Executor
+	// Mode is the coordinate convention; empty means geometry.ModePixels.
+	Mode geometry.Mode
+	// Limits bound screenshot sizes; zero fields take the defaults.
+	Limits geometry.Limits
+	// Format is FormatJPEG (the default) or FormatPNG.
+	Format string
+	// JPEGQuality is 1–100; 0 means DefaultJPEGQuality.
+	JPEGQuality int
+	// StatePath is the state file that keeps the last screenshot's
+	// geometry and the selected display across restarts (see
+	// geometry.StatePath); empty keeps them in memory only.
+	StatePath string
+	// XDisplay names the X display the server drives; it is recorded in
+	// the state file, and a state of another display is not restored.
+	XDisplay string
+	// Gates run, in order, before every action (see Gate).
+	Gates []Gate
+	// Logger receives the server's records; nil discards them.
+	Logger *slog.Logger
+	// Version is reported to clients as the server version.
+	Version string
+}
+
+// Server serves the computer-use tools.
+type Server struct {
+	exec    Executor
+	mode    geometry.Mode
+	limits  geometry.Limits
+	format  string
+	quality int
+	gates   []Gate
+	log     *slog.Logger
+	xdisp   string
+	tools   []*toolSpec
+	mcp     *mcp.Server
+
+	// act serializes actions: the desktop has one pointer and one
+	// keyboard, and every coordinate refers to the screenshot the previous
+	// action left behind.
+	act sync.Mutex
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]*session
+	restored geometry.State
+
+	statePath string
+	saveMu    sync.Mutex
+	pending   *geometry.State
+	saving    bool
+	saveWG    sync.WaitGroup
+}
+
+// session is one MCP session's view: the screenshot its coordinates refer
+// to and the display it selected.
+type session struct {
+	id string
+
+	mu       sync.Mutex
+	last     *geometry.Shot
+	verified bool // last was taken by this process, or checked against the displays
+	selected *uint32
+}
+
+func (ss *session) snapshot() (last *geometry.Shot, verified bool, selected *uint32) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.last, ss.verified, ss.selected
+}
+
+// New returns a Server for opts. It reads the state file but touches
+// neither the display nor the executor.
+func New(opts Options) (*Server, error) {
+	if opts.Executor == nil {
+		return nil, errors.New("mcpserver: Options.Executor is required")
+	}
+	s := &Server{
+		exec:      opts.Executor,
+		mode:      opts.Mode,
+		limits:    opts.Limits,
+		format:    opts.Format,
+		quality:   opts.JPEGQuality,
+		gates:     slices.Clone(opts.Gates),
+		log:       opts.Logger,
+		xdisp:     opts.XDisplay,
+		sessions:  map[*mcp.ServerSession]*session{},
+		statePath: opts.StatePath,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.mode == "" {
+		s.mode = geometry.ModePixels
+	}
+	if _, err := geometry.ParseMode(string(s.mode)); err != nil {
+		return nil, err
+	}
+	if s.limits.MaxLongEdge == 0 {
+		s.limits.MaxLongEdge = geometry.DefaultMaxLongEdge
+	}
+	if s.limits.MaxTokens == 0 {
+		s.limits.MaxTokens = geometry.DefaultMaxTokens
+	}
+	if s.limits.TokenPx == 0 {
+		s.limits.TokenPx = geometry.DefaultTokenPx
+	}
+	if err := s.limits.Validate(); err != nil {
+		return nil, err
+	}
+	switch s.format {
+	case "":
+		s.format = FormatJPEG
+	case FormatJPEG, FormatPNG:
+	default:
+		return nil, fmt.Errorf("unknown screenshot format %q: use %q or %q", s.format, FormatJPEG, FormatPNG)
+	}
+	if s.quality == 0 {
+		s.quality = DefaultJPEGQuality
+	}
+	if s.quality < 1 || s.quality > 100 {
+		return nil, fmt.Errorf("JPEG quality %d is out of range: use 1–100", s.quality)
+	}
+	if s.statePath != "" {
+		st, err := geometry.LoadState(s.statePath)
+		switch {
+		case err != nil:
+			s.log.Warn("ignoring the state file", "path", s.statePath, "err", err)
+		case st.XDisplay != "" && s.xdisp != "" && st.XDisplay != s.xdisp:
+			s.log.Info("state file belongs to another X display; not restoring it", "path", s.statePath, "state_display", st.XDisplay, "display", s.xdisp)
+		default:
+			s.restored = st
+			if st.LastShot != nil {
+				s.log.Debug("restored the last screenshot's geometry", "display", st.LastShot.DisplayName, "image", st.LastShot.Image)
+			}
+		}
+	}
+
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "deskhand computer use", Version: version}, &mcp.ServerOptions{
+		Instructions: s.instructions(),
+		Logger:       s.log,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	s.tools = s.toolSpecs()
+	for _, spec := range s.tools {
+		s.mcp.AddTool(spec.tool(s.mode), s.handler(spec))
+	}
+	return s, nil
+}
+
+func (s *Server) instructions() string {
+	coords := "pixels of the latest screenshot, origin top-left"
+	if s.mode == geometry.ModeNormalized {
+		coords = "percentages (0–100) of the latest screenshot's width and height"
+	}
+	return "Operate this computer's desktop: take a screenshot first, then act with the pointer and keyboard tools. " +
+		"Coordinates are [x, y] in " + coords + "; take a new screenshot after the screen changes. " +
+		"Use computer_batch for a predictable sequence of actions in one call."
+}
+
+// MCP returns the underlying go-sdk server, for transports other than
+// those Run takes.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Run serves one client over t until it disconnects or ctx is done, then
+// releases every button and key still held and writes the state file.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	err := s.mcp.Run(ctx, t)
+	s.Close()
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// Close releases every button and key still held and waits for pending
+// state-file writes. It does not close the executor.
+func (s *Server) Close() {
+	s.releaseAll(context.Background(), "server stopping")
+	s.saveWG.Wait()
+}
+
+// sessionFor returns the state of ss, creating it (from the restored state
+// file) on first use. When the session ends, whatever it held is released.
+func (s *Server) sessionFor(ss *mcp.ServerSession) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess, ok := s.sessions[ss]; ok {
+		return sess
+	}
+	sess := &session{}
+	if s.restored.LastShot != nil {
+		shot := *s.restored.LastShot
+		sess.last = &shot
+	}
+	if s.restored.SelectedDisplay != nil {
+		sel := *s.restored.SelectedDisplay
+		sess.selected = &sel
+	}
+	if ss != nil {
+		sess.id = ss.ID()
+		s.sessions[ss] = sess
+		go func() {
+			_ = ss.Wait()
+			s.mu.Lock()
+			delete(s.sessions, ss)
+			s.mu.Unlock()
+			s.releaseAll(context.Background(), "client disconnected")
+		}()
+	}
+	return sess
+}
+
+// releaseAll releases every mouse button and key the executor holds. It
+// runs even when ctx is done.
+func (s *Server) releaseAll(ctx context.Context, why string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := s.exec.ReleaseAll(ctx); err != nil {
+		s.log.Warn("releasing held buttons and keys", "why", why, "err", err)
+		return
+	}
+	s.log.Debug("released held buttons and keys", "why", why)
+}
+
+// persist writes the session's geometry to the state file in the
+// background; the latest state wins when writes pile up.
+func (s *Server) persist(sess *session) {
+	if s.statePath == "" {
+		return
+	}
+	last, _, selected := sess.snapshot()
+	st := geometry.State{XDisplay: s.xdisp, LastShot: last, SelectedDisplay: selected, Updated: time.Now().UTC()}
+	s.saveMu.Lock()
+	s.pending = &st
+	if s.saving {
+		s.saveMu.Unlock()
+		return
+	}
+	s.saving = true
+	s.saveWG.Add(1)
+	s.saveMu.Unlock()
+	go func() {
+		defer s.saveWG.Done()
+		for {
+			s.saveMu.Lock()
+			next := s.pending
+			s.pending = nil
+			if next == nil {
+				s.saving = false
+				s.saveMu.Unlock()
+				return
+			}
+			s.saveMu.Unlock()
+			if err := geometry.SaveState(s.statePath, *next); err != nil {
+				s.log.Warn("writing the state file", "path", s.statePath, "err", err)
+			}
+		}
+	}()
+}
+
+// handler adapts a tool to the go-sdk's low-level handler: arguments are
+// checked here, with messages a model can act on, rather than by schema
+// validation.
+func (s *Server) handler(spec *toolSpec) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		sess := s.sessionFor(req.Session)
+		start := time.Now()
+		s.act.Lock()
+		res := s.call(ctx, sess, spec, req.Params.Arguments)
+		if res.IsError {
+			// A failed action may leave something pressed (a drag cut
+			// short, or an earlier left_mouse_down): let it all go.
+			s.releaseAll(ctx, spec.name+" failed")
+		}
+		s.act.Unlock()
+		s.log.Debug("tool call", "tool", spec.name, "error", res.IsError, "took", time.Since(start))
+		return res, nil
+	}
+}
+
+// call runs one tool call: arguments, gates, action.
+func (s *Server) call(ctx context.Context, sess *session, spec *toolSpec, raw []byte) *mcp.CallToolResult {
+	if spec.batch {
+		return s.runBatch(ctx, sess, raw)
+	}
+	a, err := decodeArgs(spec.name, raw, spec.fields())
+	if err != nil {
+		return errorResult(err)
+	}
+	p, err := s.newParser(ctx, sess, nil)
+	if err != nil {
+		return errorResult(err)
+	}
+	st, err := spec.parse(p, a)
+	if err != nil {
+		return errorResult(err)
+	}
+	out, err := s.runStep(ctx, sess, st)
+	if err != nil {
+		return errorResult(err)
+	}
+	return out.result()
+}
+
+// runStep resolves an action's runtime facts, checks the gates and runs it.
+func (s *Server) runStep(ctx context.Context, sess *session, st *step) (*outcome, error) {
+	st.action.Session = sess.id
+	if st.resolve != nil {
+		if err := st.resolve(ctx, &st.action); err != nil {
+			return nil, err
+		}
+	}
+	for _, g := range s.gates {
+		if err := g.Check(ctx, &st.action); err != nil {
+			return nil, fmt.Errorf("%s: %w", g.Name(), err)
+		}
+	}
+	out, err := st.run(ctx)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("%s was cancelled (%v); held buttons and keys were released", st.action.Tool, ctxErr)
+		}
+		return nil, fmt.Errorf("%s: %w", st.action.Tool, err)
+	}
+	return out, nil
+}
+
+// describeDisplay names a display for the model.
+func describeDisplay(d bridge.Display) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q (id %d, %dx%d at +%d+%d", d.Name, d.ID, d.Logical.Width, d.Logical.Height, d.Origin.X, d.Origin.Y)
+	if d.Primary {
+		b.WriteString(", primary")
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+func describeDisplays(ds []bridge.Display) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = describeDisplay(d)
+	}
+	return strings.Join(parts, ", ")
+}
