@@ -228,9 +228,11 @@ impl Server {
                 let started = Instant::now();
                 let outcome = match self.dispatch(&id, &method, params) {
                     Ok(outcome) => outcome,
-                    Err(err) => {
+                    Err(mut err) => {
                         if err.code == Code::DisplayUnavailable {
-                            self.check_connection();
+                            if let Some(lost) = self.check_connection(&err) {
+                                err = lost;
+                            }
                         }
                         log_debug!("{method} failed: {err}");
                         Outcome::reply(protocol::failure(&id, &err))
@@ -456,19 +458,27 @@ impl Server {
     }
 
     /// After a display_unavailable error: if the server is really gone,
-    /// drop the session so the next call reconnects.
-    fn check_connection(&mut self) {
-        if let XState::Up(s) = &self.x {
-            if !s.x.alive() {
-                let display = s.x.display.clone();
-                log_warn!("lost the connection to X display {display}; the next call reconnects");
-                self.clipboard = None;
-                self.x = XState::Down(xconn::unavailable(
-                    Some(&display),
-                    "the connection was lost",
-                ));
-            }
+    /// drops the session so the next call reconnects, and returns the
+    /// error to report instead (naming the display).
+    fn check_connection(&mut self, err: &Error) -> Option<Error> {
+        let XState::Up(s) = &self.x else {
+            return None;
+        };
+        if s.x.alive() {
+            return None;
         }
+        let display = s.x.display.clone();
+        log_warn!(
+            "lost the connection to X display {display} ({}); the next call reconnects",
+            err.message
+        );
+        let lost = xconn::unavailable(
+            Some(&display),
+            format!("the connection was lost ({})", err.message),
+        );
+        self.clipboard = None;
+        self.x = XState::Down(lost.clone());
+        Some(lost)
     }
 
     fn clipboard(&mut self) -> Result<&mut Clipboard> {

@@ -1,0 +1,897 @@
+//! The helper against real X servers: pixel-exact captures through MIT-SHM
+//! and GetImage, JPEG colours, scaling, masking with stacking order,
+//! patch_check, a 16-bit server, RandR monitors, and reconnecting to a
+//! display that comes and goes.
+//!
+//! Tests on `$DISPLAY` draw their own windows, so they do not depend on
+//! what else is on the screen. Tests that need a private server start their
+//! own Xvfb.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use common::{have_display, Helper};
+use serde_json::{json, Value};
+use x11rb::connection::Connection;
+use x11rb::properties::{WmSizeHints, WmSizeHintsSpecification};
+use x11rb::protocol::xproto::{
+    AtomEnum, ChangeGCAux, ConnectionExt as _, CreateGCAux, CreateWindowAux, EventMask, PropMode,
+    Rectangle, Visualtype, WindowClass,
+};
+use x11rb::protocol::Event;
+use x11rb::rust_connection::RustConnection;
+use x11rb::wrapper::ConnectionExt as _;
+
+/// The tests share one screen; they take turns.
+static SCREEN: Mutex<()> = Mutex::new(());
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    SCREEN.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Area {
+    x: i32,
+    y: i32,
+    w: u32,
+    h: u32,
+}
+
+impl Area {
+    fn json(self) -> Value {
+        json!({"x": self.x, "y": self.y, "width": self.w, "height": self.h})
+    }
+
+    fn contains(self, x: i32, y: i32) -> bool {
+        x >= self.x && y >= self.y && x < self.x + self.w as i32 && y < self.y + self.h as i32
+    }
+
+    fn from_json(v: &Value) -> Area {
+        Area {
+            x: v["x"].as_i64().unwrap() as i32,
+            y: v["y"].as_i64().unwrap() as i32,
+            w: v["width"].as_u64().unwrap() as u32,
+            h: v["height"].as_u64().unwrap() as u32,
+        }
+    }
+}
+
+/// A test's own X connection, for drawing.
+struct X {
+    conn: RustConnection,
+    root: u32,
+    visual: Visualtype,
+    windows: Vec<u32>,
+}
+
+impl X {
+    fn open(display: Option<&str>) -> X {
+        let (conn, screen) = x11rb::connect(display).expect("connecting to the X server");
+        let s = &conn.setup().roots[screen];
+        let root = s.root;
+        let visual = *s
+            .allowed_depths
+            .iter()
+            .flat_map(|d| &d.visuals)
+            .find(|v| v.visual_id == s.root_visual)
+            .unwrap();
+        X {
+            conn,
+            root,
+            visual,
+            windows: Vec::new(),
+        }
+    }
+
+    /// The pixel value of a colour on this TrueColor visual.
+    fn pixel(&self, rgb: [u8; 3]) -> u32 {
+        let put = |c: u8, mask: u32| {
+            let bits = mask.count_ones();
+            ((c as u32 >> (8 - bits.min(8))) << mask.trailing_zeros()) & mask
+        };
+        put(rgb[0], self.visual.red_mask)
+            | put(rgb[1], self.visual.green_mask)
+            | put(rgb[2], self.visual.blue_mask)
+    }
+
+    /// What a colour reads back as after the server's quantisation, scaled
+    /// to 8 bits the way the helper documents it: v * 255 / max, rounded.
+    fn quantised(&self, rgb: [u8; 3]) -> [u8; 3] {
+        let q = |c: u8, mask: u32| {
+            let bits = mask.count_ones().min(8);
+            let max = (1u32 << bits) - 1;
+            let v = c as u32 >> (8 - bits);
+            ((v * 255 + max / 2) / max) as u8
+        };
+        [
+            q(rgb[0], self.visual.red_mask),
+            q(rgb[1], self.visual.green_mask),
+            q(rgb[2], self.visual.blue_mask),
+        ]
+    }
+
+    /// Maps a window filled with `rgb` and waits until it is exposed.
+    /// Override-redirect windows sit above everything and bypass the window
+    /// manager; managed ones get a title and a user-specified position.
+    fn window(&mut self, area: Area, rgb: [u8; 3], managed: Option<&str>) -> u32 {
+        let id = self.conn.generate_id().unwrap();
+        let aux = CreateWindowAux::new()
+            .background_pixel(self.pixel(rgb))
+            .override_redirect(u32::from(managed.is_none()))
+            .event_mask(EventMask::EXPOSURE | EventMask::STRUCTURE_NOTIFY);
+        self.conn
+            .create_window(
+                0,
+                id,
+                self.root,
+                area.x as i16,
+                area.y as i16,
+                area.w as u16,
+                area.h as u16,
+                0,
+                WindowClass::INPUT_OUTPUT,
+                0,
+                &aux,
+            )
+            .unwrap();
+        if let Some(title) = managed {
+            self.conn
+                .change_property8(
+                    PropMode::REPLACE,
+                    id,
+                    AtomEnum::WM_NAME,
+                    AtomEnum::STRING,
+                    title.as_bytes(),
+                )
+                .unwrap();
+            self.conn
+                .change_property8(
+                    PropMode::REPLACE,
+                    id,
+                    AtomEnum::WM_CLASS,
+                    AtomEnum::STRING,
+                    b"deskhand-test\0DeskhandTest\0",
+                )
+                .unwrap();
+            let hints = WmSizeHints {
+                position: Some((WmSizeHintsSpecification::UserSpecified, area.x, area.y)),
+                size: Some((
+                    WmSizeHintsSpecification::UserSpecified,
+                    area.w as i32,
+                    area.h as i32,
+                )),
+                ..WmSizeHints::default()
+            };
+            hints.set_normal_hints(&self.conn, id).unwrap();
+        }
+        self.conn.map_window(id).unwrap();
+        self.conn.flush().unwrap();
+        self.windows.push(id);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match self.conn.poll_for_event().unwrap() {
+                Some(Event::Expose(e)) if e.window == id => break,
+                Some(_) => continue,
+                None if Instant::now() > deadline => panic!("window 0x{id:x} was never exposed"),
+                None => thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        self.sync();
+        id
+    }
+
+    /// Fills `area` (window coordinates) of `window` with `rgb`.
+    fn fill(&self, window: u32, area: Area, rgb: [u8; 3]) {
+        let gc = self.conn.generate_id().unwrap();
+        self.conn
+            .create_gc(gc, window, &CreateGCAux::new().foreground(self.pixel(rgb)))
+            .unwrap();
+        self.conn
+            .poly_fill_rectangle(
+                window,
+                gc,
+                &[Rectangle {
+                    x: area.x as i16,
+                    y: area.y as i16,
+                    width: area.w as u16,
+                    height: area.h as u16,
+                }],
+            )
+            .unwrap();
+        self.conn.free_gc(gc).unwrap();
+        self.sync();
+    }
+
+    /// Draws 8×8 blocks of distinct colours over a whole window.
+    fn pattern(&self, window: u32, area: Area) {
+        let gc = self.conn.generate_id().unwrap();
+        self.conn
+            .create_gc(gc, window, &CreateGCAux::new())
+            .unwrap();
+        for by in 0..area.h / 8 {
+            for bx in 0..area.w / 8 {
+                let pixel = self.pixel(block_colour(bx, by));
+                self.conn
+                    .change_gc(gc, &ChangeGCAux::new().foreground(pixel))
+                    .unwrap();
+                self.conn
+                    .poly_fill_rectangle(
+                        window,
+                        gc,
+                        &[Rectangle {
+                            x: (bx * 8) as i16,
+                            y: (by * 8) as i16,
+                            width: 8,
+                            height: 8,
+                        }],
+                    )
+                    .unwrap();
+            }
+        }
+        self.conn.free_gc(gc).unwrap();
+        self.sync();
+    }
+
+    fn sync(&self) {
+        self.conn.get_input_focus().unwrap().reply().unwrap();
+    }
+}
+
+impl Drop for X {
+    fn drop(&mut self) {
+        for &id in &self.windows {
+            let _ = self.conn.destroy_window(id);
+        }
+        let _ = self.conn.flush();
+        let _ = self.conn.get_input_focus().map(|c| c.reply());
+    }
+}
+
+fn block_colour(bx: u32, by: u32) -> [u8; 3] {
+    [
+        (bx * 8 + 3) as u8,
+        (by * 16 + 5) as u8,
+        ((bx * 37 + by * 11) % 256) as u8,
+    ]
+}
+
+fn decode_png(result: &Value) -> (u32, u32, Vec<u8>) {
+    assert_eq!(result["format"], "png");
+    let data = base64::engine::general_purpose::STANDARD
+        .decode(result["data"].as_str().unwrap())
+        .unwrap();
+    let mut reader = png::Decoder::new(&data[..]).read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(
+        info.color_type,
+        png::ColorType::Rgb,
+        "PNG output must be RGB without alpha"
+    );
+    buf.truncate(info.buffer_size());
+    assert_eq!(
+        (info.width, info.height),
+        (
+            result["width"].as_u64().unwrap() as u32,
+            result["height"].as_u64().unwrap() as u32
+        )
+    );
+    (info.width, info.height, buf)
+}
+
+fn decode_jpeg(result: &Value) -> (u32, u32, Vec<u8>) {
+    assert_eq!(result["format"], "jpeg");
+    let data = base64::engine::general_purpose::STANDARD
+        .decode(result["data"].as_str().unwrap())
+        .unwrap();
+    let img = turbojpeg::decompress(&data, turbojpeg::PixelFormat::RGB).unwrap();
+    (img.width as u32, img.height as u32, img.pixels)
+}
+
+fn rgb_at(buf: &[u8], width: u32, x: u32, y: u32) -> [u8; 3] {
+    let i = (y * width + x) as usize * 3;
+    [buf[i], buf[i + 1], buf[i + 2]]
+}
+
+fn close(a: [u8; 3], b: [u8; 3], tolerance: u8) -> bool {
+    (0..3).all(|i| a[i].abs_diff(b[i]) <= tolerance)
+}
+
+#[test]
+fn capture_is_pixel_exact_with_shm_and_with_get_image() {
+    if !have_display("capture_is_pixel_exact_with_shm_and_with_get_image") {
+        return;
+    }
+    let _turn = lock();
+    let mut x = X::open(None);
+    let area = Area {
+        x: 40,
+        y: 50,
+        w: 256,
+        h: 128,
+    };
+    let id = x.window(area, [0, 0, 0], None);
+    x.pattern(id, Area { x: 0, y: 0, ..area });
+    for (env, method, shm) in [
+        (vec![], "shm", true),
+        (vec![("DESKHAND_HELPER_NO_SHM", "1")], "get_image", false),
+    ] {
+        let mut helper = Helper::spawn(&env);
+        let hs = helper.handshake();
+        assert_eq!(hs["extensions"]["shm"], shm, "{hs}");
+        let r = helper.result("capture", json!({"rect": area.json(), "format": "png"}));
+        assert_eq!(r["method"], method);
+        assert_eq!(r["display"], Value::Null);
+        assert_eq!(Area::from_json(&r["source"]).json(), area.json());
+        let (w, h, rgb) = decode_png(&r);
+        assert_eq!((w, h), (area.w, area.h));
+        for y in 0..h {
+            for px in 0..w {
+                let want = x.quantised(block_colour(px / 8, y / 8));
+                assert_eq!(rgb_at(&rgb, w, px, y), want, "{method}: pixel ({px}, {y})");
+            }
+        }
+        // Scaling by 2 keeps each block's colour in the middle of the block.
+        let r = helper.result(
+            "capture",
+            json!({"rect": area.json(), "format": "png", "width": 128, "height": 64}),
+        );
+        let (w, _, rgb) = decode_png(&r);
+        for by in 0..16 {
+            for bx in 0..32 {
+                let got = rgb_at(&rgb, w, bx * 4 + 1, by * 4 + 1);
+                let want = x.quantised(block_colour(bx, by));
+                assert!(
+                    close(got, want, 1),
+                    "{method}: scaled block ({bx}, {by}) is {got:?}, want {want:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn jpeg_and_scaled_output_keep_colours_on_a_depth_24_screen() {
+    if !have_display("jpeg_and_scaled_output_keep_colours_on_a_depth_24_screen") {
+        return;
+    }
+    let _turn = lock();
+    let mut x = X::open(None);
+    let colour = [200, 120, 40];
+    let area = Area {
+        x: 320,
+        y: 50,
+        w: 240,
+        h: 160,
+    };
+    x.window(area, colour, None);
+    let want = x.quantised(colour);
+    let mut helper = Helper::spawn(&[]);
+    helper.handshake();
+    for params in [
+        json!({"rect": area.json(), "quality": 90}),
+        json!({"rect": area.json(), "quality": 90, "width": 100, "height": 67}),
+        json!({"rect": area.json(), "format": "png", "width": 37, "height": 211}),
+    ] {
+        let r = helper.result("capture", params.clone());
+        let (w, h, rgb) = if r["format"] == "png" {
+            decode_png(&r)
+        } else {
+            decode_jpeg(&r)
+        };
+        assert_eq!(
+            (w as u64, h as u64),
+            (r["width"].as_u64().unwrap(), r["height"].as_u64().unwrap())
+        );
+        let tolerance = if r["format"] == "png" { 1 } else { 4 };
+        for y in 0..h {
+            for px in 0..w {
+                let got = rgb_at(&rgb, w, px, y);
+                assert!(
+                    close(got, want, tolerance),
+                    "{params}: pixel ({px}, {y}) is {got:?}, want {want:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn patch_check_sees_changes_since_the_last_capture() {
+    if !have_display("patch_check_sees_changes_since_the_last_capture") {
+        return;
+    }
+    let _turn = lock();
+    let mut x = X::open(None);
+    let area = Area {
+        x: 600,
+        y: 50,
+        w: 200,
+        h: 120,
+    };
+    let id = x.window(area, [90, 90, 90], None);
+    x.pattern(id, Area { x: 0, y: 0, ..area });
+    let mut helper = Helper::spawn(&[]);
+    helper.handshake();
+    let cap = helper.result(
+        "capture",
+        json!({"rect": area.json(), "width": 100, "height": 60}),
+    );
+    let capture_id = cap["capture_id"].clone();
+    let check = |helper: &mut Helper, x: i32, y: i32, tolerance: u32| {
+        helper.result(
+            "patch_check",
+            json!({"x": x, "y": y, "size": 9, "tolerance": tolerance}),
+        )
+    };
+    let (cx, cy) = (area.x + 115, area.y + 55);
+    let r = check(&mut helper, cx, cy, 0);
+    assert_eq!(
+        r,
+        json!({"changed": false, "differing_pixels": 0, "max_delta": 0, "capture_id": capture_id})
+    );
+    // Paint a 30×30 square over the checked point.
+    x.fill(
+        id,
+        Area {
+            x: 100,
+            y: 40,
+            w: 30,
+            h: 30,
+        },
+        [255, 255, 255],
+    );
+    let r = check(&mut helper, cx, cy, 0);
+    assert_eq!(r["changed"], true, "{r}");
+    assert_eq!(r["differing_pixels"], 81, "{r}");
+    assert!(r["max_delta"].as_u64().unwrap() > 100, "{r}");
+    let r = check(&mut helper, cx, cy, 255);
+    assert_eq!(r["changed"], false, "{r}");
+    // Elsewhere nothing changed.
+    let r = check(&mut helper, area.x + 20, area.y + 20, 0);
+    assert_eq!(r["changed"], false, "{r}");
+    // The baseline is the capture, unmasked and native, not the scaled image:
+    // a new capture moves it.
+    let cap2 = helper.result("capture", json!({"rect": area.json(), "format": "png"}));
+    assert!(cap2["capture_id"].as_u64() > capture_id.as_u64());
+    let r = check(&mut helper, cx, cy, 0);
+    assert_eq!(r["changed"], false, "{r}");
+    assert_eq!(r["capture_id"], cap2["capture_id"]);
+}
+
+#[test]
+fn masking_paints_visible_parts_of_masked_windows() {
+    if !have_display("masking_paints_visible_parts_of_masked_windows") {
+        return;
+    }
+    let _turn = lock();
+    let mut x = X::open(None);
+    let a = x.window(
+        Area {
+            x: 300,
+            y: 300,
+            w: 300,
+            h: 200,
+        },
+        [10, 200, 10],
+        Some("deskhand mask A"),
+    );
+    let b = x.window(
+        Area {
+            x: 500,
+            y: 350,
+            w: 200,
+            h: 200,
+        },
+        [200, 10, 10],
+        Some("deskhand mask B"),
+    );
+    let mut helper = Helper::spawn(&[]);
+    helper.handshake();
+    // Wait until the window manager lists both.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let list = loop {
+        let list = helper.result("windows", json!({}));
+        let ids: Vec<u64> = list["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["id"].as_u64().unwrap())
+            .collect();
+        if ids.contains(&(a as u64)) && ids.contains(&(b as u64)) {
+            break list;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "windows never listed both test windows: {list}"
+        );
+        thread::sleep(Duration::from_millis(50));
+    };
+    let windows = list["windows"].as_array().unwrap();
+    let find = |id: u32| windows.iter().position(|w| w["id"] == id).unwrap();
+    let bounds_a = Area::from_json(&windows[find(a)]["bounds"]);
+    let bounds_b = Area::from_json(&windows[find(b)]["bounds"]);
+    let b_above_a = find(b) < find(a);
+    let magenta = [255, 0, 255];
+
+    let r = helper.result(
+        "capture",
+        json!({"rect": bounds_a.json(), "format": "png", "mask": [a], "mask_color": magenta}),
+    );
+    assert_eq!(r["masked"], json!([a]));
+    let (w, h, rgb) = decode_png(&r);
+    let mut painted = 0;
+    for y in 0..h {
+        for px in 0..w {
+            let (gx, gy) = (bounds_a.x + px as i32, bounds_a.y + y as i32);
+            let covered = b_above_a && bounds_b.contains(gx, gy);
+            let got = rgb_at(&rgb, w, px, y);
+            if covered {
+                assert_ne!(
+                    got, magenta,
+                    "({gx}, {gy}) is under window B, which is not masked"
+                );
+            } else {
+                assert_eq!(got, magenta, "({gx}, {gy}) belongs to masked window A");
+                painted += 1;
+            }
+        }
+    }
+    assert!(painted > 0);
+
+    // Both masked: all of A's frame is painted; the request order is kept.
+    let r = helper.result("capture", json!({"rect": bounds_a.json(), "format": "png", "mask": [b, a, 4294967294u32], "mask_color": magenta}));
+    assert_eq!(r["masked"], json!([b, a]));
+    let (w, h, rgb) = decode_png(&r);
+    for y in 0..h {
+        for px in 0..w {
+            assert_eq!(rgb_at(&rgb, w, px, y), magenta);
+        }
+    }
+
+    // A scaled full-screen capture is painted too, and the mask never
+    // reaches patch_check's baseline: the unmasked pixels are kept.
+    let r = helper.result(
+        "capture",
+        json!({"mask": [a], "mask_color": magenta, "width": 960, "height": 540, "format": "png"}),
+    );
+    let source = Area::from_json(&r["source"]);
+    let (w, _, rgb) = decode_png(&r);
+    let sx = w as f64 / source.w as f64;
+    let (cx, cy) = (bounds_a.x + 20, bounds_a.y + 20);
+    let got = rgb_at(
+        &rgb,
+        w,
+        ((cx - source.x) as f64 * sx) as u32,
+        ((cy - source.y) as f64 * sx) as u32,
+    );
+    assert!(close(got, magenta, 1), "scaled masked pixel is {got:?}");
+    let r = helper.result("patch_check", json!({"x": cx, "y": cy}));
+    assert_eq!(r["changed"], false, "{r}");
+}
+
+/// A private Xvfb, stopped on drop.
+struct Xvfb {
+    child: Child,
+    display: String,
+}
+
+impl Xvfb {
+    /// Starts `Xvfb` on a free display. None (with a note) if Xvfb is not
+    /// installed, except under CI, where that is a failure.
+    fn start(screen: &str) -> Option<Xvfb> {
+        let child = Command::new("Xvfb")
+            .args([
+                "-displayfd",
+                "1",
+                "-noreset",
+                "-nolisten",
+                "tcp",
+                "-screen",
+                "0",
+                screen,
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn();
+        let mut child = match child {
+            Ok(c) => c,
+            Err(e) => {
+                assert!(
+                    std::env::var_os("CI").is_none(),
+                    "CI is set but Xvfb cannot start: {e}"
+                );
+                eprintln!("skipping: cannot start Xvfb ({e})");
+                return None;
+            }
+        };
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let number = line.trim();
+        assert!(!number.is_empty(), "Xvfb did not report its display number");
+        Some(Xvfb {
+            child,
+            display: format!(":{number}"),
+        })
+    }
+
+    /// Starts `Xvfb` on a given display.
+    fn start_on(display: &str, screen: &str) -> Xvfb {
+        let child = Command::new("Xvfb")
+            .args([
+                display,
+                "-noreset",
+                "-nolisten",
+                "tcp",
+                "-screen",
+                "0",
+                screen,
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let xvfb = Xvfb {
+            child,
+            display: display.to_owned(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while x11rb::connect(Some(display)).is_err() {
+            assert!(Instant::now() < deadline, "Xvfb {display} did not come up");
+            thread::sleep(Duration::from_millis(20));
+        }
+        xvfb
+    }
+
+    /// Stops the server the way a session ends: SIGTERM, then wait.
+    fn stop(mut self) {
+        self.terminate();
+    }
+
+    fn terminate(&mut self) {
+        // SAFETY: signalling our own child process by its pid.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+
+    fn run(&self, program: &str, args: &[&str]) {
+        let status = Command::new(program)
+            .args(args)
+            .env("DISPLAY", &self.display)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap_or_else(|e| panic!("running {program}: {e}"));
+        assert!(status.success(), "{program} {args:?} failed: {status}");
+    }
+}
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            self.terminate();
+        }
+    }
+}
+
+#[test]
+fn sixteen_bit_server_is_converted_exactly() {
+    let Some(server) = Xvfb::start("320x240x16") else {
+        return;
+    };
+    let mut x = X::open(Some(&server.display));
+    assert_eq!(
+        (x.visual.red_mask, x.visual.green_mask, x.visual.blue_mask),
+        (0xf800, 0x07e0, 0x001f)
+    );
+    let area = Area {
+        x: 16,
+        y: 24,
+        w: 160,
+        h: 96,
+    };
+    let id = x.window(area, [0, 0, 0], None);
+    x.pattern(id, Area { x: 0, y: 0, ..area });
+    for env in [
+        vec![("DISPLAY", server.display.as_str())],
+        vec![
+            ("DISPLAY", server.display.as_str()),
+            ("DESKHAND_HELPER_NO_SHM", "1"),
+        ],
+    ] {
+        let mut helper = Helper::spawn(&env);
+        helper.handshake();
+        let r = helper.result("capture", json!({"rect": area.json(), "format": "png"}));
+        let (w, h, rgb) = decode_png(&r);
+        for y in 0..h {
+            for px in 0..w {
+                let want = x.quantised(block_colour(px / 8, y / 8));
+                assert_eq!(
+                    rgb_at(&rgb, w, px, y),
+                    want,
+                    "{}: pixel ({px}, {y})",
+                    r["method"]
+                );
+            }
+        }
+        // JPEG of a 16-bit screen is not black or transparent either.
+        let r = helper.result("capture", json!({"rect": area.json(), "quality": 95}));
+        let (w, _, rgb) = decode_jpeg(&r);
+        let want = x.quantised(block_colour(3, 3));
+        assert!(close(rgb_at(&rgb, w, 3 * 8 + 4, 3 * 8 + 4), want, 24));
+    }
+}
+
+#[test]
+fn displays_are_the_randr_monitors() {
+    let Some(server) = Xvfb::start("1600x600x24") else {
+        return;
+    };
+    if Command::new("xrandr").arg("--version").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but xrandr is missing"
+        );
+        eprintln!("skipping displays_are_the_randr_monitors: xrandr is missing");
+        return;
+    }
+    server.run(
+        "xrandr",
+        &["--setmonitor", "*RIGHT", "800/212x600/159+800+0", "screen"],
+    );
+    server.run(
+        "xrandr",
+        &["--setmonitor", "LEFT", "800/212x600/159+0+0", "none"],
+    );
+    let mut helper = Helper::spawn(&[("DISPLAY", &server.display)]);
+    helper.handshake();
+    let fnv = |s: &str| {
+        s.bytes().fold(0x811c_9dc5u32, |h, b| {
+            (h ^ b as u32).wrapping_mul(0x0100_0193)
+        })
+    };
+    let list = helper.result("displays", json!({}));
+    let displays = list["displays"].as_array().unwrap();
+    let by_name = |n: &str| {
+        displays
+            .iter()
+            .find(|d| d["name"] == n)
+            .unwrap_or_else(|| panic!("no {n} in {list}"))
+    };
+    let right = by_name("RIGHT");
+    assert_eq!(right["id"], fnv("RIGHT"));
+    assert_eq!(right["primary"], true);
+    assert_eq!(right["origin"], json!({"x": 800, "y": 0}));
+    assert_eq!(right["logical"], json!({"width": 800, "height": 600}));
+    assert_eq!(right["physical"], right["logical"]);
+    assert_eq!(right["mm"], json!({"width": 212, "height": 159}));
+    assert_eq!(right["scale"], 1.0);
+    let left = by_name("LEFT");
+    assert_eq!(left["id"], fnv("LEFT"));
+    assert_eq!(left["primary"], false);
+    assert_eq!(displays.iter().filter(|d| d["primary"] == true).count(), 1);
+    // The default capture is the primary display; another is chosen by id.
+    let r = helper.result("capture", json!({"width": 80, "height": 60}));
+    assert_eq!(r["display"], fnv("RIGHT"));
+    assert_eq!(
+        r["source"],
+        json!({"x": 800, "y": 0, "width": 800, "height": 600})
+    );
+    let r = helper.result("capture", json!({"display": fnv("LEFT")}));
+    assert_eq!(
+        r["source"],
+        json!({"x": 0, "y": 0, "width": 800, "height": 600})
+    );
+    assert_eq!(
+        (r["width"].as_u64(), r["height"].as_u64()),
+        (Some(800), Some(600))
+    );
+}
+
+#[test]
+fn reconnects_when_the_display_comes_back() {
+    // Find a free display number, then free it again.
+    let Some(probe) = Xvfb::start("64x64x24") else {
+        return;
+    };
+    let display = probe.display.clone();
+    probe.stop();
+    let mut helper = Helper::spawn(&[("DISPLAY", &display)]);
+    let hs = helper.handshake();
+    assert_eq!(hs["capabilities"], json!([]), "{hs}");
+    assert!(
+        hs["display_error"].as_str().unwrap().contains(&display),
+        "{hs}"
+    );
+    let down = |helper: &mut Helper| {
+        let r = helper.call("displays", json!({}));
+        assert_eq!(r["error"]["data"]["code"], "display_unavailable", "{r}");
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&display),
+            "the message names the display: {message}"
+        );
+        assert!(!r["error"]["data"]["hint"].as_str().unwrap().is_empty());
+    };
+    down(&mut helper);
+
+    let server = Xvfb::start_on(&display, "640x480x24");
+    let list = helper.result("displays", json!({}));
+    assert_eq!(
+        list["displays"][0]["logical"],
+        json!({"width": 640, "height": 480})
+    );
+    let hs = helper.handshake();
+    assert!(
+        hs["capabilities"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("capture")),
+        "{hs}"
+    );
+    assert!(hs.get("display_error").is_none(), "{hs}");
+    helper.result("capture", json!({"format": "png"}));
+
+    // The server goes away: calls fail with display_unavailable, and keep
+    // failing (each one retrying) until it is back.
+    server.stop();
+    down(&mut helper);
+    down(&mut helper);
+    let server = Xvfb::start_on(&display, "800x600x24");
+    let r = helper.result("capture", json!({"format": "png"}));
+    assert_eq!(
+        r["source"],
+        json!({"x": 0, "y": 0, "width": 800, "height": 600})
+    );
+    assert_eq!(r["method"], "shm");
+    drop(server);
+}
+
+#[test]
+fn no_display_says_what_to_do() {
+    let mut helper = Helper::spawn(&[("DISPLAY", "")]);
+    let hs = helper.handshake();
+    assert_eq!(hs["capabilities"], json!([]));
+    assert!(
+        hs["display_error"]
+            .as_str()
+            .unwrap()
+            .contains("DISPLAY is not set"),
+        "{hs}"
+    );
+    let r = helper.call("capture", json!({}));
+    assert_eq!(r["error"]["code"], -32001);
+    assert!(
+        r["error"]["data"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("DISPLAY"),
+        "{r}"
+    );
+}
+
+#[test]
+fn exits_promptly_when_stdin_closes() {
+    let mut helper = Helper::spawn(&[]);
+    helper.handshake();
+    if std::env::var_os("DISPLAY").is_some() {
+        helper.result("clipboard_write", json!({"text": "held until exit"}));
+    }
+    let started = Instant::now();
+    helper.close_stdin();
+    let status = helper
+        .wait(Duration::from_secs(5))
+        .expect("helper exits after stdin closes");
+    assert!(status.success(), "{status}");
+    let took = started.elapsed();
+    // The protocol promises 100 ms; allow for a loaded test machine.
+    assert!(took < Duration::from_millis(500), "exit took {took:?}");
+    eprintln!("helper exited {took:?} after stdin closed");
+}
