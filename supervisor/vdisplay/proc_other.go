@@ -1,0 +1,12 @@
+//go:build !linux
+
+package vdisplay
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+func setProcAttr(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
