@@ -1,0 +1,13 @@
+package executor
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// detach starts the application in a session of its own, so that it
+// outlives deskhand and no signal meant for deskhand (a Ctrl-C in its
+// terminal, the client stopping it) reaches it.
+func detach(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+}

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package executor
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+func detach(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}

@@ -1,0 +1,189 @@
+// Package executor is the real executor behind deskhand's MCP tools: the
+// capture helper (package bridge) for displays, pixels, windows and the
+// clipboard; the in-process input package for the pointer and keyboard;
+// and desktop entries for launching applications. *Executor satisfies
+// mcpserver.Executor.
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/geometry"
+	"github.com/deskhand/deskhand/supervisor/input"
+	"github.com/deskhand/deskhand/supervisor/mcpserver"
+)
+
+// DefaultLaunchTimeout bounds how long OpenApplication waits for a window.
+const DefaultLaunchTimeout = 15 * time.Second
+
+// Options configure New.
+type Options struct {
+	// Helper is the capture helper client. Required.
+	Helper *bridge.Client
+	// Input sends pointer and keyboard input. Required.
+	Input *input.Input
+	// Env is the environment applications are launched with (it must name
+	// the display in DISPLAY); nil means os.Environ().
+	Env []string
+	// DataDirs are the XDG data directories searched for
+	// applications/*.desktop, most important first; nil means
+	// $XDG_DATA_HOME and $XDG_DATA_DIRS (see DataDirs).
+	DataDirs []string
+	// LaunchTimeout bounds the wait for a launched application's window;
+	// 0 means DefaultLaunchTimeout.
+	LaunchTimeout time.Duration
+	// Logger receives debug records; nil discards them.
+	Logger *slog.Logger
+}
+
+// Executor performs the MCP tools' actions on a real desktop.
+type Executor struct {
+	helper  *bridge.Client
+	in      *input.Input
+	env     []string
+	dirs    []string
+	timeout time.Duration
+	log     *slog.Logger
+}
+
+var _ mcpserver.Executor = (*Executor)(nil)
+
+// New returns an Executor over the helper and the input.
+func New(opts Options) (*Executor, error) {
+	if opts.Helper == nil || opts.Input == nil {
+		return nil, errors.New("executor: Options.Helper and Options.Input are required")
+	}
+	e := &Executor{
+		helper:  opts.Helper,
+		in:      opts.Input,
+		env:     opts.Env,
+		dirs:    opts.DataDirs,
+		timeout: opts.LaunchTimeout,
+		log:     opts.Logger,
+	}
+	if e.env == nil {
+		e.env = os.Environ()
+	}
+	if e.dirs == nil {
+		e.dirs = DataDirs()
+	}
+	if e.timeout <= 0 {
+		e.timeout = DefaultLaunchTimeout
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	return e, nil
+}
+
+// Displays lists the monitors.
+func (e *Executor) Displays(ctx context.Context) ([]bridge.Display, error) {
+	return e.helper.Displays(ctx)
+}
+
+// Capture takes a screenshot.
+func (e *Executor) Capture(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
+	return e.helper.Capture(ctx, req)
+}
+
+// CursorPosition reports where the pointer is.
+func (e *Executor) CursorPosition(ctx context.Context) (geometry.Point, error) {
+	p, err := e.in.Position(ctx)
+	return geometry.Point{X: p.X, Y: p.Y}, err
+}
+
+// MoveMouse puts the pointer at to.
+func (e *Executor) MoveMouse(ctx context.Context, to geometry.Point) error {
+	return e.in.Move(ctx, to.X, to.Y)
+}
+
+func button(b mcpserver.Button) (input.Button, error) {
+	return input.ParseButton(string(b))
+}
+
+// Click moves to at and clicks.
+func (e *Executor) Click(ctx context.Context, at geometry.Point, b mcpserver.Button, count int, modifiers string) error {
+	btn, err := button(b)
+	if err != nil {
+		return err
+	}
+	if err := e.in.Move(ctx, at.X, at.Y); err != nil {
+		return err
+	}
+	var mods []string
+	if modifiers != "" {
+		mods = []string{modifiers}
+	}
+	return e.in.Click(ctx, btn, count, mods)
+}
+
+// MouseDown presses b where the pointer is and keeps it pressed.
+func (e *Executor) MouseDown(ctx context.Context, b mcpserver.Button) error {
+	btn, err := button(b)
+	if err != nil {
+		return err
+	}
+	return e.in.Down(ctx, btn)
+}
+
+// MouseUp releases b.
+func (e *Executor) MouseUp(ctx context.Context, b mcpserver.Button) error {
+	btn, err := button(b)
+	if err != nil {
+		return err
+	}
+	return e.in.Up(ctx, btn)
+}
+
+// Drag drags with the left button from from to to.
+func (e *Executor) Drag(ctx context.Context, from, to geometry.Point) error {
+	return e.in.Drag(ctx, input.Point{X: from.X, Y: from.Y}, input.Point{X: to.X, Y: to.Y})
+}
+
+// Scroll turns the wheel at at.
+func (e *Executor) Scroll(ctx context.Context, at geometry.Point, direction string, amount int) error {
+	return e.in.Scroll(ctx, at.X, at.Y, direction, amount)
+}
+
+// Type types text exactly.
+func (e *Executor) Type(ctx context.Context, text string) error {
+	return e.in.Type(ctx, text)
+}
+
+// Key presses key combinations.
+func (e *Executor) Key(ctx context.Context, keys string) error {
+	return e.in.Key(ctx, keys)
+}
+
+// HoldKey holds a combination for d.
+func (e *Executor) HoldKey(ctx context.Context, combo string, d time.Duration) error {
+	return e.in.HoldKey(ctx, combo, d)
+}
+
+// ReleaseAll releases every button and key the input package holds.
+func (e *Executor) ReleaseAll(ctx context.Context) error {
+	return e.in.ReleaseAll(ctx)
+}
+
+// ReadClipboard returns the clipboard's text.
+func (e *Executor) ReadClipboard(ctx context.Context) (string, error) {
+	text, err := e.helper.ReadClipboard(ctx)
+	if err != nil {
+		return "", fmt.Errorf("reading the clipboard: %w", err)
+	}
+	return text, nil
+}
+
+// WriteClipboard puts text on the clipboard.
+func (e *Executor) WriteClipboard(ctx context.Context, text string) error {
+	if err := e.helper.WriteClipboard(ctx, text); err != nil {
+		return fmt.Errorf("writing the clipboard: %w", err)
+	}
+	return nil
+}
