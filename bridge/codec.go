@@ -144,7 +144,7 @@ func readHeader(r *bufio.Reader, maxBody int64) (int64, error) {
 		switch {
 		case sawCR:
 			if b != '\n' {
-				return 0, headerError(r, line, b, `a CR not followed by LF`)
+				return 0, headerError(r, line, b, "a CR not followed by LF in a frame header")
 			}
 			if lineStart { // the blank line that ends the block
 				if length < 0 {
@@ -153,7 +153,7 @@ func readHeader(r *bufio.Reader, maxBody int64) (int64, error) {
 				return length, nil
 			}
 			if nameEnd < 0 {
-				return 0, headerError(r, line, b, "a header line without a colon")
+				return 0, headerError(r, line, b, "a frame header line without a colon")
 			}
 			name := string(bytes.ToLower(line[:nameEnd]))
 			value := string(bytes.Trim(line[nameEnd+1:], " \t"))
@@ -180,7 +180,7 @@ func readHeader(r *bufio.Reader, maxBody int64) (int64, error) {
 		case b == '\r':
 			sawCR = true
 		case b == '\n':
-			return 0, headerError(r, line, b, `a line ending in LF instead of CRLF`)
+			return 0, headerError(r, line, b, "a frame header line ending in LF instead of CRLF")
 		case nameEnd < 0 && b == ':':
 			name := string(bytes.ToLower(line))
 			if name != headerContentLength && name != headerContentType {
@@ -196,11 +196,11 @@ func readHeader(r *bufio.Reader, maxBody int64) (int64, error) {
 			lineStart = false
 			name := bytes.ToLower(line)
 			if !bytes.HasPrefix([]byte(headerContentLength), name) && !bytes.HasPrefix([]byte(headerContentType), name) {
-				return 0, headerError(r, line[:len(line)-1], b, "bytes that are not a frame header")
+				return 0, headerError(r, line[:len(line)-1], b, "unexpected bytes where a frame header should be")
 			}
 		default:
 			if b != '\t' && (b < 0x20 || b > 0x7e) {
-				return 0, headerError(r, line, b, "a control or non-ASCII byte in a header value")
+				return 0, headerError(r, line, b, "a control or non-ASCII byte in a frame header")
 			}
 			line = append(line, b)
 		}
@@ -236,7 +236,7 @@ func headerError(r *bufio.Reader, line []byte, b byte, what string) error {
 		more, _ := r.Peek(n)
 		seen = append(seen, more...)
 	}
-	return fmt.Errorf("frame header has %s: %s", what, quoteSnippet(seen))
+	return fmt.Errorf("%s: %s", what, quoteSnippet(seen))
 }
 
 // quoteSnippet quotes at most the first 80 bytes of b for an error message.

@@ -216,7 +216,7 @@ func (p *process) shutdown(reason error) {
 // returns the error a call reports. It waits for the helper to be reaped.
 func (p *process) failure(method string) error {
 	if cause := p.stream.fault(); cause != nil {
-		p.kill(fmt.Errorf("%w: it wrote something that is not a protocol frame%s: %v; killed pid %d, the next call starts a new helper%s",
+		p.kill(fmt.Errorf("%w%s: %v; killed pid %d, the next call starts a new helper%s",
 			ErrProtocol, during(method), cause, p.pid, p.tail.phrase()))
 	} else if !p.waitExited(eofExitWait) {
 		p.kill(fmt.Errorf("%w: it closed its stdout%s but kept running; killed pid %d, the next call starts a new helper%s",
@@ -436,9 +436,10 @@ func (t *logTail) Lines() []string {
 	return append([]string(nil), t.lines...)
 }
 
-// last picks the line most worth quoting: the latest WARN, ERROR or
-// unlabelled line (a panic message, say), else the latest line. Rust's "note: run with
-// RUST_BACKTRACE" trailer is skipped as it says nothing about the cause.
+// last picks the line most worth quoting: the latest ERROR or unlabelled
+// line (a panic message, say), else the latest line. Rust's "note: run
+// with RUST_BACKTRACE" trailer is skipped as it says nothing about the
+// cause.
 func (t *logTail) last() string {
 	lines := t.Lines()
 	var fallback string
@@ -450,11 +451,19 @@ func (t *logTail) last() string {
 		if fallback == "" {
 			fallback = line
 		}
-		if level, _ := logLevel(line); level >= slog.LevelWarn {
+		if word, _, _ := strings.Cut(line, " "); word == "ERROR" || !isLevelWord(word) {
 			return line
 		}
 	}
 	return fallback
+}
+
+func isLevelWord(word string) bool {
+	switch word {
+	case "DEBUG", "INFO", "WARN", "ERROR":
+		return true
+	}
+	return false
 }
 
 // phrase quotes the line from last for an error message, or is empty.
