@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -328,9 +329,22 @@ func (c *Client) restartGate(now time.Time) (time.Duration, error) {
 		return 0, fmt.Errorf("%w: restarted %d times within %v and failed again (latest: %v); "+
 			"not restarting it before %s. Read the helper's log lines above, fix the cause "+
 			"(display, permissions or the helper binary), then retry or restart deskhand",
-			ErrCrashLoop, len(c.restarts), c.opts.RestartWindow, c.lastFailure, retry.Format(time.TimeOnly))
+			ErrCrashLoop, len(c.restarts), c.opts.RestartWindow, withoutRestartNote(c.lastFailure), retry.Format(time.TimeOnly))
 	}
 	return backoffDelay(c.failures, c.opts.BackoffBase, c.opts.BackoffMax) - now.Sub(c.lastFailureAt), nil
+}
+
+// withoutRestartNote drops the promise of a restart from a failure's
+// message, for quoting it where no restart follows.
+func withoutRestartNote(err error) string {
+	if err == nil {
+		return "none recorded"
+	}
+	before, after, found := strings.Cut(err.Error(), restartNote)
+	if !found {
+		return err.Error()
+	}
+	return before + after
 }
 
 // backoffDelay is the wait before restarting after failures consecutive
@@ -431,7 +445,7 @@ func (c *Client) roundTrip(ctx context.Context, p *process, method string, param
 	defer cancel()
 	sent := time.Now()
 	hung := func() error {
-		return fmt.Errorf("%w: no answer to %s within %v (%w); killed pid %d, the next call starts a new helper%s",
+		return fmt.Errorf("%w: no answer to %s within %v (%w); killed pid %d"+restartNote+"%s",
 			ErrHelperHung, method, time.Since(sent).Round(time.Millisecond), context.DeadlineExceeded, p.pid, p.tail.phrase())
 	}
 	// Kill at the deadline even while blocked writing to a helper that

@@ -103,6 +103,28 @@ func TestKilledDuringCall(t *testing.T) {
 	}
 }
 
+func TestDeathWhileIdleRestartsQuietly(t *testing.T) {
+	c, logs := newFake(t, fakeNormal, Options{BackoffBase: 10 * time.Millisecond})
+	ctx := testContext(t)
+	if err := c.Start(ctx); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	pid := c.PID()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill: %v", err)
+	}
+	waitFor(t, "PID() to drop the dead helper", func() bool { return c.PID() == 0 })
+	if _, err := c.Displays(ctx); err != nil {
+		t.Fatalf("Displays after the helper died while idle = %v, want a transparent restart", err)
+	}
+	if got := c.PID(); got == 0 || got == pid {
+		t.Errorf("PID() after the restart = %d, want a new pid (old %d)", got, pid)
+	}
+	if !strings.Contains(logs.String(), "killed by signal 9 (killed) while idle") {
+		t.Errorf("the idle death was not logged:\n%s", logs)
+	}
+}
+
 func TestHungCallKillsHelper(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -299,6 +321,9 @@ func TestCrashLoopCap(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("crash-loop error %q does not contain %q", err, want)
 		}
+	}
+	if strings.Contains(err.Error(), restartNote) {
+		t.Errorf("crash-loop error %q promises a restart that will not come", err)
 	}
 	if c.failures != 4 {
 		t.Errorf("after the cap, failures = %d, want 4 (the capped start spawns nothing)", c.failures)

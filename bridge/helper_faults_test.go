@@ -1,3 +1,5 @@
+//go:build linux
+
 package bridge
 
 // Fault tests against the real capture helper (helpers/linux), using its

@@ -9,8 +9,7 @@ import (
 // sysProcAttr puts the helper in its own process group, so that killing
 // the group also kills anything it spawned, and asks the kernel to SIGKILL
 // it if the supervisor dies first. Pdeathsig fires when the spawning OS
-// thread exits; the Go runtime keeps its threads unless a goroutine exits
-// while locked to one, which this package never does.
+// thread exits, so spawn starts the helper from a goroutine of its own.
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

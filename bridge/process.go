@@ -34,6 +34,10 @@ const (
 	killWait = 5 * time.Second
 )
 
+// restartNote ends the message of a failure after which the next call
+// starts a new helper.
+const restartNote = "; the next call starts a new helper"
+
 // Shutdown waits of Close; variables so tests can shorten them.
 var (
 	stdinCloseWait = time.Second
@@ -86,7 +90,13 @@ func spawn(opts *Options, logger *slog.Logger) (*process, error) {
 	cmd.Env = append(os.Environ(), opts.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	cmd.SysProcAttr = sysProcAttr()
-	err = cmd.Start()
+	// Start from a fresh goroutine: Pdeathsig fires when the spawning OS
+	// thread exits, and a caller locked to its thread (as the input code
+	// is) may let that thread go; a fresh goroutine runs on an unlocked
+	// thread, which the runtime never exits.
+	started := make(chan error, 1)
+	go func() { started <- cmd.Start() }()
+	err = <-started
 	// The child has its own copies; the parent keeps only its ends, so
 	// stdout and stderr reach EOF when the helper's group is gone.
 	closeAll(stdinR, stdoutW, stderrW)
@@ -216,10 +226,10 @@ func (p *process) shutdown(reason error) {
 // returns the error a call reports. It waits for the helper to be reaped.
 func (p *process) failure(method string) error {
 	if cause := p.stream.fault(); cause != nil {
-		p.kill(fmt.Errorf("%w%s: %v; killed pid %d, the next call starts a new helper%s",
+		p.kill(fmt.Errorf("%w%s: %v; killed pid %d"+restartNote+"%s",
 			ErrProtocol, during(method), cause, p.pid, p.tail.phrase()))
 	} else if !p.waitExited(eofExitWait) {
-		p.kill(fmt.Errorf("%w: it closed its stdout%s but kept running; killed pid %d, the next call starts a new helper%s",
+		p.kill(fmt.Errorf("%w: it closed its stdout%s but kept running; killed pid %d"+restartNote+"%s",
 			ErrProtocol, during(method), p.pid, p.tail.phrase()))
 	}
 	if !p.waitExited(killWait) {
@@ -237,7 +247,7 @@ func (p *process) exitError(method string) error {
 	if method == "" {
 		when = " while idle"
 	}
-	return fmt.Errorf("%w: pid %d %s%s; the next call starts a new helper%s",
+	return fmt.Errorf("%w: pid %d %s%s"+restartNote+"%s",
 		ErrHelperExited, p.pid, p.status(), when, p.tail.phrase())
 }
 
