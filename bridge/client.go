@@ -30,9 +30,13 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 )
 
-// ProtocolVersions are the helper protocol versions this package speaks,
+// protocolVersions are the helper protocol versions this package speaks,
 // offered in the handshake.
-var ProtocolVersions = []int{1}
+var protocolVersions = []int{1}
+
+// ProtocolVersions returns the helper protocol versions this package
+// speaks, for matching a helper's announced versions before running it.
+func ProtocolVersions() []int { return slices.Clone(protocolVersions) }
 
 // Defaults for the zero values of Options.
 const (
@@ -412,10 +416,10 @@ func (c *Client) start(ctx context.Context) (*process, error) {
 	return p, nil
 }
 
-// handshake offers ProtocolVersions and checks the helper's choice.
+// handshake offers protocolVersions and checks the helper's choice.
 func (c *Client) handshake(ctx context.Context, p *process) (HandshakeInfo, error) {
 	params, err := encodeParams("handshake", map[string]any{
-		"protocol_versions": ProtocolVersions,
+		"protocol_versions": protocolVersions,
 		"client":            c.opts.ClientName,
 	})
 	if err != nil {
@@ -427,12 +431,12 @@ func (c *Client) handshake(ctx context.Context, p *process) (HandshakeInfo, erro
 	switch {
 	case errors.As(err, &herr) && herr.Code == CodeIncompatibleProtocol:
 		return HandshakeInfo{}, fmt.Errorf("%w: deskhand offers versions %v and the helper %s refused them (%w); "+
-			"install the helper from the same deskhand release", ErrIncompatible, ProtocolVersions, c.opts.Path, herr)
+			"install the helper from the same deskhand release", ErrIncompatible, protocolVersions, c.opts.Path, herr)
 	case err != nil:
 		return HandshakeInfo{}, fmt.Errorf("handshaking with helper %s: %w", c.opts.Path, err)
-	case !slices.Contains(ProtocolVersions, info.ProtocolVersion):
+	case !slices.Contains(protocolVersions, info.ProtocolVersion):
 		return HandshakeInfo{}, fmt.Errorf("%w: the helper %s (version %q) chose protocol version %d, but deskhand offered %v; "+
-			"install the helper from the same deskhand release", ErrIncompatible, c.opts.Path, info.HelperVersion, info.ProtocolVersion, ProtocolVersions)
+			"install the helper from the same deskhand release", ErrIncompatible, c.opts.Path, info.HelperVersion, info.ProtocolVersion, protocolVersions)
 	}
 	return info, nil
 }
