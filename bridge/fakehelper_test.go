@@ -43,6 +43,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeHelperEnv); mode != "" {
 		os.Exit(fakeHelper(mode))
 	}
+	if helper := os.Getenv(parentOfEnv); helper != "" {
+		os.Exit(parentOf(helper))
+	}
 	os.Exit(m.Run())
 }
 

@@ -13,7 +13,10 @@ package bridge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -188,4 +191,62 @@ func TestRealHelperClose(t *testing.T) {
 		}
 		requireGroupGone(t, pid)
 	})
+}
+
+// parentOfEnv makes the test binary a deskhand stand-in that starts the
+// real helper named by the variable, prints the helper's pid and then
+// either exits without closing the client or waits to be killed, as the
+// variable parentModeEnv says.
+const (
+	parentOfEnv   = "BRIDGE_PARENT_OF"
+	parentModeEnv = "BRIDGE_PARENT_MODE"
+)
+
+func parentOf(helper string) int {
+	c := New(Options{Path: helper, Env: []string{"DISPLAY=:987"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("%d\n", c.PID())
+	if os.Getenv(parentModeEnv) == "wait" {
+		select {}
+	}
+	return 0 // exit with the helper still running: no Close
+}
+
+// After the Go process is gone — exited without Close, or SIGKILLed — no
+// helper process may remain.
+func TestRealHelperGoneAfterParentExits(t *testing.T) {
+	helper := desktoptest.HelperPath(t)
+	for _, mode := range []string{"exit", "wait"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), parentOfEnv+"="+helper, parentModeEnv+"="+mode)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var pid int
+			if _, err := fmt.Fscan(out, &pid); err != nil || pid <= 0 {
+				cmd.Process.Kill()
+				t.Fatalf("reading the helper pid from the parent: %v", err)
+			}
+			if !alive(pid) {
+				t.Fatalf("helper %d is not running while its parent is", pid)
+			}
+			if mode == "wait" {
+				cmd.Process.Signal(syscall.SIGKILL)
+			}
+			cmd.Wait()
+			waitFor(t, fmt.Sprintf("helper %d to exit after its parent", pid), func() bool { return !alive(pid) })
+			requireGroupGone(t, pid)
+		})
+	}
 }
