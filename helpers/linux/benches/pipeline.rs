@@ -121,6 +121,29 @@ fn live(runs: usize) {
         });
         report(&format!("{name}_ms"), t);
     }
+    // CPU time per capture (all threads), which a busy machine distorts
+    // less than wall time.
+    let n = runs.max(1);
+    let before = cpu_ticks();
+    for i in 0..n {
+        let req = Request {
+            source,
+            output: OUT,
+            format: ImageFormat::Jpeg,
+            quality: 80,
+            mask: &[],
+            mask_color: [0; 3],
+            capture_id: 1_000_000 + i as u64,
+        };
+        capturer
+            .capture(&x.conn, x.root, &x.format, screen, &req)
+            .unwrap();
+    }
+    let ticks = cpu_ticks() - before;
+    println!(
+        "BENCH live_capture_scaled_jpeg_cpu_ms {:.2} ms",
+        ticks as f64 * 1000.0 / clock_ticks_per_second() / n as f64
+    );
     let stage = |f: fn(&deskhand_helper::capture::Timings) -> Duration| {
         let mut v: Vec<Duration> = stages.iter().map(f).collect();
         v.sort();
@@ -143,6 +166,21 @@ fn median(runs: usize, mut f: impl FnMut()) -> Duration {
         .collect();
     times.sort();
     times[times.len() / 2]
+}
+
+/// This process's user + system CPU time, in clock ticks.
+fn cpu_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // Fields after the parenthesised command name; utime and stime are the
+    // 14th and 15th fields of the whole line.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+fn clock_ticks_per_second() -> f64 {
+    // USER_HZ is 100 on every Linux architecture deskhand builds for.
+    100.0
 }
 
 fn report(name: &str, d: Duration) {

@@ -144,51 +144,7 @@ impl Capturer {
         let (store, layout, method) = self.grab(conn, root, format, screen, req.source)?;
         timings.grab = started.elapsed();
 
-        let native_size = req.source.size();
-        let native_len = native_size.width as usize * native_size.height as usize * 4;
-        let result = (|| {
-            let native: &[u8] = match &store {
-                Store::Shm(slot) => self
-                    .shm
-                    .as_ref()
-                    .expect("an SHM capture has SHM buffers")
-                    .bytes(*slot, native_len),
-                Store::Owned(v) => &v[..native_len],
-            };
-            let mut frame = native;
-            if !req.mask.is_empty() {
-                let t = Instant::now();
-                self.work.clear();
-                self.work.extend_from_slice(native);
-                mask::paint(
-                    &mut self.work,
-                    native_size.width,
-                    req.source,
-                    req.mask,
-                    layout,
-                    req.mask_color,
-                );
-                frame = &self.work;
-                timings.mask = t.elapsed();
-            }
-            if req.output != native_size {
-                let t = Instant::now();
-                self.scaler
-                    .scale(frame, native_size, req.output, &mut self.scaled)?;
-                frame = &self.scaled;
-                timings.scale = t.elapsed();
-            }
-            let t = Instant::now();
-            let encoded =
-                self.encoder
-                    .encode(frame, req.output, layout, req.format, req.quality)?;
-            timings.encode = t.elapsed();
-            let t = Instant::now();
-            self.base64.clear();
-            base64::engine::general_purpose::STANDARD.encode_string(encoded, &mut self.base64);
-            timings.base64 = t.elapsed();
-            Ok(())
-        })();
+        let result = self.deliver(&store, layout, req, &mut timings);
         if let Err(e) = result {
             if let Store::Owned(v) = store {
                 self.spare = v;
@@ -213,6 +169,67 @@ impl Capturer {
             method,
             timings,
         })
+    }
+
+    /// Masks, scales, encodes and base64-encodes the grabbed pixels into
+    /// `self.base64`, leaving the native pixels in `store` untouched.
+    fn deliver(
+        &mut self,
+        store: &Store,
+        layout: Layout4,
+        req: &Request<'_>,
+        timings: &mut Timings,
+    ) -> Result<()> {
+        let Capturer {
+            shm,
+            work,
+            scaled,
+            scaler,
+            encoder,
+            base64: text,
+            ..
+        } = self;
+        let native_size = req.source.size();
+        let native_len = native_size.width as usize * native_size.height as usize * 4;
+        let native: &[u8] = match store {
+            Store::Shm(slot) => shm
+                .as_ref()
+                .expect("an SHM capture has SHM buffers")
+                .bytes(*slot, native_len),
+            Store::Owned(v) => &v[..native_len],
+        };
+        let mut frame = native;
+        if !req.mask.is_empty() {
+            // Masking works on a copy: the native pixels stay unmasked for
+            // patch_check.
+            let t = Instant::now();
+            work.clear();
+            work.extend_from_slice(native);
+            mask::paint(
+                work,
+                native_size.width,
+                req.source,
+                req.mask,
+                layout,
+                req.mask_color,
+            );
+            frame = work;
+            timings.mask = t.elapsed();
+        }
+        if req.output != native_size {
+            let t = Instant::now();
+            scaler.scale(frame, native_size, req.output, scaled)?;
+            frame = scaled;
+            timings.scale = t.elapsed();
+        }
+        let t = Instant::now();
+        let encoded = encoder.encode(frame, req.output, layout, req.format, req.quality)?;
+        timings.encode = t.elapsed();
+        let t = Instant::now();
+        text.clear();
+        base64::engine::general_purpose::STANDARD.encode_string(encoded, text);
+        timings.base64 = t.elapsed();
+        Ok(())
     }
 
     /// The last capture's native pixels, unmasked.
