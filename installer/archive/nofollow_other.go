@@ -1,0 +1,5 @@
+//go:build !unix
+
+package archive
+
+const noFollow = 0

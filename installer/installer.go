@@ -1,0 +1,650 @@
+// Package installer finds, downloads, verifies and activates the capture
+// helper for this platform from a signed release manifest.
+//
+// Install fetches the manifest from the primary URL and then the mirrors,
+// refuses it unless it is signed by a trusted key, fresh, for this
+// platform and not older than the highest version ever accepted; downloads
+// the archive resumably and checks its size and SHA-256; extracts exactly
+// the listed files into a staging directory; starts the staged helper and
+// completes the protocol handshake; and only then activates it atomically,
+// under a lock that serialises installers. Rollback returns to the version
+// kept from before. Active finds the active version and checks its files
+// against its signed manifest again, so a helper changed after install is
+// refused at launch.
+//
+// The pieces live in subpackages: manifest (schema and signatures), fetch
+// (HTTP with retries, caps, watchdog and resume), archive (safe
+// extraction), store (layout, lock and atomic activation) and release
+// (building and signing releases).
+package installer
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/installer/archive"
+	"github.com/deskhand/deskhand/installer/fetch"
+	"github.com/deskhand/deskhand/installer/manifest"
+	"github.com/deskhand/deskhand/installer/store"
+	sha256 "github.com/minio/sha256-simd"
+)
+
+// DefaultManifestURLs are where Install looks when given no URL: the
+// latest release's manifest on the project's release page.
+var DefaultManifestURLs = []string{
+	"https://github.com/deskhand/deskhand/releases/latest/download/manifest.json",
+}
+
+// ManifestFile is the name of the signed manifest kept in each installed
+// version's directory; Active checks the files against it at launch.
+const ManifestFile = "manifest.json"
+
+// Errors, wrapped with the detail; test with errors.Is. The manifest,
+// fetch, archive and store packages' errors come through wrapped too.
+var (
+	// ErrRollback means the manifest's version is below the highest
+	// version this machine ever accepted.
+	ErrRollback = errors.New("release manifest is older than one already accepted")
+	// ErrInvalidHelper means the staged helper failed validation: it did
+	// not complete the handshake, or spoke a protocol or version other
+	// than the manifest declares.
+	ErrInvalidHelper = errors.New("downloaded helper failed validation")
+	// ErrModified means an installed helper's files no longer match the
+	// signed manifest they were installed from.
+	ErrModified = errors.New("installed helper was modified after install")
+	// ErrNoPrevious means there is no earlier version to roll back to.
+	ErrNoPrevious = errors.New("no previous helper version to roll back to")
+	// ErrNotInstalled means no helper version is active.
+	ErrNotInstalled = store.ErrNotInstalled
+)
+
+// Step names a phase of an install, for progress reports.
+type Step string
+
+// The steps of Install, in order.
+const (
+	StepLock     Step = "lock"
+	StepManifest Step = "manifest"
+	StepDownload Step = "download"
+	StepExtract  Step = "extract"
+	StepValidate Step = "validate"
+	StepActivate Step = "activate"
+	StepDone     Step = "done"
+)
+
+// Event is a progress report. Done and Total count bytes during
+// StepDownload and are 0 otherwise.
+type Event struct {
+	Step    Step
+	Message string
+	Done    int64
+	Total   int64
+}
+
+// Options configure Install, Rollback and Active. Zero fields take the
+// defaults named on each.
+type Options struct {
+	// ManifestURLs are tried in order (primary, then mirrors); the first
+	// manifest that passes every check is used. Default
+	// DefaultManifestURLs.
+	ManifestURLs []string
+	// DataDir and StateDir locate the store; default store.DefaultDirs.
+	DataDir, StateDir string
+	// TrustedKeys verify manifests; default manifest.TrustedKeys().
+	TrustedKeys []manifest.PublicKey
+	// Now is the clock for expiry checks; default time.Now.
+	Now func() time.Time
+	// ClockSkew is how far in the future a manifest's issue time may be;
+	// default one hour.
+	ClockSkew time.Duration
+	// OS and Arch select the artifact; default runtime.GOOS, GOARCH.
+	OS, Arch string
+	// Fetch configures HTTP.
+	Fetch fetch.Options
+	// Limits cap extraction; default archive.DefaultLimits.
+	Limits archive.Limits
+	// ValidateTimeout bounds starting the staged helper and its
+	// handshake; default 10 s.
+	ValidateTimeout time.Duration
+	// HelperEnv is added to the environment of the staged helper.
+	HelperEnv []string
+	// Progress receives progress reports; nil drops them.
+	Progress func(Event)
+	// Logger receives details; nil discards them.
+	Logger *slog.Logger
+
+	// hook, in tests, is called at named points of Install.
+	hook func(point string)
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if len(o.ManifestURLs) == 0 {
+		o.ManifestURLs = DefaultManifestURLs
+	}
+	if o.DataDir == "" || o.StateDir == "" {
+		data, state, err := store.DefaultDirs()
+		if err != nil {
+			return o, err
+		}
+		if o.DataDir == "" {
+			o.DataDir = data
+		}
+		if o.StateDir == "" {
+			o.StateDir = state
+		}
+	}
+	if o.TrustedKeys == nil {
+		o.TrustedKeys = manifest.TrustedKeys()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ClockSkew <= 0 {
+		o.ClockSkew = time.Hour
+	}
+	if o.OS == "" {
+		o.OS = runtime.GOOS
+	}
+	if o.Arch == "" {
+		o.Arch = runtime.GOARCH
+	}
+	if o.ValidateTimeout <= 0 {
+		o.ValidateTimeout = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Fetch.Logger == nil {
+		o.Fetch.Logger = o.Logger
+	}
+	return o, nil
+}
+
+func (o *Options) report(e Event) {
+	if o.Progress != nil {
+		o.Progress(e)
+	}
+}
+
+func (o *Options) at(point string) {
+	if o.hook != nil {
+		o.hook(point)
+	}
+}
+
+// Result describes what Install or Rollback left active.
+type Result struct {
+	// Version is the active release version; Path its helper executable.
+	Version string
+	Path    string
+	// Changed is false when the version was already active and intact.
+	Changed bool
+	// Previous is the version kept for rollback ("" when none).
+	Previous string
+	// Removed lists leftovers and old versions that were deleted.
+	Removed []string
+}
+
+// Install installs and activates the newest release for this platform.
+// It is a no-op when that version is already active and intact. On any
+// error nothing is activated and the active helper is untouched.
+func Install(ctx context.Context, opts Options) (*Result, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	st := store.New(opts.DataDir, opts.StateDir)
+
+	opts.report(Event{Step: StepLock, Message: "locking " + st.Dir})
+	lock, err := st.Lock(ctx, func(pid int) {
+		opts.report(Event{Step: StepLock, Message: fmt.Sprintf("waiting for another deskhand install (pid %d) to finish", pid)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	opts.at("locked")
+	removed, err := st.Cleanup()
+	if err != nil {
+		return nil, fmt.Errorf("cleaning up after an earlier run: %w", err)
+	}
+
+	doc, m, art, err := fetchManifest(ctx, &opts, st)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Version: m.Version, Removed: removed}
+
+	// Raise the rollback floor before anything else can fail: from now on
+	// an older manifest is refused even if this install does not finish.
+	acc, err := st.Accepted()
+	if err != nil {
+		return nil, err
+	}
+	if manifest.CompareVersions(m.Version, acc.Highest) > 0 {
+		if err := st.SetAccepted(store.Accepted{Highest: m.Version, At: opts.Now().UTC()}); err != nil {
+			return nil, err
+		}
+	}
+	opts.at("accepted")
+
+	active, err := st.Active()
+	if err != nil && !errors.Is(err, store.ErrNotInstalled) {
+		return nil, err
+	}
+	if active != nil && active.Version == m.Version {
+		if inst, err := verifyDir(st, active.Record, &opts); err == nil && inst.archiveSHA == art.SHA256 {
+			res.Path = inst.Path
+			keep := []string{active.Dir}
+			if active.Previous != nil {
+				res.Previous = active.Previous.Version
+				keep = append(keep, active.Previous.Dir)
+			}
+			// Finish what a run killed after activation left undone.
+			gone, err := st.GC(keep...)
+			res.Removed = append(res.Removed, gone...)
+			if err != nil {
+				opts.Logger.Warn("removing old helper versions", "error", err)
+			}
+			gone, _ = st.PruneDownloads("")
+			res.Removed = append(res.Removed, gone...)
+			opts.report(Event{Step: StepDone, Message: fmt.Sprintf("helper %s is already installed and intact", m.Version)})
+			return res, nil
+		} else if err != nil {
+			opts.Logger.Warn("the active helper does not verify; reinstalling it", "version", active.Version, "error", err)
+		}
+	}
+
+	gone, err := st.PruneDownloads(art.SHA256)
+	res.Removed = append(res.Removed, gone...)
+	if err != nil {
+		return nil, err
+	}
+	archivePath := st.DownloadPath(art.SHA256)
+	if err := download(ctx, &opts, archivePath, art); err != nil {
+		return nil, err
+	}
+	opts.at("downloaded")
+
+	opts.report(Event{Step: StepExtract, Message: "extracting into a staging directory"})
+	staging, err := st.NewStaging()
+	if err != nil {
+		return nil, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			os.RemoveAll(staging)
+		}
+	}()
+	if err := extract(archivePath, staging, art, opts.Limits); err != nil {
+		return nil, err
+	}
+	if err := writeSynced(filepath.Join(staging, ManifestFile), doc); err != nil {
+		return nil, err
+	}
+	opts.at("extracted")
+
+	opts.report(Event{Step: StepValidate, Message: "starting the new helper and checking its handshake"})
+	if err := validate(ctx, &opts, filepath.Join(staging, filepath.FromSlash(art.Helper)), art); err != nil {
+		return nil, err
+	}
+	opts.at("validated")
+
+	opts.report(Event{Step: StepActivate, Message: "activating helper " + m.Version})
+	var inUse []string
+	var previous *store.Record
+	if active != nil {
+		inUse = append(inUse, active.Dir)
+		prev := active.Record
+		previous = &prev
+		if active.Previous != nil {
+			inUse = append(inUse, active.Previous.Dir)
+		}
+	}
+	dir, err := st.Commit(staging, m.Version, inUse...)
+	if err != nil {
+		return nil, err
+	}
+	committed = true
+	opts.at("committed")
+	if previous != nil && previous.Version == m.Version {
+		// A repair of the active version: keep the older one for rollback.
+		previous = active.Previous
+	}
+	if err := st.SetActive(store.Active{Record: store.Record{Version: m.Version, Dir: dir}, Previous: previous, Activated: opts.Now().UTC()}); err != nil {
+		return nil, err
+	}
+	opts.at("activated")
+
+	keep := []string{dir}
+	if previous != nil {
+		keep = append(keep, previous.Dir)
+		res.Previous = previous.Version
+	}
+	gone, err = st.GC(keep...)
+	res.Removed = append(res.Removed, gone...)
+	if err != nil {
+		opts.Logger.Warn("removing old helper versions", "error", err)
+	}
+	os.Remove(archivePath)
+	opts.at("collected")
+
+	res.Path = filepath.Join(st.Path(dir), filepath.FromSlash(art.Helper))
+	res.Changed = true
+	opts.report(Event{Step: StepDone, Message: fmt.Sprintf("helper %s installed at %s", m.Version, res.Path)})
+	return res, nil
+}
+
+// fetchManifest returns the first manifest from opts.ManifestURLs that
+// passes every check, with its raw signed bytes.
+func fetchManifest(ctx context.Context, opts *Options, st *store.Store) ([]byte, *manifest.Manifest, *manifest.Artifact, error) {
+	client := fetch.New(opts.Fetch)
+	acc, err := st.Accepted()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var errs []string
+	var first error
+	for _, u := range opts.ManifestURLs {
+		opts.report(Event{Step: StepManifest, Message: "fetching the release manifest from " + u})
+		doc, m, art, err := checkManifest(ctx, client, u, opts, acc.Highest)
+		if err == nil {
+			return doc, m, art, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, nil, ctx.Err()
+		}
+		opts.Logger.Warn("release manifest refused", "url", u, "error", err)
+		errs = append(errs, fmt.Sprintf("%s: %v", u, err))
+		if first == nil {
+			first = err
+		}
+	}
+	if len(errs) == 1 {
+		return nil, nil, nil, fmt.Errorf("release manifest from %w", wrapFirst(first, errs[0]))
+	}
+	return nil, nil, nil, fmt.Errorf("no usable release manifest (%w); tried:\n  %s", first, strings.Join(errs, "\n  "))
+}
+
+// wrapFirst keeps err matchable by errors.Is while printing msg.
+func wrapFirst(err error, msg string) error { return &msgErr{msg: msg, err: err} }
+
+type msgErr struct {
+	msg string
+	err error
+}
+
+func (e *msgErr) Error() string { return e.msg }
+func (e *msgErr) Unwrap() error { return e.err }
+
+func checkManifest(ctx context.Context, client *fetch.Client, u string, opts *Options, highest string) ([]byte, *manifest.Manifest, *manifest.Artifact, error) {
+	doc, err := client.Get(ctx, u, manifest.MaxEnvelopeBytes)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m, err := manifest.Open(doc, opts.TrustedKeys)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := m.CheckTime(opts.Now(), opts.ClockSkew); err != nil {
+		return nil, nil, nil, err
+	}
+	if highest != "" && manifest.CompareVersions(m.Version, highest) < 0 {
+		return nil, nil, nil, fmt.Errorf("%w: it is for version %s, but this machine already accepted %s; someone may be serving an old release to force a known-bad helper on you (use `deskhand install --rollback` to go back deliberately)",
+			ErrRollback, m.Version, highest)
+	}
+	art, err := m.Artifact(opts.OS, opts.Arch)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if !slices.ContainsFunc(art.ProtocolVersions, func(v int) bool { return slices.Contains(bridge.ProtocolVersions(), v) }) {
+		return nil, nil, nil, fmt.Errorf("%w: release %s's helper speaks protocol versions %v and this deskhand speaks %v; upgrade deskhand",
+			ErrInvalidHelper, m.Version, art.ProtocolVersions, bridge.ProtocolVersions())
+	}
+	return doc, m, art, nil
+}
+
+func download(ctx context.Context, opts *Options, path string, art *manifest.Artifact) error {
+	client := fetch.New(opts.Fetch)
+	want := fetch.Target{Size: art.Size, SHA256: art.SHA256}
+	var errs []string
+	var first error
+	for _, u := range art.URLs {
+		opts.report(Event{Step: StepDownload, Message: "downloading " + u, Total: art.Size})
+		err := client.Download(ctx, u, path, want, func(done, total int64) {
+			opts.report(Event{Step: StepDownload, Done: done, Total: total})
+		})
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		opts.Logger.Warn("download failed; trying the next mirror", "url", u, "error", err)
+		errs = append(errs, fmt.Sprintf("%s: %v", u, err))
+		if first == nil {
+			first = err
+		}
+	}
+	return fmt.Errorf("downloading the helper archive (%w); tried:\n  %s", first, strings.Join(errs, "\n  "))
+}
+
+func extract(archivePath, staging string, art *manifest.Artifact, lim archive.Limits) error {
+	f, err := os.Open(archivePath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	files := make([]archive.File, len(art.Files))
+	for i, mf := range art.Files {
+		files[i] = archive.File{Path: mf.Path, Size: mf.Size, SHA256: mf.SHA256, Mode: mf.FileMode()}
+	}
+	if err := archive.Extract(f, staging, files, lim); err != nil {
+		return fmt.Errorf("extracting the helper archive: %w", err)
+	}
+	return nil
+}
+
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// validate starts the helper at path and completes the handshake, which
+// must choose a protocol version the manifest lists and report the
+// manifest's helper version.
+func validate(ctx context.Context, opts *Options, path string, art *manifest.Artifact) error {
+	ctx, cancel := context.WithTimeout(ctx, opts.ValidateTimeout)
+	defer cancel()
+	client := bridge.New(bridge.Options{
+		Path:             path,
+		Env:              opts.HelperEnv,
+		Logger:           opts.Logger.With("component", "staged-helper"),
+		HandshakeTimeout: opts.ValidateTimeout,
+		MaxRestarts:      1,
+		ClientName:       "deskhand-installer",
+	})
+	defer client.Close()
+	if err := client.Start(ctx); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidHelper, err)
+	}
+	info := client.HandshakeInfo()
+	if !slices.Contains(art.ProtocolVersions, info.ProtocolVersion) {
+		return fmt.Errorf("%w: it chose protocol version %d, the manifest lists %v", ErrInvalidHelper, info.ProtocolVersion, art.ProtocolVersions)
+	}
+	if info.HelperVersion != art.HelperVersion {
+		return fmt.Errorf("%w: it reports version %q, the manifest says %q", ErrInvalidHelper, info.HelperVersion, art.HelperVersion)
+	}
+	return nil
+}
+
+// Installed is a verified installed helper.
+type Installed struct {
+	Version          string // release version
+	Path             string // helper executable
+	Dir              string // version directory
+	HelperVersion    string
+	ProtocolVersions []int
+	Previous         string // version kept for rollback, "" if none
+
+	archiveSHA string
+}
+
+// Active returns the active helper after checking its manifest's
+// signature and every file's size and SHA-256 against it. A helper
+// modified after install fails with ErrModified. It takes no lock: the
+// records it reads are replaced atomically.
+func Active(opts Options) (*Installed, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	st := store.New(opts.DataDir, opts.StateDir)
+	a, err := st.Active()
+	if err != nil {
+		return nil, err
+	}
+	inst, err := verifyDir(st, a.Record, &opts)
+	if err != nil {
+		return nil, err
+	}
+	if a.Previous != nil {
+		inst.Previous = a.Previous.Version
+	}
+	return inst, nil
+}
+
+// verifyDir checks an installed version against the signed manifest kept
+// in its directory.
+func verifyDir(st *store.Store, rec store.Record, opts *Options) (*Installed, error) {
+	dir := st.Path(rec.Dir)
+	doc, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return nil, fmt.Errorf("%w: helper %s: reading its manifest: %v; run `deskhand install` to reinstall it", ErrModified, rec.Version, err)
+	}
+	m, err := manifest.Open(doc, opts.TrustedKeys)
+	if err != nil {
+		return nil, fmt.Errorf("%w: helper %s: %v; run `deskhand install` to reinstall it", ErrModified, rec.Version, err)
+	}
+	if m.Version != rec.Version {
+		return nil, fmt.Errorf("%w: %s holds the manifest of version %s, not %s; run `deskhand install` to reinstall it", ErrModified, dir, m.Version, rec.Version)
+	}
+	art, err := m.Artifact(opts.OS, opts.Arch)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range art.Files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := checkFile(p, f); err != nil {
+			return nil, fmt.Errorf("%w: %v; it will not be run. Run `deskhand install` to reinstall it, and find out what changed it", ErrModified, err)
+		}
+	}
+	return &Installed{
+		Version:          m.Version,
+		Path:             filepath.Join(dir, filepath.FromSlash(art.Helper)),
+		Dir:              dir,
+		HelperVersion:    art.HelperVersion,
+		ProtocolVersions: art.ProtocolVersions,
+		archiveSHA:       art.SHA256,
+	}, nil
+}
+
+// checkFile compares a regular file (not a link) with its manifest entry.
+func checkFile(path string, f manifest.File) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Size() != f.Size {
+		return fmt.Errorf("%s is %d bytes, the signed manifest says %d", path, fi.Size(), f.Size)
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s is writable by group or others (mode %v)", path, fi.Mode().Perm())
+	}
+	sum, err := HashFile(path)
+	if err != nil {
+		return err
+	}
+	if sum != f.SHA256 {
+		return fmt.Errorf("%s has SHA-256 %s, the signed manifest says %s", path, sum, f.SHA256)
+	}
+	return nil
+}
+
+// HashFile returns the lower-case hex SHA-256 of a file.
+func HashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := f.WriteTo(h); err != nil {
+		return "", fmt.Errorf("hashing %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Rollback makes the previous version active again (the current one
+// becomes the previous), after verifying it.
+func Rollback(ctx context.Context, opts Options) (*Result, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	st := store.New(opts.DataDir, opts.StateDir)
+	lock, err := st.Lock(ctx, func(pid int) {
+		opts.report(Event{Step: StepLock, Message: fmt.Sprintf("waiting for another deskhand install (pid %d) to finish", pid)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	removed, err := st.Cleanup()
+	if err != nil {
+		return nil, err
+	}
+	a, err := st.Active()
+	if err != nil {
+		return nil, err
+	}
+	if a.Previous == nil {
+		return nil, fmt.Errorf("%w: only %s has been installed here", ErrNoPrevious, a.Version)
+	}
+	inst, err := verifyDir(st, *a.Previous, &opts)
+	if err != nil {
+		return nil, fmt.Errorf("rolling back to %s: %w", a.Previous.Version, err)
+	}
+	cur := a.Record
+	opts.report(Event{Step: StepActivate, Message: "activating helper " + a.Previous.Version})
+	if err := st.SetActive(store.Active{Record: *a.Previous, Previous: &cur, Activated: opts.Now().UTC()}); err != nil {
+		return nil, err
+	}
+	opts.report(Event{Step: StepDone, Message: fmt.Sprintf("rolled back from %s to %s", cur.Version, a.Previous.Version)})
+	return &Result{Version: a.Previous.Version, Path: inst.Path, Changed: true, Previous: cur.Version, Removed: removed}, nil
+}

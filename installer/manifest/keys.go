@@ -1,0 +1,32 @@
+package manifest
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+)
+
+// trustedKeys is the list of public keys this build trusts to sign
+// release manifests, one per line: the current key first, then the next
+// one, already shipped so that releases can move to it without breaking
+// installs (see manifests/README.md, "Key custody").
+//
+//go:embed trusted_keys.txt
+var trustedKeys string
+
+// TrustedKeys returns the manifest-signing keys embedded in this build.
+func TrustedKeys() []PublicKey {
+	var keys []PublicKey
+	for line := range strings.Lines(trustedKeys) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, err := ParsePublicKey(line)
+		if err != nil {
+			panic(fmt.Sprintf("installer/manifest/trusted_keys.txt: %v", err))
+		}
+		keys = append(keys, k)
+	}
+	return keys
+}
