@@ -409,12 +409,10 @@ impl Server {
                     .copied()
                     .filter(|c| wm_ok || !WM_CAPABILITIES.contains(c))
                     .collect();
-                (
-                    caps,
-                    Some(s.x.display.clone()),
-                    s.x.extensions.clone(),
-                    None,
-                )
+                let mut extensions = s.x.extensions.clone();
+                // SHM may have failed since the connection was made.
+                extensions.shm &= s.capturer.uses_shm();
+                (caps, Some(s.x.display.clone()), extensions, None)
             }
             XState::Down(e) => (
                 Vec::new(),

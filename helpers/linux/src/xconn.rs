@@ -80,6 +80,14 @@ impl XConn {
         let format = PixelFormat::of_root(conn.setup(), screen_num)?;
 
         // Ask about every extension before waiting for any answer.
+        for ext in [
+            x11rb::protocol::shm::X11_EXTENSION_NAME,
+            x11rb::protocol::randr::X11_EXTENSION_NAME,
+            x11rb::protocol::res::X11_EXTENSION_NAME,
+        ] {
+            conn.prefetch_extension_information(ext)
+                .map_err(|e| Error::x11("querying extensions", e))?;
+        }
         let shm_present = present(&conn, x11rb::protocol::shm::X11_EXTENSION_NAME)?;
         let randr_present = present(&conn, x11rb::protocol::randr::X11_EXTENSION_NAME)?;
         let xres = present(&conn, x11rb::protocol::res::X11_EXTENSION_NAME)?;

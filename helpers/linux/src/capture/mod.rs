@@ -268,6 +268,7 @@ impl Capturer {
     ) -> Result<(Store, Layout4, Method)> {
         let raw_len = format.stride(rect.width) * rect.height as usize;
         let fast = format.layout4();
+        let mut shm_failure = None;
         if let Some(shm) = &mut self.shm {
             let slot = match &self.last {
                 Some(Stored {
@@ -295,12 +296,7 @@ impl Capturer {
                         }
                     });
                 }
-                Err(e) => {
-                    crate::log_warn!(
-                        "MIT-SHM capture failed ({e}); reading pixels with GetImage from now on"
-                    );
-                    self.release(conn);
-                }
+                Err(e) => shm_failure = Some(e),
             }
         }
         let reply = conn
@@ -327,6 +323,14 @@ impl Capturer {
                 "GetImage of {rect} returned {} bytes, expected {raw_len}",
                 reply.data.len()
             )));
+        }
+        if let Some(e) = shm_failure {
+            // GetImage worked where SHM did not, so SHM itself is at fault
+            // (a remote server, a SysV shm limit): stop trying it.
+            crate::log_warn!(
+                "MIT-SHM capture failed ({e}); reading pixels with GetImage from now on"
+            );
+            self.release(conn);
         }
         Ok(match fast {
             Some(layout) => (Store::Owned(reply.data), layout, Method::GetImage),

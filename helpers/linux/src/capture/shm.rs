@@ -7,6 +7,7 @@
 use std::ptr::NonNull;
 
 use x11rb::connection::Connection;
+use x11rb::errors::ReplyError;
 use x11rb::protocol::shm::ConnectionExt as _;
 use x11rb::protocol::xproto::ImageFormat;
 
@@ -53,7 +54,13 @@ impl Segment {
                 conn.shm_attach(xid, shmid as u32, false)
                     .map_err(|e| e.to_string())?
                     .check()
-                    .map_err(|e| format!("the X server could not attach the segment: {e}"))?;
+                    .map_err(|e| match e {
+                        ReplyError::X11Error(x) => format!(
+                            "the X server refused to attach the segment ({:?} error; a remote or sandboxed server cannot share memory)",
+                            x.error_kind
+                        ),
+                        other => format!("attaching the segment: {other}"),
+                    })?;
                 Ok(xid)
             });
         // Mark the segment for removal now that both sides hold it (or the
@@ -138,7 +145,10 @@ impl ShmBuffers {
             )
             .map_err(|e| e.to_string())?
             .reply()
-            .map_err(|e| format!("ShmGetImage: {e}"))?;
+            .map_err(|e| match e {
+                ReplyError::X11Error(x) => format!("ShmGetImage: {:?} error", x.error_kind),
+                other => format!("ShmGetImage: {other}"),
+            })?;
         if (reply.size as usize) < len {
             return Err(format!(
                 "ShmGetImage wrote {} bytes, expected {len}",
