@@ -1,58 +1,210 @@
 package supervisor
 
 import (
+	"bufio"
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/deskhand/deskhand/installer"
+	"github.com/deskhand/deskhand/installer/store"
 )
 
 // HelperName is the file name of the capture helper binary.
 const HelperName = "deskhand-helper"
 
+// BundleChecksums is the checksum list a bundle carries beside its helper,
+// in sha256sum(1) format.
+const BundleChecksums = "SHA256SUMS"
+
 // HelperSource says where a helper binary was found.
 type HelperSource string
 
-// Where LocateHelper can find a helper, in the order it looks.
+// Where FindHelper looks, in order.
 const (
-	FromFlag   HelperSource = "--helper flag"
-	FromEnv    HelperSource = "DESKHAND_HELPER"
-	FromBeside HelperSource = "beside the deskhand executable"
+	FromFlag      HelperSource = "--helper flag"
+	FromEnv       HelperSource = "DESKHAND_HELPER"
+	FromBeside    HelperSource = "beside the deskhand executable"
+	FromResources HelperSource = "the app bundle's resources"
+	FromInstalled HelperSource = "installed"
+	FromDownload  HelperSource = "downloaded and installed"
 )
 
-// LocateHelper finds the capture helper: an explicit path first, then the
-// DESKHAND_HELPER environment variable, then a helper beside the running
-// executable. (The installer adds verified bundles, installed versions and
-// downloads to this order.)
-func LocateHelper(explicit string) (string, HelperSource, error) {
-	if explicit != "" {
-		p, err := checkExecutable(explicit)
+// LocateOptions configure FindHelper.
+type LocateOptions struct {
+	// Explicit is the --helper flag's value.
+	Explicit string
+	// NoDownload stops FindHelper before it would download a helper.
+	NoDownload bool
+	// Install configures the installed-version check and the download:
+	// manifest URLs, store directories, progress and logging.
+	Install installer.Options
+}
+
+// Located is a helper FindHelper found.
+type Located struct {
+	Path   string
+	Source HelperSource
+	// Version is the installed release version (installed or
+	// downloaded helpers only).
+	Version string
+	// Note qualifies the source, for example an unverified development
+	// build.
+	Note string
+}
+
+// FindHelper finds the capture helper in this order: an explicit path
+// (--helper, then $DESKHAND_HELPER); a helper bundled beside the
+// executable or in the app's resources, checked against the bundle's
+// SHA256SUMS; the active installed version, whose files are checked
+// against its signed manifest (a modified helper is refused, not skipped);
+// and finally a download and install from the release manifest.
+func FindHelper(ctx context.Context, opts LocateOptions) (Located, error) {
+	if opts.Explicit != "" {
+		p, err := checkExecutable(opts.Explicit)
 		if err != nil {
-			return "", "", fmt.Errorf("using --helper: %w", err)
+			return Located{}, fmt.Errorf("using --helper: %w", err)
 		}
-		return p, FromFlag, nil
+		return Located{Path: p, Source: FromFlag}, nil
 	}
 	if env := os.Getenv("DESKHAND_HELPER"); env != "" {
 		p, err := checkExecutable(env)
 		if err != nil {
-			return "", "", fmt.Errorf("using DESKHAND_HELPER: %w", err)
+			return Located{}, fmt.Errorf("using DESKHAND_HELPER: %w", err)
 		}
-		return p, FromEnv, nil
+		return Located{Path: p, Source: FromEnv}, nil
 	}
 	var looked []string
 	if exe, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = real
 		}
-		candidate := filepath.Join(filepath.Dir(exe), HelperName)
-		looked = append(looked, candidate)
-		if p, err := checkExecutable(candidate); err == nil {
-			return p, FromBeside, nil
+		dir := filepath.Dir(exe)
+		bundles := []struct {
+			dir      string
+			source   HelperSource
+			required bool // whether the checksum list must be there
+		}{
+			{dir, FromBeside, false},
+			{filepath.Join(dir, "..", "Resources"), FromResources, true},       // macOS .app: Contents/MacOS → Contents/Resources
+			{filepath.Join(dir, "..", "lib", "deskhand"), FromResources, true}, // Linux packages: bin → lib/deskhand
+		}
+		for _, b := range bundles {
+			candidate := filepath.Join(filepath.Clean(b.dir), HelperName)
+			looked = append(looked, candidate)
+			p, err := checkExecutable(candidate)
+			if err != nil {
+				continue
+			}
+			note, err := checkBundle(p, b.required)
+			if err != nil {
+				return Located{}, err
+			}
+			return Located{Path: p, Source: b.source, Note: note}, nil
 		}
 	}
-	return "", "", fmt.Errorf("finding the capture helper: no %s found (looked in %s); build it with `make build`, or pass --helper PATH or set DESKHAND_HELPER",
-		HelperName, strings.Join(looked, ", "))
+	inst, err := installer.Active(opts.Install)
+	switch {
+	case err == nil:
+		return Located{Path: inst.Path, Source: FromInstalled, Version: inst.Version}, nil
+	case !errors.Is(err, installer.ErrNotInstalled):
+		return Located{}, fmt.Errorf("checking the installed helper: %w", err)
+	}
+	data, _ := installDirs(opts.Install)
+	looked = append(looked, data+" (installed versions)")
+	if opts.NoDownload || os.Getenv("DESKHAND_NO_DOWNLOAD") != "" {
+		return Located{}, fmt.Errorf("finding the capture helper: no %s found (looked in %s); run `deskhand install`, build it with `make build`, or pass --helper PATH or set DESKHAND_HELPER",
+			HelperName, strings.Join(looked, ", "))
+	}
+	res, err := installer.Install(ctx, opts.Install)
+	if err != nil {
+		return Located{}, fmt.Errorf("no %s found (looked in %s), and downloading one failed: %w; build it with `make build` and pass --helper PATH, or run `deskhand install` when the network is back",
+			HelperName, strings.Join(looked, ", "), err)
+	}
+	return Located{Path: res.Path, Source: FromDownload, Version: res.Version}, nil
+}
+
+// LocateHelper is FindHelper with the defaults a command-line run wants:
+// an install it has to do logs its progress on stderr, and
+// $DESKHAND_MANIFEST_URL (space-separated URLs) replaces the default
+// manifest location.
+func LocateHelper(explicit string) (string, HelperSource, error) {
+	opts := LocateOptions{Explicit: explicit}
+	opts.Install.ManifestURLs = manifestURLsFromEnv()
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	opts.Install.Progress = func(e installer.Event) {
+		if e.Message != "" {
+			logger.Info("installing the capture helper: " + e.Message)
+		}
+	}
+	h, err := FindHelper(context.Background(), opts)
+	return h.Path, h.Source, err
+}
+
+func manifestURLsFromEnv() []string {
+	return strings.Fields(os.Getenv("DESKHAND_MANIFEST_URL"))
+}
+
+// installDirs returns the store directories opts use.
+func installDirs(opts installer.Options) (data, state string) {
+	data, state = opts.DataDir, opts.StateDir
+	if data == "" || state == "" {
+		d, s, _ := defaultStoreDirs()
+		if data == "" {
+			data = d
+		}
+		if state == "" {
+			state = s
+		}
+	}
+	return data, state
+}
+
+// checkBundle compares a bundled helper with the SHA256SUMS beside it and
+// returns a note for an unverified development build.
+func checkBundle(helper string, required bool) (string, error) {
+	sums := filepath.Join(filepath.Dir(helper), BundleChecksums)
+	want, err := readChecksum(sums, HelperName)
+	if errors.Is(err, os.ErrNotExist) && !required {
+		return "unverified development build: no " + BundleChecksums + " beside it", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("checking the bundled helper %s: %w; reinstall deskhand", helper, err)
+	}
+	got, err := installer.HashFile(helper)
+	if err != nil {
+		return "", err
+	}
+	if got != want {
+		return "", fmt.Errorf("the bundled helper %s has SHA-256 %s, but the bundle's %s says %s: the bundle was modified or damaged; it will not be run. Reinstall deskhand",
+			helper, got, BundleChecksums, want)
+	}
+	return "verified against " + BundleChecksums, nil
+}
+
+// readChecksum finds name's hash in a sha256sum(1) list.
+func readChecksum(path, name string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, 1<<20))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 2 && strings.TrimPrefix(fields[1], "*") == name && len(fields[0]) == 64 {
+			return strings.ToLower(fields[0]), nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	return "", fmt.Errorf("%s has no line for %s", path, name)
 }
 
 func checkExecutable(path string) (string, error) {
@@ -75,3 +227,5 @@ func checkExecutable(path string) (string, error) {
 	}
 	return abs, nil
 }
+
+func defaultStoreDirs() (string, string, error) { return store.DefaultDirs() }

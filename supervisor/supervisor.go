@@ -40,6 +40,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"helper", "start the capture helper, call one protocol method and print its result", runHelperCommand},
+		{"install", "download, verify and activate the capture helper for this platform (or --rollback)", runInstallCommand},
+		{"doctor", "check the display, extensions, helper, lock and paths, and say how to fix each problem", runDoctorCommand},
 		{"version", "print the version", func(_ context.Context, _ []string, io Stdio) error {
 			fmt.Fprintf(io.Out, "deskhand %s\n", Version)
 			return nil

@@ -194,4 +194,3 @@ func verify(args []string) error {
 	}
 	return nil
 }
-

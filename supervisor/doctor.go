@@ -1,0 +1,287 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/installer"
+	"github.com/deskhand/deskhand/installer/store"
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
+)
+
+const doctorUsage = `doctor [--helper PATH]
+
+Checks what deskhand needs and explains each problem with the exact fix:
+the display (reachable, X11 or Wayland), the X extensions (XTEST, MIT-SHM,
+RANDR), the capture helper (where it comes from, its version and protocol),
+the installer lock, the config and state paths and their permissions. The
+exit status is 0 only when everything deskhand needs works.
+
+Flags:
+`
+
+// check is one line of the doctor's report.
+type check struct {
+	status string // "ok", "warn" (works, degraded) or "FAIL" (needed and broken)
+	name   string
+	detail string
+	fix    string
+}
+
+func runDoctorCommand(ctx context.Context, args []string, io Stdio) error {
+	fs := newFlagSet("doctor", doctorUsage, io)
+	helperPath := fs.String("helper", "", "check this helper `binary` instead of looking for one")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return errUsage
+	}
+	checks := doctor(ctx, *helperPath)
+	failed := 0
+	fmt.Fprintf(io.Out, "deskhand %s doctor\n", Version)
+	for _, c := range checks {
+		fmt.Fprintf(io.Out, "  %-4s  %-11s %s\n", c.status, c.name, c.detail)
+		if c.fix != "" {
+			fmt.Fprintf(io.Out, "        %-11s fix: %s\n", "", c.fix)
+		}
+		if c.status == "FAIL" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d check(s) failed; apply the fixes above and run `deskhand doctor` again", failed)
+	}
+	fmt.Fprintln(io.Out, "everything deskhand needs works")
+	return nil
+}
+
+func doctor(ctx context.Context, explicitHelper string) []check {
+	var checks []check
+	display := os.Getenv("DISPLAY")
+	checks = append(checks, displayChecks(display)...)
+	checks = append(checks, helperChecks(ctx, explicitHelper, display)...)
+	checks = append(checks, storeChecks()...)
+	return checks
+}
+
+// displayChecks connects to the X server and asks for the extensions
+// deskhand uses.
+func displayChecks(display string) []check {
+	session := os.Getenv("XDG_SESSION_TYPE")
+	wayland := os.Getenv("WAYLAND_DISPLAY")
+	if display == "" {
+		c := check{status: "FAIL", name: "display", detail: "DISPLAY is not set: deskhand has no X11 display to work on",
+			fix: "run deskhand inside an X11 session, or give it a virtual one: `Xvfb :99 -screen 0 1920x1080x24 & export DISPLAY=:99`"}
+		if wayland != "" || session == "wayland" {
+			c.detail = "this is a Wayland session without XWayland's DISPLAY; deskhand drives X11 only for now"
+			c.fix = "log in to an X11 (Xorg) session, or enable XWayland and set DISPLAY (e.g. `export DISPLAY=:0`)"
+		}
+		return []check{c}
+	}
+	conn, err := connectX(display, 5*time.Second)
+	if err != nil {
+		return []check{{status: "FAIL", name: "display", detail: fmt.Sprintf("cannot connect to X display %s: %v", display, err),
+			fix: fmt.Sprintf("check that the X server for %s runs and that this user may connect (`xset -q` should work; `xhost +si:localuser:%s` grants access)", display, os.Getenv("USER"))}}
+	}
+	defer conn.Close()
+	kind := "X11"
+	var out []check
+	if wayland != "" || session == "wayland" {
+		kind = "X11 through XWayland (Wayland session)"
+		out = append(out, check{status: "warn", name: "wayland", detail: "only X11 (XWayland) windows can be seen and driven; native Wayland windows stay invisible",
+			fix: "for full control, log in to an X11 (Xorg) session"})
+	}
+	setup := xproto.Setup(conn)
+	screen := setup.DefaultScreen(conn)
+	out = append([]check{{status: "ok", name: "display", detail: fmt.Sprintf("%s at %s, %dx%d, server %q", kind, display, screen.WidthInPixels, screen.HeightInPixels, string(setup.Vendor))}}, out...)
+	for _, ext := range []struct {
+		name, why, fix string
+		needed         bool
+	}{
+		{"XTEST", "synthesises mouse and keyboard input", "use an X server with the XTEST extension (Xorg and Xvfb enable it by default; check `xdpyinfo -ext XTEST`)", true},
+		{"MIT-SHM", "fast screen capture (without it captures fall back to the slower GetImage)", "run deskhand on the same machine as the X server, and do not start it with -extension MIT-SHM", false},
+		{"RANDR", "lists monitors (without it the whole screen is one display)", "use an X server with RandR 1.5 (any current Xorg or Xvfb)", false},
+	} {
+		rep, err := xproto.QueryExtension(conn, uint16(len(ext.name)), ext.name).Reply()
+		switch {
+		case err != nil:
+			out = append(out, check{status: "FAIL", name: ext.name, detail: "could not ask the X server: " + err.Error(), fix: "check the X server"})
+		case rep.Present:
+			out = append(out, check{status: "ok", name: ext.name, detail: "present: " + ext.why})
+		case ext.needed:
+			out = append(out, check{status: "FAIL", name: ext.name, detail: "missing: deskhand needs it, it " + ext.why, fix: ext.fix})
+		default:
+			out = append(out, check{status: "warn", name: ext.name, detail: "missing: " + ext.why, fix: ext.fix})
+		}
+	}
+	return out
+}
+
+func connectX(display string, timeout time.Duration) (*xgb.Conn, error) {
+	xgb.Logger = log.New(io.Discard, "", 0)
+	type result struct {
+		c   *xgb.Conn
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		c, err := xgb.NewConnDisplay(display)
+		ch <- result{c, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.c, r.err
+	case <-time.After(timeout):
+		go func() {
+			if r := <-ch; r.c != nil {
+				r.c.Close()
+			}
+		}()
+		return nil, fmt.Errorf("no answer within %v", timeout)
+	}
+}
+
+// helperChecks finds the helper the way serve does (without downloading)
+// and handshakes with it.
+func helperChecks(ctx context.Context, explicit, display string) []check {
+	loc, err := FindHelper(ctx, LocateOptions{Explicit: explicit, NoDownload: true})
+	if err != nil {
+		fix := "run `deskhand install` to download and verify it, or build it with `make build`"
+		if errors.Is(err, installer.ErrModified) {
+			fix = "run `deskhand install` to reinstall it, and find out what changed the installed files"
+		}
+		return []check{{status: "FAIL", name: "helper", detail: err.Error(), fix: fix}}
+	}
+	where := string(loc.Source)
+	if loc.Version != "" {
+		where += " version " + loc.Version
+	}
+	if loc.Note != "" {
+		where += ", " + loc.Note
+	}
+	client := bridge.New(bridge.Options{Path: loc.Path, Env: []string{"DISPLAY=" + display}, MaxRestarts: 1, ClientName: "deskhand-doctor"})
+	defer client.Close()
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := client.Start(hctx); err != nil {
+		return []check{{status: "FAIL", name: "helper", detail: fmt.Sprintf("%s (%s) does not start: %v", loc.Path, where, err),
+			fix: "reinstall it with `deskhand install` (or rebuild with `make build`); run `deskhand helper handshake` to see its log"}}
+	}
+	info := client.HandshakeInfo()
+	out := []check{{status: "ok", name: "helper", detail: fmt.Sprintf("%s (%s): helper %s, protocol %d, platform %s",
+		loc.Path, where, info.HelperVersion, info.ProtocolVersion, info.Platform)}}
+	var raw map[string]any
+	if err := client.Call(hctx, "handshake", map[string]any{"protocol_versions": bridge.ProtocolVersions()}, &raw); err == nil {
+		if de, ok := raw["display_error"].(string); ok && de != "" {
+			out = append(out, check{status: "FAIL", name: "helper", detail: "the helper cannot use the display: " + de,
+				fix: "fix the display problem above; the helper reads DISPLAY from deskhand's environment"})
+		}
+	}
+	return out
+}
+
+// storeChecks reports the install state, the lock and the paths.
+func storeChecks() []check {
+	var out []check
+	data, state, err := store.DefaultDirs()
+	if err != nil {
+		return []check{{status: "FAIL", name: "paths", detail: err.Error(), fix: "set HOME (or XDG_DATA_HOME and XDG_STATE_HOME)"}}
+	}
+	st := store.New(data, state)
+	if a, err := st.Active(); err == nil {
+		detail := fmt.Sprintf("active %s", a.Version)
+		if a.Previous != nil {
+			detail += fmt.Sprintf(", previous %s (for `deskhand install --rollback`)", a.Previous.Version)
+		}
+		if _, err := installer.Active(installer.Options{DataDir: data, StateDir: state}); err != nil {
+			out = append(out, check{status: "FAIL", name: "installed", detail: detail + ": " + err.Error(), fix: "run `deskhand install` to reinstall it"})
+		} else {
+			out = append(out, check{status: "ok", name: "installed", detail: detail + ", verified against its signed manifest"})
+		}
+	} else if errors.Is(err, store.ErrNotInstalled) {
+		out = append(out, check{status: "ok", name: "installed", detail: "no downloaded helper (`deskhand install` fetches one)"})
+	} else {
+		out = append(out, check{status: "FAIL", name: "installed", detail: err.Error(), fix: "run `deskhand install` to rewrite it"})
+	}
+	if acc, err := st.Accepted(); err != nil {
+		out = append(out, check{status: "FAIL", name: "installed", detail: err.Error(), fix: "delete " + filepath.Join(state, "installer.json") + " if you trust the release you install next"})
+	} else if acc.Highest != "" {
+		out = append(out, check{status: "ok", name: "rollback", detail: "manifests older than " + acc.Highest + " are refused"})
+	}
+	if held, pid, err := st.LockHolder(); err != nil {
+		out = append(out, check{status: "warn", name: "lock", detail: "cannot read the installer lock: " + err.Error(), fix: "check the permissions of " + data})
+	} else if held {
+		out = append(out, check{status: "warn", name: "lock", detail: fmt.Sprintf("an install is running now (pid %d); other installs wait for it", pid),
+			fix: fmt.Sprintf("wait for it, or stop it with `kill %d`", pid)})
+	} else {
+		out = append(out, check{status: "ok", name: "lock", detail: "installer lock is free"})
+	}
+	config := filepath.Join(xdgDir("XDG_CONFIG_HOME", ".config"), "deskhand")
+	for _, p := range []struct{ name, dir string }{{"config", config}, {"data", data}, {"state", state}} {
+		out = append(out, pathCheck(p.name, p.dir))
+	}
+	return out
+}
+
+func xdgDir(env, fallback string) string {
+	if v := os.Getenv(env); filepath.IsAbs(v) {
+		return v
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, fallback)
+}
+
+// pathCheck reports a directory deskhand writes: missing is fine (it is
+// created when needed) as long as its nearest existing parent is
+// writable; writable by group or others is not, since the helpers there
+// run with access to the screen.
+func pathCheck(name, dir string) check {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		parent := dir
+		for {
+			parent = filepath.Dir(parent)
+			if _, err := os.Stat(parent); err == nil || parent == filepath.Dir(parent) {
+				break
+			}
+		}
+		if err := writable(parent); err != nil {
+			return check{status: "FAIL", name: name, detail: fmt.Sprintf("%s does not exist and %s is not writable: %v", dir, parent, err),
+				fix: fmt.Sprintf("create it: `mkdir -p %s && chmod 700 %s`", dir, dir)}
+		}
+		return check{status: "ok", name: name, detail: dir + " (created when first needed)"}
+	}
+	if err != nil {
+		return check{status: "FAIL", name: name, detail: err.Error(), fix: "check the permissions of " + filepath.Dir(dir)}
+	}
+	if !fi.IsDir() {
+		return check{status: "FAIL", name: name, detail: dir + " is not a directory", fix: fmt.Sprintf("move it away: `mv %s %s.bak`", dir, dir)}
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return check{status: "FAIL", name: name, detail: fmt.Sprintf("%s is writable by group or others (mode %v): another user could swap what deskhand runs", dir, fi.Mode().Perm()),
+			fix: fmt.Sprintf("`chmod go-w %s`", dir)}
+	}
+	if err := writable(dir); err != nil {
+		return check{status: "FAIL", name: name, detail: fmt.Sprintf("%s is not writable: %v", dir, err), fix: fmt.Sprintf("`chown -R %s %s`", os.Getenv("USER"), dir)}
+	}
+	return check{status: "ok", name: name, detail: dir}
+}
+
+func writable(dir string) error {
+	f, err := os.CreateTemp(dir, ".tmp-doctor-")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
