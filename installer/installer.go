@@ -213,6 +213,7 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer lock.Unlock()
+	defer opts.at("unlocking")
 	opts.at("locked")
 	removed, err := st.Cleanup()
 	if err != nil {
