@@ -39,6 +39,11 @@ fn main() {
 }
 
 fn synthetic(runs: usize) {
+    println!(
+        "resizer CPU extensions: {:?}, {} threads",
+        fast_image_resize::Resizer::new().cpu_extensions(),
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
     let src = synthetic_screen();
     let mut dst = Vec::new();
     for (name, filter) in [
@@ -81,7 +86,7 @@ fn live(runs: usize) {
             return;
         }
     };
-    let (screen, _) = x.root_size().unwrap();
+    let screen = x.root_size().unwrap();
     let mut capturer = Capturer::new(x.extensions.shm);
     let source = Rect {
         x: 0,

@@ -1,6 +1,8 @@
 //! Displays: the RandR 1.5 monitors (`xrandr --listmonitors`), in the
 //! server's order, or the whole root window when there are none.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 use x11rb::connection::Connection;
 use x11rb::protocol::randr::ConnectionExt as _;
@@ -93,59 +95,88 @@ pub fn from_monitors(monitors: Vec<Monitor>, root: Size, root_mm: Size) -> Vec<D
         .collect()
 }
 
-/// Queries the displays. `randr` is the server's RandR version, if any.
+/// Queries the displays and the root window's current size in one round
+/// trip (two the first time a monitor name is seen). `randr` is the
+/// server's RandR version; `names` caches atom names, which never change
+/// while the server runs.
 pub fn query<C: Connection>(
     conn: &C,
     root: u32,
     randr: Option<(u32, u32)>,
-    root_size: Size,
     root_mm: Size,
-) -> Result<Vec<Display>> {
-    let mut monitors = Vec::new();
-    if randr.is_some_and(|v| v >= (1, 5)) {
-        let reply = conn
-            .randr_get_monitors(root, true)
-            .map_err(|e| Error::x11("sending RRGetMonitors", e))?
-            .reply()
-            .map_err(|e| Error::x11("reading RRGetMonitors", e))?;
-        // Send every name lookup before reading any reply: one round trip.
-        let cookies = reply
-            .monitors
-            .iter()
-            .map(|m| conn.get_atom_name(m.name))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| Error::x11("sending GetAtomName", e))?;
-        for (m, cookie) in reply.monitors.iter().zip(cookies) {
-            let name = match cookie.reply() {
-                Ok(r) => String::from_utf8_lossy(&r.name).into_owned(),
-                Err(e) => {
-                    crate::log_warn!(
-                        "monitor name atom {} has no name ({e}); calling it by the atom",
-                        m.name
-                    );
-                    format!("monitor-{}", m.name)
-                }
-            };
-            if m.width == 0 || m.height == 0 {
-                continue;
-            }
-            monitors.push(Monitor {
-                name,
-                rect: Rect {
-                    x: m.x as i32,
-                    y: m.y as i32,
-                    width: m.width as u32,
-                    height: m.height as u32,
-                },
-                mm: Size {
-                    width: m.width_in_millimeters,
-                    height: m.height_in_millimeters,
-                },
-                primary: m.primary,
-            });
+    names: &mut HashMap<u32, String>,
+) -> Result<(Vec<Display>, Size)> {
+    let geometry = conn
+        .get_geometry(root)
+        .map_err(|e| Error::x11("sending GetGeometry", e))?;
+    let monitors_cookie = if randr.is_some_and(|v| v >= (1, 5)) {
+        Some(
+            conn.randr_get_monitors(root, true)
+                .map_err(|e| Error::x11("sending RRGetMonitors", e))?,
+        )
+    } else {
+        None
+    };
+    let geometry = geometry
+        .reply()
+        .map_err(|e| Error::x11("reading the root geometry", e))?;
+    let root_size = Size {
+        width: geometry.width as u32,
+        height: geometry.height as u32,
+    };
+    let infos = match monitors_cookie {
+        Some(cookie) => {
+            cookie
+                .reply()
+                .map_err(|e| Error::x11("reading RRGetMonitors", e))?
+                .monitors
         }
+        None => Vec::new(),
+    };
+    // Look up every new name before reading any reply.
+    let mut unknown: Vec<u32> = infos
+        .iter()
+        .map(|m| m.name)
+        .filter(|a| !names.contains_key(a))
+        .collect();
+    unknown.sort_unstable();
+    unknown.dedup();
+    let cookies = unknown
+        .iter()
+        .map(|&atom| conn.get_atom_name(atom).map(|c| (atom, c)))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| Error::x11("sending GetAtomName", e))?;
+    for (atom, cookie) in cookies {
+        let name = match cookie.reply() {
+            Ok(r) => String::from_utf8_lossy(&r.name).into_owned(),
+            Err(e) => {
+                crate::log_warn!(
+                    "monitor name atom {atom} has no name ({e}); calling it by the atom"
+                );
+                format!("monitor-{atom}")
+            }
+        };
+        names.insert(atom, name);
     }
-    Ok(from_monitors(monitors, root_size, root_mm))
+    let monitors = infos
+        .iter()
+        .filter(|m| m.width > 0 && m.height > 0)
+        .map(|m| Monitor {
+            name: names[&m.name].clone(),
+            rect: Rect {
+                x: m.x as i32,
+                y: m.y as i32,
+                width: m.width as u32,
+                height: m.height as u32,
+            },
+            mm: Size {
+                width: m.width_in_millimeters,
+                height: m.height_in_millimeters,
+            },
+            primary: m.primary,
+        })
+        .collect();
+    Ok((from_monitors(monitors, root_size, root_mm), root_size))
 }
 
 #[cfg(test)]

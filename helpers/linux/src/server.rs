@@ -2,6 +2,7 @@
 //! for the helper's life, retried while it is down), the last capture and
 //! the clipboard.
 
+use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
 use std::time::{Duration, Instant};
 
@@ -105,6 +106,8 @@ struct Session {
     x: XConn,
     wm: Result<Wm>,
     capturer: Capturer,
+    /// Monitor name atoms already looked up.
+    atom_names: HashMap<u32, String>,
 }
 
 impl Session {
@@ -117,17 +120,27 @@ impl Session {
             );
         }
         let capturer = Capturer::new(x.extensions.shm);
-        Ok(Session { x, wm, capturer })
+        Ok(Session {
+            x,
+            wm,
+            capturer,
+            atom_names: HashMap::new(),
+        })
     }
 
     fn wm(&self) -> Result<&Wm> {
         self.wm.as_ref().map_err(Clone::clone)
     }
 
-    fn displays(&self) -> Result<(Vec<Display>, Size)> {
-        let (size, mm) = self.x.root_size()?;
-        let list = displays::query(&self.x.conn, self.x.root, self.x.randr_version, size, mm)?;
-        Ok((list, size))
+    /// The displays and the root window's size.
+    fn displays(&mut self) -> Result<(Vec<Display>, Size)> {
+        displays::query(
+            &self.x.conn,
+            self.x.root,
+            self.x.randr_version,
+            self.x.root_mm(),
+            &mut self.atom_names,
+        )
     }
 }
 
@@ -513,16 +526,16 @@ impl Server {
 
 impl Session {
     fn capture(&mut self, id: &Value, req: &CaptureParams, capture_id: u64) -> Result<Vec<u8>> {
-        let (screen, _) = self.x.root_size()?;
-        let screen_rect = Rect {
+        let whole = |size: Size| Rect {
             x: 0,
             y: 0,
-            width: screen.width,
-            height: screen.height,
+            width: size.width,
+            height: size.height,
         };
-        let (source, display) = match req.rect {
+        let (source, display, screen) = match req.rect {
             Some(rect) => {
-                if !screen_rect.contains_rect(&rect) {
+                let screen = self.x.root_size()?;
+                if !whole(screen).contains_rect(&rect) {
                     return Err(Error::out_of_bounds(
                         format!(
                             "rectangle {rect} is outside the screen ({}x{})",
@@ -531,10 +544,10 @@ impl Session {
                         "Use a rectangle inside the screen; call displays for the geometry.",
                     ));
                 }
-                (rect, None)
+                (rect, None, screen)
             }
             None => {
-                let (list, _) = self.displays()?;
+                let (list, screen) = self.displays()?;
                 let chosen = match req.display {
                     Some(wanted) => list.iter().find(|d| d.id == wanted).ok_or_else(|| {
                         let known: Vec<String> = list.iter().map(|d| format!("{} ({})", d.id, d.name)).collect();
@@ -549,7 +562,7 @@ impl Session {
                         .find(|d| d.primary)
                         .ok_or_else(|| Error::internal("the display list is empty"))?,
                 };
-                let rect = chosen.rect().intersect(&screen_rect).ok_or_else(|| {
+                let rect = chosen.rect().intersect(&whole(screen)).ok_or_else(|| {
                     Error::capture_failed(format!(
                         "display {} ({}) lies outside the root window ({}x{})",
                         chosen.name,
@@ -558,7 +571,7 @@ impl Session {
                         screen.height
                     ))
                 })?;
-                (rect, Some(chosen.id))
+                (rect, Some(chosen.id), screen)
             }
         };
         let output = output_size(req.width, req.height, source.size())?;

@@ -139,26 +139,27 @@ impl XConn {
         })
     }
 
-    /// The root window's current size (it changes with xrandr) and its
-    /// size in millimetres from the setup.
-    pub fn root_size(&self) -> Result<(Size, Size)> {
+    /// The root window's current size (it changes with xrandr).
+    pub fn root_size(&self) -> Result<Size> {
         let geometry = self
             .conn
             .get_geometry(self.root)
             .map_err(|e| Error::x11("sending GetGeometry", e))?
             .reply()
             .map_err(|e| Error::x11("reading the root geometry", e))?;
+        Ok(Size {
+            width: geometry.width as u32,
+            height: geometry.height as u32,
+        })
+    }
+
+    /// The screen's size in millimetres, from the setup.
+    pub fn root_mm(&self) -> Size {
         let screen = &self.conn.setup().roots[self.screen_num];
-        Ok((
-            Size {
-                width: geometry.width as u32,
-                height: geometry.height as u32,
-            },
-            Size {
-                width: screen.width_in_millimeters as u32,
-                height: screen.height_in_millimeters as u32,
-            },
-        ))
+        Size {
+            width: screen.width_in_millimeters as u32,
+            height: screen.height_in_millimeters as u32,
+        }
     }
 
     /// Whether the server still answers.
