@@ -62,7 +62,8 @@ const MAX_FAULT_SLEEP_MS: i64 = 600_000;
 /// How the helper was started.
 #[derive(Clone, Debug, Default)]
 pub struct Config {
-    /// The X display; None means `$DISPLAY`.
+    /// The X display; None means `$DISPLAY`. (The clipboard always opens
+    /// `$DISPLAY`: this exists so tests can point the rest elsewhere.)
     pub display: Option<String>,
     /// Answer the test-only `fault.*` methods (DESKHAND_HELPER_FAULTS=1).
     pub faults: bool,
