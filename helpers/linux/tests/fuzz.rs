@@ -21,7 +21,9 @@ fn seeds() -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("reading helpers/testdata/fuzz")
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().map_or(true, |x| x != "md"))
+        // Plain files only: the Go side may keep its own corpus layout in
+        // subdirectories.
+        .filter(|p| p.is_file() && p.extension().map_or(true, |x| x != "md"))
         .collect();
     files.sort();
     let seeds: Vec<_> = files
