@@ -1,7 +1,8 @@
 // Package supervisor is the deskhand process itself: it parses the command
-// line, finds the capture helper and runs the requested command. The MCP
-// server will be one of its commands; the helper's life is managed by
-// package bridge.
+// line, finds the capture helper and runs the requested command: by
+// default `serve`, the MCP server (serve.go), which wires the capture
+// helper (package bridge), the input package, the executor and the MCP
+// layer (package mcpserver) together.
 package supervisor
 
 import (
@@ -39,6 +40,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"serve", "serve the computer-use tools over MCP on stdio (the default command)", runServe},
 		{"helper", "start the capture helper, call one protocol method and print its result", runHelperCommand},
 		{"install", "download, verify and activate the capture helper for this platform (or --rollback)", runInstallCommand},
 		{"doctor", "check the display, extensions, helper, lock and paths, and say how to fix each problem", runDoctorCommand},
@@ -50,16 +52,17 @@ func commands() []command {
 }
 
 // Main runs one deskhand command and returns the process exit status.
+// Without a command (no arguments, or only flags) it serves MCP on stdio.
 func Main(ctx context.Context, args []string, io Stdio) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+	if len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 		if len(args) > 1 {
 			return Main(ctx, []string{args[1], "--help"}, io)
 		}
 		printUsage(io.Err)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		args = append([]string{"serve"}, args...)
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {
@@ -84,7 +87,7 @@ func Main(ctx context.Context, args []string, io Stdio) int {
 }
 
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, "deskhand %s — a computer-use server for AI models\n\nUsage:\n\n  deskhand <command> [flags] [arguments]\n\nCommands:\n\n", Version)
+	fmt.Fprintf(w, "deskhand %s — a computer-use server for AI models\n\nUsage:\n\n  deskhand [serve flags]              serve MCP on stdio\n  deskhand <command> [flags] [arguments]\n\nCommands:\n\n", Version)
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}

@@ -199,6 +199,10 @@ func checkTypeText(tool, text string) error {
 	n := 0
 	for i, r := range text {
 		n++
+		if r == utf8.RuneError {
+			// The input layer cannot tell it from a decoding error.
+			return fmt.Errorf("%s: character %d of the text is U+FFFD (the replacement character), which cannot be typed; it usually stands for text that was not valid UTF-8", tool, n)
+		}
 		if (r < 0x20 && r != '\n' && r != '\r' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) {
 			return fmt.Errorf("%s: character %d of the text (byte %d) is the control character U+%04X, which no key types; use key for keys such as Escape or BackSpace", tool, n, i, r)
 		}

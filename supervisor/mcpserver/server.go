@@ -191,7 +191,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "deskhand computer use", Version: version}, &mcp.ServerOptions{
 		Instructions: s.instructions(),
-		Logger:       s.log,
+		Logger:       slog.New(demote{s.log.Handler()}),
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	s.tools = s.toolSpecs()
@@ -378,6 +378,23 @@ func (s *Server) runStep(ctx context.Context, sess *session, st *step) (*outcome
 	}
 	return out, nil
 }
+
+// demote lowers the go-sdk's records by one level: its connection
+// lifecycle is routine at Info, and a cancelled run (Ctrl-C) is not an
+// Error.
+type demote struct{ slog.Handler }
+
+func (d demote) Enabled(ctx context.Context, l slog.Level) bool {
+	return d.Handler.Enabled(ctx, l-4)
+}
+
+func (d demote) Handle(ctx context.Context, r slog.Record) error {
+	r.Level -= 4
+	return d.Handler.Handle(ctx, r)
+}
+
+func (d demote) WithAttrs(as []slog.Attr) slog.Handler { return demote{d.Handler.WithAttrs(as)} }
+func (d demote) WithGroup(g string) slog.Handler       { return demote{d.Handler.WithGroup(g)} }
 
 // describeDisplay names a display for the model.
 func describeDisplay(d bridge.Display) string {

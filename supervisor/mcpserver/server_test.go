@@ -470,6 +470,7 @@ func TestBadInput(t *testing.T) {
 		{"hold_key", map[string]any{"text": "Hyperdrive", "duration": 1}, []string{"unknown key"}},
 		{"type", map[string]any{"text": huge}, []string{"over the limit"}},
 		{"type", map[string]any{"text": "a\x07b"}, []string{"control character U+0007"}},
+		{"type", map[string]any{"text": "a\uFFFDb"}, []string{"U+FFFD"}},
 		{"type", map[string]any{"text": 5}, []string{"must be a string"}},
 		{"type", map[string]any{}, []string{`needs "text"`}},
 		{"write_clipboard", map[string]any{"text": huge}, []string{"over the limit"}},

@@ -1,10 +1,13 @@
 package vdisplay
 
-// openboxConfig is the virtual desktop's openbox configuration: one
-// desktop, click-to-focus with raise, new windows focused, no animations or
-// popups, and window-manager key bindings left out so that keys an agent
-// sends reach the applications.
-const openboxConfig = `<?xml version="1.0" encoding="UTF-8"?>
+// OpenboxConfig is the configuration Start runs openbox with: one desktop,
+// click-to-focus with raise, new windows focused, no animations or popups,
+// and no window-manager key bindings, so that keys an agent sends reach the
+// applications. Clicks in a window's client area are bound only in the
+// "Client" context, which openbox replays to the application; a plain
+// button binding in the "Frame" context (which contains the client) would
+// swallow every click before the application sees it.
+const OpenboxConfig = `<?xml version="1.0" encoding="UTF-8"?>
 <openbox_config xmlns="http://openbox.org/3.4/rc">
   <focus>
     <focusNew>yes</focusNew>
@@ -34,9 +37,6 @@ const openboxConfig = `<?xml version="1.0" encoding="UTF-8"?>
   <mouse>
     <dragThreshold>1</dragThreshold>
     <doubleClickTime>500</doubleClickTime>
-    <context name="Frame">
-      <mousebind button="Left" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
-    </context>
     <context name="Client">
       <mousebind button="Left" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
       <mousebind button="Middle" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>

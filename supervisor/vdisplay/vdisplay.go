@@ -211,7 +211,7 @@ func (d *Display) startWM(ctx context.Context, opts Options) error {
 	var args []string
 	if opts.WindowManager == "openbox" {
 		rc := filepath.Join(d.dir, "openbox-rc.xml")
-		if err := os.WriteFile(rc, []byte(openboxConfig), 0o600); err != nil {
+		if err := os.WriteFile(rc, []byte(OpenboxConfig), 0o600); err != nil {
 			return fmt.Errorf("writing the openbox configuration: %w", err)
 		}
 		args = []string{"--config-file", rc, "--sm-disable"}

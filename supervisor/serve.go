@@ -1,0 +1,209 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/installer"
+	"github.com/deskhand/deskhand/supervisor/executor"
+	"github.com/deskhand/deskhand/supervisor/geometry"
+	"github.com/deskhand/deskhand/supervisor/input"
+	"github.com/deskhand/deskhand/supervisor/mcpserver"
+	"github.com/deskhand/deskhand/supervisor/vdisplay"
+)
+
+const serveUsage = `serve [flags]
+
+Serves the computer-use tools over MCP on stdin and stdout (the MCP stdio
+transport), as the server "computer-use": clients show the tools as
+mcp__computer-use__screenshot, mcp__computer-use__left_click, and so on.
+This is also what deskhand does when run without a command. Logs go to
+stderr only.
+
+The display: with --virtual-display auto (the default) deskhand works on the
+X display named by DISPLAY, and when DISPLAY is unset it starts a private
+1920x1080 virtual desktop (Xvfb and openbox) for the session and stops it on
+exit. --virtual-display WIDTHxHEIGHT always starts a private desktop of that
+size, leaving the user's own screen alone; --virtual-display off never does.
+
+Examples:
+
+  deskhand serve
+  deskhand serve --virtual-display 1920x1080
+  deskhand serve --coordinates normalized_0_100 --format png
+  claude mcp add computer-use -- deskhand serve
+
+Flags:`
+
+type serveFlags struct {
+	helper         string
+	virtualDisplay string
+	coordinates    string
+	maxLongEdge    int
+	maxTokens      int
+	format         string
+	jpegQuality    int
+	stateDir       string
+	logLevel       string
+}
+
+func runServe(ctx context.Context, args []string, stdio Stdio) error {
+	fs := newFlagSet("serve", serveUsage, stdio)
+	var f serveFlags
+	fs.StringVar(&f.helper, "helper", "", "path of the capture helper `binary` (default: $DESKHAND_HELPER, then beside this executable)")
+	fs.StringVar(&f.virtualDisplay, "virtual-display", envOr("DESKHAND_VIRTUAL_DISPLAY", "auto"),
+		"`auto`: use $DISPLAY, or start a private 1920x1080 Xvfb desktop when it is unset; WIDTHxHEIGHT: always start a private desktop of that size; off: never start one")
+	fs.StringVar(&f.coordinates, "coordinates", string(geometry.ModePixels),
+		"coordinate `mode` of the tools: pixels (of the latest screenshot) or normalized_0_100 (percent of its width and height)")
+	fs.IntVar(&f.maxLongEdge, "max-long-edge", geometry.DefaultMaxLongEdge, "largest screenshot width or height, in `pixels`")
+	fs.IntVar(&f.maxTokens, "max-tokens", geometry.DefaultMaxTokens, "largest screenshot size in vision `tokens` of 28x28 pixels (⌈w/28⌉·⌈h/28⌉)")
+	fs.StringVar(&f.format, "format", mcpserver.FormatJPEG, "screenshot image `format`: jpeg or png")
+	fs.IntVar(&f.jpegQuality, "jpeg-quality", mcpserver.DefaultJPEGQuality, "JPEG `quality`, 1-100")
+	fs.StringVar(&f.stateDir, "state-dir", "", "`directory` of the state file that keeps the last screenshot's geometry and the selected display across restarts (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand; \"none\" keeps nothing)")
+	fs.StringVar(&f.logLevel, "log-level", envOr("DESKHAND_LOG", "info"), "stderr log `level`: debug, info, warn or error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stdio.Err, "deskhand serve: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return errUsage
+	}
+	mode, err := geometry.ParseMode(f.coordinates)
+	if err != nil {
+		return fmt.Errorf("--coordinates: %w", err)
+	}
+	limits := geometry.Limits{MaxLongEdge: f.maxLongEdge, MaxTokens: f.maxTokens, TokenPx: geometry.DefaultTokenPx}
+	if err := limits.Validate(); err != nil {
+		return fmt.Errorf("--max-long-edge/--max-tokens: %w", err)
+	}
+	if f.format != mcpserver.FormatJPEG && f.format != mcpserver.FormatPNG {
+		return fmt.Errorf("--format %q: use jpeg or png", f.format)
+	}
+	if f.jpegQuality < 1 || f.jpegQuality > 100 {
+		return fmt.Errorf("--jpeg-quality %d: use 1-100", f.jpegQuality)
+	}
+	logger, err := newLogger(stdio.Err, f.logLevel)
+	if err != nil {
+		return err
+	}
+	locate := LocateOptions{Explicit: f.helper}
+	locate.Install.ManifestURLs = manifestURLsFromEnv()
+	locate.Install.Logger = logger.With("component", "installer")
+	locate.Install.Progress = func(e installer.Event) {
+		if e.Message != "" {
+			logger.Info("installing the capture helper: " + e.Message)
+		}
+	}
+	found, err := FindHelper(ctx, locate)
+	if err != nil {
+		return err
+	}
+	helperPath := found.Path
+	logger.Debug("using helper", "path", helperPath, "from", string(found.Source), "version", found.Version, "note", found.Note)
+
+	// The display: the user's, or a private virtual one.
+	env := os.Environ()
+	xdisplay := os.Getenv("DISPLAY")
+	startVirtual, w, h, err := virtualDisplayPlan(f.virtualDisplay, xdisplay)
+	if err != nil {
+		return err
+	}
+	if startVirtual {
+		vd, err := vdisplay.Start(ctx, vdisplay.Options{Width: w, Height: h, Logger: logger})
+		if err != nil {
+			return err
+		}
+		defer vd.Close()
+		xdisplay = vd.Name()
+		env = vd.Env(env)
+	} else if os.Getenv("WAYLAND_DISPLAY") != "" {
+		logger.Warn("a Wayland session is running: deskhand drives X11 (XWayland) windows only; native Wayland windows are not seen or controlled",
+			"display", xdisplay)
+	}
+
+	stateDir := f.stateDir
+	if stateDir == "" {
+		if stateDir, err = geometry.DefaultStateDir(); err != nil {
+			return err
+		}
+	}
+	statePath := ""
+	if stateDir != "none" {
+		statePath = geometry.StatePath(stateDir, xdisplay)
+	}
+
+	in, err := input.New(input.Options{Display: xdisplay, Logger: logger.With("component", "input")})
+	if err != nil {
+		return fmt.Errorf("opening display %s for input: %w", xdisplay, err)
+	}
+	defer in.Close()
+	helper := bridge.New(bridge.Options{Path: helperPath, Env: []string{"DISPLAY=" + xdisplay}, Logger: logger.With("component", "helper")})
+	defer helper.Close()
+	// Warm the helper up while the client initializes; a failure shows up
+	// again, with its reason, on the first tool call that needs it.
+	go func() {
+		if err := helper.Start(ctx); err != nil && ctx.Err() == nil {
+			logger.Warn("starting the capture helper", "path", helperPath, "err", err)
+		}
+	}()
+	exec, err := executor.New(executor.Options{Helper: helper, Input: in, Env: env, Logger: logger.With("component", "executor")})
+	if err != nil {
+		return err
+	}
+	srv, err := mcpserver.New(mcpserver.Options{
+		Executor:    exec,
+		Mode:        mode,
+		Limits:      limits,
+		Format:      f.format,
+		JPEGQuality: f.jpegQuality,
+		StatePath:   statePath,
+		XDisplay:    xdisplay,
+		Logger:      logger.With("component", "mcp"),
+		Version:     Version,
+	})
+	if err != nil {
+		return err
+	}
+	logger.Info("serving MCP on stdio", "server", mcpserver.ServerName, "display", xdisplay, "coordinates", string(mode), "state", statePath)
+	transport := &mcp.IOTransport{Reader: io.NopCloser(stdio.In), Writer: nopWriteCloser{stdio.Out}}
+	err = srv.Run(ctx, transport)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("serving MCP: %w", err)
+	}
+	logger.Info("client disconnected; stopping")
+	return nil
+}
+
+// virtualDisplayPlan decides from --virtual-display and $DISPLAY whether
+// to start a private desktop, and its size.
+func virtualDisplayPlan(flag, display string) (start bool, w, h int, err error) {
+	switch strings.ToLower(strings.TrimSpace(flag)) {
+	case "auto", "":
+		if display != "" {
+			return false, 0, 0, nil
+		}
+		return true, 1920, 1080, nil
+	case "off", "none", "no", "false":
+		if display == "" {
+			return false, 0, 0, errors.New("no display: DISPLAY is unset and --virtual-display is off; run inside an X session, set DISPLAY, or pass --virtual-display 1920x1080")
+		}
+		return false, 0, 0, nil
+	}
+	w, h, err = vdisplay.ParseSize(flag)
+	if err != nil {
+		return false, 0, 0, fmt.Errorf("--virtual-display: %w, or auto or off", err)
+	}
+	return true, w, h, nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
