@@ -23,8 +23,8 @@ import (
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/installer/archive"
 	"github.com/deskhand/deskhand/installer/fetch"
-	"github.com/deskhand/deskhand/installer/releasetest"
 	"github.com/deskhand/deskhand/installer/manifest"
+	"github.com/deskhand/deskhand/installer/releasetest"
 	"github.com/deskhand/deskhand/internal/desktoptest"
 )
 

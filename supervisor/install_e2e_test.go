@@ -22,8 +22,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deskhand/deskhand/installer"
-	"github.com/deskhand/deskhand/installer/releasetest"
 	"github.com/deskhand/deskhand/installer/manifest"
+	"github.com/deskhand/deskhand/installer/releasetest"
 	"github.com/deskhand/deskhand/internal/desktoptest"
 )
 
