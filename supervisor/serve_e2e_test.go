@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -992,4 +993,99 @@ func TestServeOpenApplication(t *testing.T) {
 		}
 	}
 	e.bad("open_application", map[string]any{"app": "TestDialg"}, "close matches", "org.deskhand.TestDialog")
+}
+
+// TestServeVirtualDisplay: without DISPLAY, deskhand starts its own
+// private desktop, works on it, and stops it when the client disconnects.
+func TestServeVirtualDisplay(t *testing.T) {
+	desktoptest.Require(t, "Xvfb", "openbox", "xdpyinfo")
+	helper := desktoptest.HelperPath(t)
+	bin := deskhandBinary(t)
+	logs := &testLog{t: t}
+	t.Cleanup(logs.stop)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DISPLAY=") && !strings.HasPrefix(kv, "WAYLAND_DISPLAY=") {
+			env = append(env, kv)
+		}
+	}
+	cmd := exec.Command(bin, "serve", "--virtual-display", "1280x800", "--state-dir", "none", "--log-level", "debug")
+	cmd.Env = append(env, "DESKHAND_HELPER="+helper)
+	cmd.Stderr = logs
+	client := mcp.NewClient(&mcp.Implementation{Name: "deskhand-e2e", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("starting deskhand serve --virtual-display 1280x800: %v", err)
+	}
+	e := &e2e{t: t, cs: cs, cmd: cmd}
+	img, _ := e.screenshot("screenshot", nil)
+	if e.shot.Display.Size != (geometry.Size{Width: 1280, Height: 800}) || img.Rect.Dx() != 1280 || img.Rect.Dy() != 800 {
+		t.Errorf("virtual display screenshot: display %+v, image %v; want 1280x800 at native size", e.shot.Display, img.Rect)
+	}
+	// Find the private server's display among deskhand's children.
+	var xvfbPids []int
+	for _, pid := range childPids(cmd.Process.Pid) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.HasPrefix(string(b), "Xvfb\x00") {
+			xvfbPids = append(xvfbPids, pid)
+		}
+	}
+	if len(xvfbPids) != 1 {
+		t.Fatalf("deskhand runs %d Xvfb children, want 1", len(xvfbPids))
+	}
+	e.ok("mouse_move", map[string]any{"coordinate": []int{640, 400}})
+	res := e.ok("cursor_position", nil)
+	if !strings.Contains(resultText(res), "[640, 400]") {
+		t.Errorf("cursor_position on the virtual display = %q", resultText(res))
+	}
+	cs.Close()
+	if st := cmd.ProcessState; st == nil || !st.Success() {
+		t.Errorf("deskhand did not exit cleanly: %v", st)
+	}
+	waitFor(t, "the private Xvfb to stop", 10*time.Second, func() bool {
+		return syscallKill0(xvfbPids[0]) != nil
+	})
+}
+
+// childPids lists the processes whose parent is pid.
+func childPids(pid int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func syscallKill0(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	if err := p.Signal(syscall.Signal(0)); err != nil {
+		return err
+	}
+	// A zombie still answers signal 0; it counts as stopped.
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 && strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z") {
+			return fmt.Errorf("zombie")
+		}
+	}
+	return nil
 }
