@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,12 +43,20 @@ func trustingDeskhand(t *testing.T) string {
 			trustingErr = err
 			return
 		}
-		dir, err := os.MkdirTemp("", "deskhand-install-e2e-")
-		if err != nil {
+		// One place per user, where each run removes what runs more than
+		// an hour old left, so binaries do not pile up.
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("deskhand-install-e2e-%d", os.Getuid()))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			trustingErr = err
 			return
 		}
-		trustingBin = filepath.Join(dir, "deskhand")
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+		trustingBin = filepath.Join(dir, fmt.Sprintf("deskhand-%d", os.Getpid()))
 		key := manifest.FormatPublicKey(releasetest.Current.Public().(ed25519.PublicKey))
 		cmd := exec.Command("go", "build", "-ldflags", "-X github.com/deskhand/deskhand/installer/manifest.extraTrustedKeys="+key, "-o", trustingBin, "./cmd/deskhand")
 		cmd.Dir = root
