@@ -1089,3 +1089,75 @@ func syscallKill0(pid int) error {
 	}
 	return nil
 }
+
+// inspectorVersion is the MCP Inspector release the interoperability test
+// runs: the last whose CLI mode runs on Debian 12's Node.js 20 (later ones
+// need Node 22; the standalone @modelcontextprotocol/inspector-cli
+// packages do not start on their own, so the CLI is reached through the
+// inspector's --cli mode, which runs it).
+const inspectorVersion = "0.15.0"
+
+// TestServeInspectorCLI: the official MCP Inspector's CLI lists the tools
+// and calls screenshot against the binary, on a virtual display of its own.
+func TestServeInspectorCLI(t *testing.T) {
+	desktoptest.Require(t, "npx", "Xvfb", "openbox")
+	helper := desktoptest.HelperPath(t)
+	bin := deskhandBinary(t)
+	run := func(args ...string) []byte {
+		t.Helper()
+		full := append([]string{"-y", "@modelcontextprotocol/inspector@" + inspectorVersion, "--cli",
+			bin, "serve", "--virtual-display", "1280x800", "--state-dir", "none", "--helper", helper}, args...)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "npx", full...)
+		cmd.Dir = t.TempDir()
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			msg := fmt.Sprintf("npx %s: %v\nstderr: %s\nstdout: %.2000s", strings.Join(full, " "), err, stderr.Bytes(), out)
+			if strings.Contains(stderr.String(), "ENOTFOUND") || strings.Contains(stderr.String(), "EAI_AGAIN") || strings.Contains(stderr.String(), "ECONNREFUSED") {
+				if desktoptest.InCI() {
+					t.Fatalf("the npm registry is unreachable under CI: %s", msg)
+				}
+				t.Skipf("the npm registry is unreachable: %s", msg)
+			}
+			t.Fatal(msg)
+		}
+		return out
+	}
+
+	var list struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	out := run("--method", "tools/list")
+	if err := json.Unmarshal(out, &list); err != nil {
+		t.Fatalf("inspector tools/list output is not JSON: %v\n%.2000s", err, out)
+	}
+	if len(list.Tools) != 22 {
+		t.Errorf("the inspector lists %d tools, want 22", len(list.Tools))
+	}
+
+	var call struct {
+		Content []struct {
+			Type     string `json:"type"`
+			Data     string `json:"data"`
+			MimeType string `json:"mimeType"`
+			Text     string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	out = run("--method", "tools/call", "--tool-name", "screenshot")
+	if err := json.Unmarshal(out, &call); err != nil {
+		t.Fatalf("inspector tools/call output is not JSON: %v\n%.2000s", err, out)
+	}
+	if len(call.Content) == 0 {
+		t.Fatalf("inspector screenshot result has no content: %.2000s", out)
+	}
+	if first := call.Content[0]; call.IsError || first.Type != "image" || first.MimeType != "image/jpeg" || len(first.Data) < 1000 {
+		t.Errorf("inspector screenshot result: isError %v, first block %q %q with %d bytes of data",
+			call.IsError, first.Type, first.MimeType, len(first.Data))
+	}
+}
