@@ -48,7 +48,7 @@ check: lint test ## lint, then test: what CI runs
 
 bench: build ## run the benchmarks; prints `BENCH <name> <value> <unit>` lines
 	@DESKHAND_BENCH=1 DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -count=1 -timeout 20m \
-	  -run '^TestBench' ./internal/bench -v 2>&1 | tee .bench.log | grep -E '^(BENCH|---|FAIL|ok|panic)' ; \
+	  -run '^TestBench' ./internal/bench ./supervisor -v 2>&1 | tee .bench.log | grep -E '^(BENCH|---|FAIL|ok|panic)' ; \
 	  test $${PIPESTATUS[0]} -eq 0
 
 clean: ## remove build outputs

@@ -1,0 +1,176 @@
+package supervisor_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/deskhand/deskhand/internal/desktoptest"
+)
+
+// TestBenchMCP measures deskhand through a real MCP client over stdio,
+// beside the same jobs done the way shell-based computer-use servers do
+// them (an import+convert pipeline per screenshot, one xdotool process per
+// action). It runs only under `make bench` (DESKHAND_BENCH=1) and prints
+// `BENCH <name> <value> <unit>` lines (medians); it asserts no timings.
+func TestBenchMCP(t *testing.T) {
+	if os.Getenv("DESKHAND_BENCH") == "" {
+		t.Skip("benchmarks run under `make bench` (DESKHAND_BENCH=1)")
+	}
+	desktoptest.Require(t, "import", "convert", "xdotool")
+	d := newDesktop(t, desktoptest.Options{Width: 1920, Height: 1080, Depth: 24})
+	putScene(t, d, 40, 60)
+	sink := d.StartApp(t, desktoptest.App{Name: "xterm", Args: []string{"+sb", "-class", "DeskhandBench", "-geometry", "80x10+900+600",
+		"-e", "sh", "-c", "stty -echo; exec cat > /dev/null"}, Class: "DeskhandBench"})
+
+	// Startup: spawn, initialize, tools/list.
+	var startups []time.Duration
+	for range 10 {
+		start := time.Now()
+		e := serve(t, d, "--log-level", "warn")
+		if _, err := e.cs.ListTools(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		startups = append(startups, time.Since(start))
+		e.cs.Close()
+	}
+	report("mcp_startup_to_tools_list_ms", ms(median(startups)), "ms")
+
+	e := serve(t, d, "--log-level", "warn")
+	call := func(name string, args any) {
+		res, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %s", name, err, resultText(res))
+		}
+	}
+	timeIt := func(n int, fn func(i int)) time.Duration {
+		samples := make([]time.Duration, n)
+		for i := range n {
+			start := time.Now()
+			fn(i)
+			samples[i] = time.Since(start)
+		}
+		return median(samples)
+	}
+	shell := func(name string, args ...string) {
+		cmd := d.Command(name, args...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v: %s", name, args, err, out)
+		}
+	}
+	pair := func(name string, mcpTime, shellTime time.Duration) {
+		report("mcp_"+name+"_ms", ms(mcpTime), "ms")
+		report("shell_"+name+"_ms", ms(shellTime), "ms")
+		report("shell_over_mcp_"+name, float64(shellTime)/float64(mcpTime), "x")
+	}
+
+	for range 5 {
+		call("screenshot", nil) // warm up the helper and its buffers
+	}
+	mcpShot := timeIt(50, func(int) { call("screenshot", nil) })
+	shellShot := timeIt(8, func(int) {
+		shell("sh", "-c", "import -window root jpeg:- | convert - -resize 1456x819 -quality 80 jpeg:- > /dev/null")
+	})
+	pair("screenshot_1080p", mcpShot, shellShot)
+
+	// Pointer actions over the bare desktop area at the bottom left.
+	spot := func(i int) []int { return []int{100 + i%200, 700 + i%50} }
+	mcpMove := timeIt(300, func(i int) { call("mouse_move", map[string]any{"coordinate": spot(i)}) })
+	shellMove := timeIt(30, func(i int) {
+		p := e.screenToGlobal(spot(i))
+		shell("xdotool", "mousemove", strconv.Itoa(p[0]), strconv.Itoa(p[1]))
+	})
+	pair("mouse_move", mcpMove, shellMove)
+
+	mcpClick := timeIt(100, func(i int) { call("left_click", map[string]any{"coordinate": spot(i)}) })
+	shellClick := timeIt(30, func(i int) {
+		p := e.screenToGlobal(spot(i))
+		shell("xdotool", "mousemove", strconv.Itoa(p[0]), strconv.Itoa(p[1]), "click", "1")
+	})
+	pair("left_click", mcpClick, shellClick)
+
+	// Typing into an xterm running cat.
+	d.Focus(t, sink.ID)
+	text := strings.Repeat("abcdefghij", 10)
+	mcpType := timeIt(10, func(int) { call("type", map[string]any{"text": text}) })
+	shellType := timeIt(3, func(int) { shell("xdotool", "type", text) })
+	pair("type_100_ascii", mcpType, shellType)
+
+	var moves []any
+	for i := range 20 {
+		moves = append(moves, map[string]any{"action": "mouse_move", "coordinate": spot(i)})
+	}
+	mcpBatch := timeIt(20, func(int) { call("computer_batch", map[string]any{"actions": moves}) })
+	shellBatch := timeIt(3, func(int) {
+		for i := range 20 {
+			p := e.screenToGlobal(spot(i))
+			shell("xdotool", "mousemove", strconv.Itoa(p[0]), strconv.Itoa(p[1]))
+		}
+	})
+	pair("batch_20_moves", mcpBatch, shellBatch)
+
+	// Memory after 1000 screenshots: the server and its helper.
+	for range 1000 {
+		call("screenshot", nil)
+	}
+	server := e.cmd.Process.Pid
+	rss := rssKiB(t, server)
+	for _, child := range childPids(server) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", child)); err == nil && strings.TrimSpace(string(b)) == "deskhand-helper" {
+			helperRSS := rssKiB(t, child)
+			report("helper_rss_after_1000_screenshots_mib", float64(helperRSS)/1024, "MiB")
+			rss += helperRSS
+		}
+	}
+	report("mcp_server_plus_helper_rss_after_1000_screenshots_mib", float64(rss)/1024, "MiB")
+}
+
+// screenToGlobal converts screenshot coordinates back to screen pixels,
+// for the shell tools, the way the server does.
+func (e *e2e) screenToGlobal(c []int) []int {
+	s := e.shot
+	if s.Image.Width == 0 {
+		e.screenshot("screenshot", nil)
+		s = e.shot
+	}
+	return []int{
+		s.Display.Origin.X + (2*c[0]+1)*s.Display.Size.Width/(2*s.Image.Width),
+		s.Display.Origin.Y + (2*c[1]+1)*s.Display.Size.Height/(2*s.Image.Height),
+	}
+}
+
+func report(name string, value float64, unit string) {
+	fmt.Printf("BENCH %s %s %s\n", name, strconv.FormatFloat(value, 'f', 3, 64), unit)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(s []time.Duration) time.Duration {
+	c := append([]time.Duration(nil), s...)
+	sort.Slice(c, func(i, j int) bool { return c[i] < c[j] })
+	return c[len(c)/2]
+}
+
+func rssKiB(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("reading the memory of pid %d: %v", pid, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			n, _ := strconv.Atoi(f[1])
+			return n
+		}
+	}
+	t.Fatalf("no VmRSS for pid %d", pid)
+	return 0
+}
+
