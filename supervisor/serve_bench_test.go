@@ -173,4 +173,3 @@ func rssKiB(t *testing.T, pid int) int {
 	t.Fatalf("no VmRSS for pid %d", pid)
 	return 0
 }
-
