@@ -107,15 +107,16 @@ func TestBenchCapture(t *testing.T) {
 	report("helper_rss_growth_kib", float64(rssAfter-rssBefore), "KiB")
 }
 
-// paintVariedScreen fills the root window with a seeded plasma image and
-// opens two terminals full of text, so JPEG has real work to do.
+// paintVariedScreen covers the screen with a seeded plasma image (shown by
+// xwud in a full-screen window) and opens two terminals full of text and a
+// GTK dialog, so JPEG has real work to do.
 func paintVariedScreen(t *testing.T, d *desktoptest.Desktop) {
 	t.Helper()
-	bg := filepath.Join(t.TempDir(), "bg.png")
-	if b, err := exec.Command("convert", "-seed", "7", "-size", "1920x1080", "plasma:fractal", bg).CombinedOutput(); err != nil {
+	bg := filepath.Join(t.TempDir(), "bg.xwd")
+	if b, err := exec.Command("convert", "-seed", "7", "-size", "1920x1080", "plasma:fractal", "xwd:"+bg).CombinedOutput(); err != nil {
 		t.Fatalf("making background: %v\n%s", err, b)
 	}
-	d.Run(t, "display", "-window", "root", bg)
+	d.StartApp(t, desktoptest.App{Name: "xwud", Class: "Xwud", Args: []string{"-noclick", "-in", bg, "-geometry", "1920x1080+0+0"}})
 	d.StartXterm(t, desktoptest.XtermOptions{Title: "bench-a", Geometry: "100x40+40+40", Background: "#202840"})
 	d.StartXterm(t, desktoptest.XtermOptions{Title: "bench-b", Geometry: "90x30+900+500", Background: "#f4f0e0"})
 	d.StartGTK(t, "bench-gtk")
