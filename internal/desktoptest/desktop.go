@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/deskhand/deskhand/supervisor/vdisplay"
 )
 
 // Options configure a desktop. The zero value is a 1920x1080, 24-bit
@@ -236,7 +238,7 @@ func (d *Desktop) startWM() error {
 	var args []string
 	if d.opts.WindowManager == "openbox" {
 		rc := filepath.Join(d.dir, "openbox-rc.xml")
-		if err := os.WriteFile(rc, []byte(openboxConfig), 0o600); err != nil {
+		if err := os.WriteFile(rc, []byte(vdisplay.OpenboxConfig), 0o600); err != nil {
 			return fmt.Errorf("writing openbox config: %w", err)
 		}
 		args = []string{"--config-file", rc, "--sm-disable"}

@@ -270,12 +270,14 @@ func (d *Desktop) findAppWindow(pid int, class string, before []uint32) (*Window
 		return nil, err
 	}
 	for _, id := range ids {
-		if slices.Contains(before, id) {
-			continue
-		}
 		w, err := d.windowFacts(id)
 		if err != nil {
 			continue // windows come and go while an app starts
+		}
+		// X reuses a departed client's id range, so an id seen before the
+		// start is only old news when it still belongs to another process.
+		if slices.Contains(before, id) && (pid == 0 || w.PID != pid) {
+			continue
 		}
 		if w.PID != pid && (class == "" || w.Class != class) {
 			continue
