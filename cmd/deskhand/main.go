@@ -1,16 +1,23 @@
 // Deskhand is a computer-use server: it lets an AI model see and operate a
 // desktop through the Model Context Protocol, behind a consent and safety
-// layer. This build carries the foundation: the native capture helper and
-// the supervisor that runs it.
+// layer. It runs input in-process and gets pixels, windows and the
+// clipboard from a native capture helper (helpers/PROTOCOL.md).
 //
 // Usage:
 //
+//	deskhand [serve flags]
 //	deskhand <command> [flags] [arguments]
 //
 // The commands are:
 //
+//	serve                   serve the computer-use tools over MCP on stdio
+//	                        (the default command)
 //	helper METHOD [PARAMS]  start the capture helper, call one protocol method
-//	                        (helpers/PROTOCOL.md) and print its JSON result
+//	                        and print its JSON result
+//	install                 download, verify and activate the capture helper
+//	                        (or --rollback to the previous one)
+//	doctor                  check the display, extensions, helper, lock and
+//	                        paths, and say how to fix each problem
 //	version                 print the version
 //	help                    print this help
 //
