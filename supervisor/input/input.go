@@ -104,6 +104,20 @@ const (
 	pingTimeout = time.Second
 )
 
+// Click timing. Presses and releases sent back to back work without a
+// window manager, but under one that grabs clicks on client windows to
+// focus them (openbox, xfwm4 and others do, and replay the click to the
+// application) GTK 3 measurably lost the first click of a fast double
+// click and counted multi-clicks short when the button was held under
+// about 8 ms or clicks came closer than that, more often on a loaded
+// machine. 20 ms, well under any double-click time (GTK: 400 ms), passed
+// every run. xdotool holds 12 ms; robotgo.Click 5 ms and 200 ms between
+// the clicks of its double click.
+const (
+	clickHold = 20 * time.Millisecond
+	clickGap  = 20 * time.Millisecond
+)
+
 // Drag timing: enough motion events, spaced out, for toolkits to pass
 // their drag threshold and for XDND to exchange position/status messages
 // with a drop target before the release.
@@ -191,9 +205,13 @@ func (in *Input) Display() string { return in.display }
 
 func (in *Input) loop(open func(string) (backend, string, error), ready chan<- error) {
 	defer close(in.done)
-	// The thread is never unlocked: Xlib state lives on it, and when this
-	// goroutine returns the runtime retires the thread with it.
+	// Xlib and robotgo keep no per-thread state, but X calls from one
+	// thread keep their order and need no locking. The thread is unlocked
+	// on exit rather than left to die with the goroutine: a thread's death
+	// sends the parent-death signal (Pdeathsig) to every child process it
+	// happened to start, such as a test desktop or the capture helper.
 	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	be, name, err := open(in.display)
 	if err != nil {
 		ready <- err
@@ -415,9 +433,8 @@ func (in *Input) Position(ctx context.Context) (Point, error) {
 // pointer's position, holding the keys named in mods (such as "shift" or
 // "ctrl"; any name ParseCombo accepts) for the whole click.
 //
-// The clicks go out back to back with no sleep in between: the X server
-// stamps each with its own time, so toolkits see them as a double or
-// triple click.
+// Each click holds the button for clickHold and multi-clicks are clickGap
+// apart (see there for why); a triple click takes about 100 ms.
 func (in *Input) Click(ctx context.Context, button Button, count int, mods []string) error {
 	if err := button.validate(); err != nil {
 		return err
@@ -443,11 +460,19 @@ func (in *Input) Click(ctx context.Context, button Button, count int, mods []str
 		}
 		b := pressed{button: true, code: uint8(button)}
 		for i := 0; i < count; i++ {
-			if err := ctx.Err(); err != nil {
-				return err
+			if i > 0 {
+				if err := sleepCtx(ctx, clickGap); err != nil {
+					return err
+				}
 			}
 			if err := o.press(b); err != nil {
 				return fmt.Errorf("pressing the %s button: %w", button, err)
+			}
+			if err := in.be.sync(); err != nil {
+				return err
+			}
+			if err := sleepCtx(ctx, clickHold); err != nil {
+				return err
 			}
 			if err := o.release(b); err != nil {
 				return fmt.Errorf("releasing the %s button: %w", button, err)

@@ -206,38 +206,48 @@ static long dh_now_ms(void) {
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-// dh_ping_focus sends a _NET_WM_PING to the client that owns the focused
-// top-level window and waits up to timeout_ms for its answer. A client
-// handles its events in order, so the answer means it has read (and
-// translated) every key event sent before the ping. Returns 1 when
-// answered, 0 when the focused window does not support the ping, -1 on
-// timeout.
-static int dh_ping_focus(Display *d, long token, int timeout_ms) {
-	Window focus;
-	int revert;
-	XGetInputFocus(d, &focus, &revert);
-	if (focus == None || focus == PointerRoot) return 0;
-	Atom wm_protocols = XInternAtom(d, "WM_PROTOCOLS", False);
-	Atom net_wm_ping = XInternAtom(d, "_NET_WM_PING", False);
+// dh_ping_target walks up from w to the first window that advertises
+// _NET_WM_PING in WM_PROTOCOLS; None if there is none.
+static Window dh_ping_target(Display *d, Window w, Atom net_wm_ping) {
 	Window root = DefaultRootWindow(d);
-	Window w = focus, target = None;
-	for (int depth = 0; depth < 32 && w != None && w != root && target == None; depth++) {
+	for (int depth = 0; depth < 32 && w != None && w != root; depth++) {
 		Atom *protos = NULL;
 		int n = 0;
+		int found = 0;
 		if (XGetWMProtocols(d, w, &protos, &n)) {
 			for (int i = 0; i < n; i++) {
-				if (protos[i] == net_wm_ping) target = w;
+				if (protos[i] == net_wm_ping) found = 1;
 			}
 			XFree(protos);
 		}
-		if (target != None) break;
+		if (found) return w;
 		Window r, parent, *kids = NULL;
 		unsigned int nkids;
-		if (!XQueryTree(d, w, &r, &parent, &kids, &nkids)) break;
+		if (!XQueryTree(d, w, &r, &parent, &kids, &nkids)) return None;
 		if (kids) XFree(kids);
 		w = parent;
 	}
-	if (target == None) return 0;
+	return None;
+}
+
+// dh_ping_focus sends a _NET_WM_PING to the client owning the focused
+// window and waits up to timeout_ms for its answer. A client handles its
+// events in order, so the answer means it has read every event sent to it
+// before the ping. Returns 1 when answered, 0 when the window does not
+// support the ping, -1 on timeout.
+static int dh_ping_focus(Display *d, long token, int timeout_ms) {
+	Atom wm_protocols = XInternAtom(d, "WM_PROTOCOLS", False);
+	Atom net_wm_ping = XInternAtom(d, "_NET_WM_PING", False);
+	Window start = None;
+	int revert;
+	XGetInputFocus(d, &start, &revert);
+	if (start == PointerRoot) start = None;
+	Window target = start == None ? None : dh_ping_target(d, start, net_wm_ping);
+	if (target == None) {
+		dh_reset_error();
+		return 0;
+	}
+	Window root = DefaultRootWindow(d);
 
 	// The answer goes to the root window with SubstructureNotify and
 	// SubstructureRedirect; any client selecting either receives it.
@@ -273,8 +283,8 @@ static int dh_ping_focus(Display *d, long token, int timeout_ms) {
 	}
 	XSelectInput(d, root, NoEventMask);
 	XSync(d, True);
-	// The focused window may vanish while we look at it; such errors are
-	// not the caller's.
+	// A window may vanish while we look at it; such errors are not the
+	// caller's.
 	dh_reset_error();
 	return result;
 }
@@ -458,13 +468,15 @@ func (x *x11) position() (Point, error) {
 }
 
 // robotgoButtons names X buttons the way robotgo.Toggle wants them.
+// robotgo's wheel names are upside down on X11 (its "wheelDown" is button
+// 4, which scrolls up), so they are chosen here by button number.
 var robotgoButtons = map[Button]string{
 	ButtonLeft:       "left",
 	ButtonMiddle:     "center",
 	ButtonRight:      "right",
-	buttonWheelUp:    "wheelUp",
-	buttonWheelDown:  "wheelDown",
-	buttonWheelLeft:  "wheelLeft",
+	buttonWheelUp:    "wheelDown", // X button 4
+	buttonWheelDown:  "wheelUp",   // X button 5
+	buttonWheelLeft:  "wheelLeft", // X button 6
 	buttonWheelRight: "wheelRight",
 }
 

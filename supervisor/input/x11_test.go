@@ -3,7 +3,6 @@
 package input
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -19,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,11 +27,68 @@ import (
 // These tests drive real applications (GTK 3 dialogs from zenity, xterm) on
 // a private Xvfb desktop and read back what they received.
 
-// startInput starts a desktop and an Input on it; both end with the test.
+// One desktop serves every test in this package (each test starts its own
+// applications and Input): it saves starting a server per test, and every
+// Xvfb started and stopped is one more chance for display numbers to be
+// reused while an old server is still going away.
+var shared struct {
+	once sync.Once
+	d    *desktoptest.Desktop
+	dir  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.d != nil {
+		shared.d.Close()
+	}
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
+// desktop returns the package's desktop, starting it on first use. Its
+// openbox runs with the stock configuration (/etc/xdg/openbox/rc.xml), as
+// a user's would: the harness's own openbox configuration binds a plain
+// left press in the Frame context, which makes openbox keep every left
+// click on a client window to itself, so no click would reach an
+// application.
+func desktop(t *testing.T) *desktoptest.Desktop {
+	t.Helper()
+	desktoptest.Require(t, "Xvfb", "openbox", "zenity", "xterm", "xdotool", "xmodmap", "setxkbmap", "xkbcomp", "xinput", "xclip", "import")
+	shared.once.Do(func() {
+		const stockConfig = "/etc/xdg/openbox/rc.xml"
+		if _, err := os.Stat(stockConfig); err != nil {
+			shared.err = fmt.Errorf("openbox's stock configuration: %w", err)
+			return
+		}
+		shared.dir, shared.err = os.MkdirTemp("", "deskhand-input-test-")
+		if shared.err != nil {
+			return
+		}
+		wm := filepath.Join(shared.dir, "openbox-stock")
+		script := "#!/bin/sh\nexec openbox --config-file " + stockConfig + " --sm-disable\n"
+		if shared.err = os.WriteFile(wm, []byte(script), 0o755); shared.err != nil {
+			return
+		}
+		shared.d, shared.err = desktoptest.Launch(desktoptest.Options{WindowManager: wm})
+	})
+	if shared.err != nil {
+		if errors.Is(shared.err, desktoptest.ErrMissingTool) && !desktoptest.InCI() {
+			t.Skipf("no desktop: %v", shared.err)
+		}
+		t.Fatalf("starting the test desktop: %v", shared.err)
+	}
+	return shared.d
+}
+
+// startInput returns the desktop and a new Input on it, closed when the
+// test ends.
 func startInput(t *testing.T) (*desktoptest.Desktop, *Input) {
 	t.Helper()
-	desktoptest.Require(t, "zenity", "xterm", "xdotool", "xmodmap", "setxkbmap", "xkbcomp", "xinput", "import")
-	d := desktoptest.Start(t, desktoptest.Options{})
+	d := desktop(t)
 	in, err := New(Options{Display: d.Display(), Logger: testLogger(t)})
 	if err != nil {
 		t.Fatalf("New(%q): %v", d.Display(), err)
@@ -41,6 +96,9 @@ func startInput(t *testing.T) (*desktoptest.Desktop, *Input) {
 	t.Cleanup(func() {
 		if err := in.Close(); err != nil {
 			t.Errorf("Close: %v", err)
+		}
+		if got := downKeysAndButtons(t, d); len(got) != 0 {
+			t.Errorf("after the test these are still down: %v", got)
 		}
 	})
 	return d, in
@@ -72,14 +130,22 @@ func startCaptured(t *testing.T, d *desktoptest.Desktop, class, name string, arg
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
 	script := `"$@" > "$DESKHAND_TEST_OUT"; echo $? > "$DESKHAND_TEST_OUT.status"`
-	w := d.StartApp(t, desktoptest.App{
+	a := &app{d: d, out: out}
+	// Registered before StartApp so that it runs after the harness stopped
+	// the app (cleanups run last first).
+	t.Cleanup(func() {
+		if a.win != nil {
+			a.waitUnmanaged(t)
+		}
+	})
+	a.win = d.StartApp(t, desktoptest.App{
 		Name:  "sh",
 		Args:  append([]string{"-c", script, "sh", name}, args...),
 		Class: class,
 		Env:   []string{"DESKHAND_TEST_OUT=" + out},
 	})
-	d.Focus(t, w.ID)
-	return &app{d: d, win: w, out: out}
+	d.Focus(t, a.win.ID)
+	return a
 }
 
 func startZenity(t *testing.T, d *desktoptest.Desktop, args ...string) *app {
@@ -114,7 +180,8 @@ func (a *app) result(t *testing.T) (string, int) {
 }
 
 // waitUnmanaged waits until the window manager no longer lists the
-// application's window. A new client may get the same window id, and the
+// application's window. The X server hands a new client the id range of
+// one that left, so the next app's window may get the same id, and the
 // harness ignores windows it saw listed before starting an app.
 func (a *app) waitUnmanaged(t *testing.T) {
 	t.Helper()
@@ -137,7 +204,7 @@ func keymapDump(t *testing.T, d *desktoptest.Desktop) (core, xkb string) {
 func setLayout(t *testing.T, d *desktoptest.Desktop, layout string) {
 	t.Helper()
 	d.Run(t, "setxkbmap", "-layout", layout)
-	if got := d.Run(t, "setxkbmap", "-query"); !regexp.MustCompile(`(?m)^layout:\s+`+layout+`$`).MatchString(got) {
+	if got := d.Run(t, "setxkbmap", "-query"); !regexp.MustCompile(`(?m)^layout:\s+` + layout + `$`).MatchString(got) {
 		t.Fatalf("setxkbmap -layout %s: query says\n%s", layout, got)
 	}
 }
@@ -249,11 +316,532 @@ func lineDiff(a, b string) string {
 	return strings.Join(out, "\n")
 }
 
-var _ = bufio.NewScanner
-var _ = bytes.NewReader
-var _ = errors.New
-var _ = image.Rect
-var _ = png.Decode
-var _ = exec.Command
-var _ sync.Mutex
-var _ = syscall.Kill
+// screenshot captures rectangle r of the screen.
+func screenshot(t *testing.T, d *desktoptest.Desktop, r desktoptest.Rect) *image.RGBA {
+	t.Helper()
+	cmd := d.Command("import", "-window", "root", "-crop", r.String(), "png:-")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("import: %v: %s", err, stderr.String())
+	}
+	img, err := png.Decode(bytes.NewReader(out))
+	if err != nil {
+		t.Fatalf("decoding screenshot: %v", err)
+	}
+	rgba := image.NewRGBA(img.Bounds())
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			rgba.Set(x, y, img.At(x, y))
+		}
+	}
+	return rgba
+}
+
+// pointerState reads which buttons or keys an input device holds down, from
+// xinput query-state. deskhand's input comes from the XTEST devices.
+func pointerState(t *testing.T, d *desktoptest.Desktop, device string) map[string]string {
+	t.Helper()
+	out := d.Run(t, "xinput", "query-state", device)
+	state := map[string]string{}
+	for _, m := range regexp.MustCompile(`(button|key)\[(\d+)\]=(up|down)`).FindAllStringSubmatch(out, -1) {
+		state[m[1]+m[2]] = m[3]
+	}
+	return state
+}
+
+func downKeysAndButtons(t *testing.T, d *desktoptest.Desktop) []string {
+	t.Helper()
+	var down []string
+	for _, dev := range []string{"Virtual core XTEST pointer", "Virtual core XTEST keyboard"} {
+		for k, v := range pointerState(t, d, dev) {
+			if v == "down" {
+				down = append(down, k)
+			}
+		}
+	}
+	slices.Sort(down)
+	return down
+}
+
+// pointerOverPad starts xlogo, a window that ignores clicks and wheel
+// turns, and puts the pointer in its middle, so button tests do not click
+// the desktop (where openbox opens menus that grab the keyboard, and the
+// wheel switches desktops).
+func pointerOverPad(t *testing.T, d *desktoptest.Desktop, in *Input) Point {
+	t.Helper()
+	a := &app{d: d}
+	t.Cleanup(func() { // after the harness stops xlogo
+		if a.win != nil {
+			a.waitUnmanaged(t)
+		}
+	})
+	a.win = d.StartApp(t, desktoptest.App{Name: "xlogo", Args: []string{"-geometry", "200x200+300+300"}, Class: "XLogo"})
+	c := a.win.Client
+	p := Point{c.X + c.Width/2, c.Y + c.Height/2}
+	if err := in.Move(context.Background(), p.X, p.Y); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func mouseLocation(t *testing.T, d *desktoptest.Desktop) Point {
+	t.Helper()
+	out := d.Run(t, "xdotool", "getmouselocation", "--shell")
+	var p Point
+	for _, line := range strings.Fields(out) {
+		if v, ok := strings.CutPrefix(line, "X="); ok {
+			p.X, _ = strconv.Atoi(v)
+		}
+		if v, ok := strings.CutPrefix(line, "Y="); ok {
+			p.Y, _ = strconv.Atoi(v)
+		}
+	}
+	return p
+}
+
+func TestMoveAndPosition(t *testing.T) {
+	d, in := startInput(t)
+	ctx := context.Background()
+	for _, p := range []Point{{0, 0}, {123, 456}, {1919, 1079}, {960, 540}} {
+		if err := in.Move(ctx, p.X, p.Y); err != nil {
+			t.Fatalf("Move(%v): %v", p, err)
+		}
+		if got := mouseLocation(t, d); got != p {
+			t.Errorf("after Move(%v) xdotool says the pointer is at %v", p, got)
+		}
+		if got, err := in.Position(ctx); err != nil || got != p {
+			t.Errorf("Position() after Move(%v) = %v, %v", p, got, err)
+		}
+	}
+	if err := in.Move(ctx, -1, 5); err == nil {
+		t.Error("Move(-1, 5) succeeded")
+	}
+}
+
+// questionButtons returns the centres of the No and Yes buttons of a
+// zenity --question dialog. GTK 3 (Adwaita) right-aligns them in the
+// bottom row: each 84 px wide, 32 px high, 6 px apart, 8 px from the right
+// and bottom edges of the client area (measured on a screenshot).
+func questionButtons(w *desktoptest.Window) (no, yes Point) {
+	c := w.Client
+	y := c.Y + c.Height - 8 - 16
+	right := c.X + c.Width - 8
+	return Point{right - 84 - 6 - 42, y}, Point{right - 42, y}
+}
+
+func TestClickGTKButton(t *testing.T) {
+	d, in := startInput(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		button string
+		want   int
+	}{{"Yes", 0}, {"No", 1}} {
+		z := startZenity(t, d, "--question", "--title", "click "+tc.button, "--text", "Proceed?")
+		no, yes := questionButtons(z.win)
+		at := yes
+		if tc.button == "No" {
+			at = no
+		}
+		if err := in.Move(ctx, at.X, at.Y); err != nil {
+			t.Fatal(err)
+		}
+		if err := in.Click(ctx, ButtonLeft, 1, nil); err != nil {
+			t.Fatalf("Click: %v", err)
+		}
+		if _, code := z.result(t); code != tc.want {
+			t.Errorf("clicking %s at %v: zenity exited %d, want %d", tc.button, at, code, tc.want)
+		}
+	}
+}
+
+// entryDialog starts a wide zenity --entry, types text into it and returns
+// the dialog and the vertical centre of its entry.
+func entryDialog(t *testing.T, d *desktoptest.Desktop, in *Input, title, text string) (*app, int) {
+	t.Helper()
+	z := startZenity(t, d, "--entry", "--title", title, "--text", "Text:", "--width", "400")
+	if err := in.Type(context.Background(), text); err != nil {
+		t.Fatal(err)
+	}
+	return z, z.win.Client.Y + 52
+}
+
+func TestClickCountsInEntry(t *testing.T) {
+	d, in := startInput(t)
+	ctx := context.Background()
+
+	// A double click selects the word under the pointer.
+	z, y := entryDialog(t, d, in, "double click", "hello world")
+	if err := in.Move(ctx, z.win.Client.X+30, y); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Click(ctx, ButtonLeft, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Type(ctx, "goodbye"); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Key(ctx, "Return"); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := z.result(t); out != "goodbye world\n" {
+		t.Errorf("double click on the first word, then typing: entry holds %q", out)
+	}
+
+	// A triple click selects the whole line.
+	z, y = entryDialog(t, d, in, "triple click", "one two three")
+	if err := in.Move(ctx, z.win.Client.X+60, y); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Click(ctx, ButtonLeft, 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Type(ctx, "all"); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Key(ctx, "Return"); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := z.result(t); out != "all\n" {
+		t.Errorf("triple click, then typing: entry holds %q", out)
+	}
+
+	// A shift-click extends the selection from the cursor (at the end)
+	// to the click.
+	z, y = entryDialog(t, d, in, "shift click", "keep drop")
+	if err := in.Move(ctx, z.win.Client.X+14+8+35, y); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Click(ctx, ButtonLeft, 1, []string{"shift"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Key(ctx, "BackSpace Return"); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := z.result(t)
+	if out == "keep drop\n" || !strings.HasPrefix("keep drop", strings.TrimSuffix(out, "\n")) {
+		t.Errorf("shift-click inside the text, then BackSpace: entry holds %q, want a shorter prefix of %q", out, "keep drop")
+	}
+}
+
+func TestDragSelectsText(t *testing.T) {
+	d, in := startInput(t)
+	ctx := context.Background()
+	z, y := entryDialog(t, d, in, "drag", "drag across me")
+	c := z.win.Client
+	// From past the end of the text to before its start.
+	if err := in.Drag(ctx, Point{c.X + c.Width - 30, y}, Point{c.X + 16, y}); err != nil {
+		t.Fatalf("Drag: %v", err)
+	}
+	if got := downKeysAndButtons(t, d); len(got) != 0 {
+		t.Errorf("after Drag these are still down: %v", got)
+	}
+	if err := in.Type(ctx, "replaced"); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Key(ctx, "Return"); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := z.result(t); out != "replaced\n" {
+		t.Errorf("drag-selecting the text, then typing: entry holds %q", out)
+	}
+}
+
+func TestKeyCombos(t *testing.T) {
+	d, in := startInput(t)
+	ctx := context.Background()
+	z, _ := entryDialog(t, d, in, "keys", "copy me")
+	// Select all and copy; the clipboard then holds the entry's text.
+	if err := in.Key(ctx, "ctrl+a ctrl+c"); err != nil {
+		t.Fatal(err)
+	}
+	var clip string
+	waitFor(t, "the clipboard to hold the entry's text", func() bool {
+		out, _ := d.Command("xclip", "-o", "-selection", "clipboard").Output()
+		clip = string(out)
+		return clip == "copy me"
+	})
+	// End, then shift+Home selects back to the start; typing replaces it.
+	if err := in.Key(ctx, "End shift+Home"); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Type(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Key(ctx, "ctrl+v Return"); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := z.result(t); out != "xcopy me\n" {
+		t.Errorf("entry holds %q, want %q", out, "xcopy me\n")
+	}
+	if err := in.Key(ctx, "ctrl+nosuchkey"); err == nil || !strings.Contains(err.Error(), `unknown key "nosuchkey"`) {
+		t.Errorf("Key(ctrl+nosuchkey) = %v, want an unknown-key error", err)
+	}
+}
+
+func TestScrollTextView(t *testing.T) {
+	d, in := startInput(t)
+	ctx := context.Background()
+	var b strings.Builder
+	for i := 1; i <= 300; i++ {
+		fmt.Fprintf(&b, "line %03d %s\n", i, strings.Repeat("wide ", i%40))
+	}
+	file := filepath.Join(t.TempDir(), "long.txt")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	z := startZenity(t, d, "--text-info", "--filename", file, "--title", "scroll", "--width", "500", "--height", "400")
+	c := z.win.Client
+	view := desktoptest.Rect{X: c.X + 20, Y: c.Y + 20, Width: c.Width - 60, Height: c.Height - 100}
+	mid := Point{view.X + view.Width/2, view.Y + view.Height/2}
+	settle := func() *image.RGBA {
+		// Kinetic scrolling animates; take pictures until two agree.
+		prev := screenshot(t, d, view)
+		for i := 0; i < 50; i++ {
+			time.Sleep(50 * time.Millisecond)
+			cur := screenshot(t, d, view)
+			if bytes.Equal(cur.Pix, prev.Pix) {
+				return cur
+			}
+			prev = cur
+		}
+		t.Fatal("the text view never stopped changing")
+		return nil
+	}
+	before := settle()
+	if err := in.Scroll(ctx, mid.X, mid.Y, "down", 5); err != nil {
+		t.Fatalf("Scroll down: %v", err)
+	}
+	scrolled := settle()
+	if bytes.Equal(scrolled.Pix, before.Pix) {
+		t.Fatal("scrolling down 5 clicks did not change the text view")
+	}
+	if err := in.Scroll(ctx, mid.X, mid.Y, "up", 5); err != nil {
+		t.Fatalf("Scroll up: %v", err)
+	}
+	if back := settle(); !bytes.Equal(back.Pix, before.Pix) {
+		t.Error("scrolling back up 5 clicks did not restore the first view")
+	}
+	if err := in.Scroll(ctx, mid.X, mid.Y, "sideways", 1); err == nil {
+		t.Error("Scroll(sideways) succeeded")
+	}
+}
+
+// xi2Recorder records the raw input events of the XTEST devices with
+// xinput test-xi2.
+type xi2Recorder struct {
+	cmd *exec.Cmd
+	out *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func recordXI2(t *testing.T, d *desktoptest.Desktop) *xi2Recorder {
+	t.Helper()
+	r := &xi2Recorder{cmd: d.Command("xinput", "test-xi2", "--root"), out: &lockedBuffer{}}
+	r.cmd.Stdout = r.out
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+	})
+	// test-xi2 prints its device list first, then events once it selected
+	// them; give it a moment after the list.
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(r.out.String(), "XTEST") {
+		if time.Now().After(deadline) {
+			t.Fatalf("xinput test-xi2 printed no device list: %q", r.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	return r
+}
+
+var rawEvent = regexp.MustCompile(`EVENT type \d+ \(Raw(ButtonPress|ButtonRelease|KeyPress|KeyRelease)\)\s+device: \d+ \(\d+\)\s+detail: (\d+)`)
+
+// raw waits until n raw events arrived and returns them as "ButtonPress 1"
+// and so on.
+func (r *xi2Recorder) raw(t *testing.T, n int) []string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var evs []string
+		for _, m := range rawEvent.FindAllStringSubmatch(r.out.String(), -1) {
+			evs = append(evs, m[1]+" "+m[2])
+		}
+		if len(evs) >= n || time.Now().After(deadline) {
+			return evs
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestButtonsAndWheelEvents(t *testing.T) {
+	d, in := startInput(t)
+	ctx := context.Background()
+	pad := pointerOverPad(t, d, in)
+	rec := recordXI2(t, d)
+	if err := in.Click(ctx, ButtonRight, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Click(ctx, ButtonMiddle, 2, []string{"ctrl"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"up", "down", "left", "right"} {
+		if err := in.Scroll(ctx, pad.X, pad.Y, dir, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		"ButtonPress 3", "ButtonRelease 3",
+		"KeyPress 37", "ButtonPress 2", "ButtonRelease 2", "ButtonPress 2", "ButtonRelease 2", "KeyRelease 37",
+		"ButtonPress 4", "ButtonRelease 4", "ButtonPress 4", "ButtonRelease 4",
+		"ButtonPress 5", "ButtonRelease 5", "ButtonPress 5", "ButtonRelease 5",
+		"ButtonPress 6", "ButtonRelease 6", "ButtonPress 6", "ButtonRelease 6",
+		"ButtonPress 7", "ButtonRelease 7", "ButtonPress 7", "ButtonRelease 7",
+	}
+	if got := rec.raw(t, len(want)); !slices.Equal(got, want) {
+		t.Errorf("raw XTEST events:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestReleaseAll(t *testing.T) {
+	d, in := startInput(t)
+	ctx := context.Background()
+	pointerOverPad(t, d, in)
+
+	if err := in.Down(ctx, ButtonLeft); err != nil {
+		t.Fatal(err)
+	}
+	if got := pointerState(t, d, "Virtual core XTEST pointer")["button1"]; got != "down" {
+		t.Fatalf("after Down(left) button 1 is %q", got)
+	}
+	if err := in.ReleaseAll(ctx); err != nil {
+		t.Fatalf("ReleaseAll: %v", err)
+	}
+	if got := downKeysAndButtons(t, d); len(got) != 0 {
+		t.Errorf("after ReleaseAll these are still down: %v", got)
+	}
+
+	// A key held by HoldKey, released early by ReleaseAll.
+	holdCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	held := make(chan error, 1)
+	go func() { held <- in.HoldKey(holdCtx, "shift+ctrl", time.Minute) }()
+	waitFor(t, "shift and ctrl to be held", func() bool {
+		st := pointerState(t, d, "Virtual core XTEST keyboard")
+		return st["key50"] == "down" && st["key37"] == "down"
+	})
+	if err := in.ReleaseAll(ctx); err != nil {
+		t.Fatalf("ReleaseAll: %v", err)
+	}
+	if got := downKeysAndButtons(t, d); len(got) != 0 {
+		t.Errorf("after ReleaseAll during HoldKey these are still down: %v", got)
+	}
+	cancel()
+	if err := <-held; !errors.Is(err, context.Canceled) {
+		t.Errorf("HoldKey after cancel = %v, want context.Canceled", err)
+	}
+
+	// Cancelling HoldKey releases its keys by itself; a key the layout
+	// lacks is bound for the hold and restored after.
+	core, _ := keymapDump(t, d)
+	holdCtx, cancel = context.WithCancel(ctx)
+	go func() { held <- in.HoldKey(holdCtx, "alt+F24", time.Minute) }()
+	waitFor(t, "alt to be held", func() bool {
+		return pointerState(t, d, "Virtual core XTEST keyboard")["key64"] == "down"
+	})
+	cancel()
+	if err := <-held; !errors.Is(err, context.Canceled) {
+		t.Errorf("HoldKey after cancel = %v, want context.Canceled", err)
+	}
+	if got := downKeysAndButtons(t, d); len(got) != 0 {
+		t.Errorf("after cancelling HoldKey these are still down: %v", got)
+	}
+	if core2, _ := keymapDump(t, d); core2 != core {
+		t.Errorf("keymap changed by HoldKey:\n%s", lineDiff(core, core2))
+	}
+
+	// A full HoldKey holds for its duration and no longer.
+	start := time.Now()
+	if err := in.HoldKey(ctx, "super", 150*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < 150*time.Millisecond || el > 2*time.Second {
+		t.Errorf("HoldKey(150ms) took %v", el)
+	}
+	if got := downKeysAndButtons(t, d); len(got) != 0 {
+		t.Errorf("after HoldKey these are still down: %v", got)
+	}
+}
+
+func TestCloseReleases(t *testing.T) {
+	d := desktop(t)
+	in, err := New(Options{Display: d.Display()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pointerOverPad(t, d, in)
+	if err := in.Down(ctx, ButtonRight); err != nil {
+		t.Fatal(err)
+	}
+	holdCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = in.HoldKey(holdCtx, "ctrl", time.Minute) }()
+	waitFor(t, "ctrl to be held", func() bool {
+		return pointerState(t, d, "Virtual core XTEST keyboard")["key37"] == "down"
+	})
+	if err := in.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if got := downKeysAndButtons(t, d); len(got) != 0 {
+		t.Errorf("after Close these are still down: %v", got)
+	}
+	if err := in.Move(ctx, 1, 1); !errors.Is(err, ErrClosed) {
+		t.Errorf("Move after Close = %v, want ErrClosed", err)
+	}
+	if err := in.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	t.Setenv("DISPLAY", "")
+	if _, err := New(Options{}); err == nil || !strings.Contains(err.Error(), "DISPLAY is not set") {
+		t.Errorf("New without a display = %v", err)
+	}
+	if _, err := New(Options{Display: ":4321"}); err == nil || !strings.Contains(err.Error(), "cannot connect") {
+		t.Errorf("New(:4321) = %v, want a cannot-connect error", err)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
