@@ -1,0 +1,138 @@
+// Package catalog classifies applications by their platform identity
+// (Linux desktop-entry ids, WM_CLASS, executable names; macOS bundle ids)
+// into a category, the highest access tier the user can grant them, a
+// policy denial, and a sensitivity label for the consent dialog.
+//
+// The data lives in apps.json, embedded into the binary and reviewed like
+// code: adding or moving an app is a one-line diff there, not a code change.
+package catalog
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/deskhand/deskhand/bridge"
+)
+
+// Tier is how much an approved app may be used. Tiers are ordered:
+// TierNone < TierRead < TierClick < TierFull.
+type Tier int
+
+// The tiers.
+const (
+	// TierNone: not approved; the app's windows are hidden or masked.
+	TierNone Tier = iota
+	// TierRead: visible in screenshots only.
+	TierRead
+	// TierClick: plus plain left click and scroll; no typing, keys,
+	// right/middle click, modifier clicks or drag.
+	TierClick
+	// TierFull: every action.
+	TierFull
+)
+
+// String returns "none", "read", "click" or "full".
+func (t Tier) String() string {
+	switch t {
+	case TierNone:
+		return "none"
+	case TierRead:
+		return "read"
+	case TierClick:
+		return "click"
+	case TierFull:
+		return "full"
+	}
+	return fmt.Sprintf("tier(%d)", int(t))
+}
+
+// ParseTier parses "read", "click" or "full" (any case). "none" parses to
+// TierNone.
+func ParseTier(s string) (Tier, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "none":
+		return TierNone, nil
+	case "read":
+		return TierRead, nil
+	case "click":
+		return TierClick, nil
+	case "full":
+		return TierFull, nil
+	}
+	return TierNone, fmt.Errorf("unknown tier %q: use read, click or full", s)
+}
+
+// MarshalText writes the tier's name.
+func (t Tier) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText parses a tier name.
+func (t *Tier) UnmarshalText(b []byte) error {
+	v, err := ParseTier(string(b))
+	if err != nil {
+		return err
+	}
+	*t = v
+	return nil
+}
+
+// Sensitivity labels for the consent dialog's warnings.
+const (
+	SensitiveShell          = "shell"
+	SensitiveFileManager    = "file_manager"
+	SensitiveSystemSettings = "system_settings"
+)
+
+// Identity is what the platform tells us about an app. Fields that are
+// unknown are empty.
+type Identity struct {
+	DesktopID string // desktop entry id without ".desktop" (Linux)
+	Instance  string // WM_CLASS instance (Linux)
+	Class     string // WM_CLASS class (Linux)
+	Exe       string // executable base name
+	BundleID  string // macOS bundle id
+	Name      string // display name
+}
+
+// IdentityOf takes the identity of a helper's app description. Exe is
+// reduced to its base name.
+func IdentityOf(app bridge.App) Identity {
+	exe := app.Exe
+	if exe != "" {
+		exe = filepath.Base(exe)
+	}
+	return Identity{
+		DesktopID: app.DesktopID,
+		Instance:  app.Instance,
+		Class:     app.Class,
+		Exe:       exe,
+		BundleID:  app.BundleID,
+		Name:      app.Name,
+	}
+}
+
+// Entry is the catalog's verdict on an app.
+type Entry struct {
+	// Name is the catalog entry's display name ("Firefox"); "" when the
+	// app is not in the catalog.
+	Name string
+	// Category is "browser", "terminal", "ide", "trading", "media",
+	// "reading", "file_manager", "system_settings", ...; "" when unknown.
+	Category string
+	// DefaultTier is the highest tier the user can grant: TierRead for
+	// browsers and trading apps, TierClick for terminals and IDEs,
+	// TierFull otherwise.
+	DefaultTier Tier
+	// PolicyDenied apps cannot be approved at all and never reach the
+	// consent dialog.
+	PolicyDenied bool
+	// Sensitive is "", SensitiveShell, SensitiveFileManager or
+	// SensitiveSystemSettings: the consent dialog warns about it.
+	Sensitive string
+}
+
+// Classify looks an app up in the embedded catalog. Apps the catalog does
+// not know get TierFull and no category.
+func Classify(id Identity) Entry {
+	return defaultCatalog().Classify(id)
+}

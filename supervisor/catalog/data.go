@@ -1,0 +1,178 @@
+package catalog
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+//go:embed apps.json
+var appsJSON []byte
+
+// file is the shape of apps.json.
+type file struct {
+	// Categories maps a category name to its policy.
+	Categories map[string]categoryPolicy `json:"categories"`
+	// Apps lists known apps; each matches on any of its identifiers.
+	Apps []appRecord `json:"apps"`
+}
+
+type categoryPolicy struct {
+	Tier      Tier   `json:"tier"`
+	Denied    bool   `json:"denied"`
+	Sensitive string `json:"sensitive"`
+}
+
+// appRecord is one app. Identifiers match case-insensitively; a trailing
+// "*" matches any suffix ("jetbrains-*").
+type appRecord struct {
+	Name      string   `json:"name"`
+	Category  string   `json:"category"`
+	Sensitive string   `json:"sensitive,omitempty"` // overrides the category's
+	DesktopID []string `json:"desktop_id,omitempty"`
+	WMClass   []string `json:"wm_class,omitempty"` // instance or class
+	Exe       []string `json:"exe,omitempty"`
+	BundleID  []string `json:"bundle_id,omitempty"`
+	// Names are extra spellings the model may use in request_access.
+	Names []string `json:"names,omitempty"`
+}
+
+// Catalog is a parsed app catalog.
+type Catalog struct {
+	categories map[string]categoryPolicy
+	apps       []appRecord
+}
+
+var (
+	defaultOnce sync.Once
+	defaultCat  *Catalog
+)
+
+func defaultCatalog() *Catalog {
+	defaultOnce.Do(func() {
+		c, err := Parse(appsJSON)
+		if err != nil {
+			// apps.json is embedded and tested; a broken one is a build bug.
+			panic("catalog: embedded apps.json: " + err.Error())
+		}
+		defaultCat = c
+	})
+	return defaultCat
+}
+
+// Default returns the embedded catalog.
+func Default() *Catalog { return defaultCatalog() }
+
+// Parse reads a catalog in the apps.json format and checks it.
+func Parse(data []byte) (*Catalog, error) {
+	var f file
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("parsing catalog: %w", err)
+	}
+	for name, p := range f.Categories {
+		if !validSensitive(p.Sensitive) {
+			return nil, fmt.Errorf("category %q: unknown sensitive label %q", name, p.Sensitive)
+		}
+		if !p.Denied && p.Tier == TierNone {
+			return nil, fmt.Errorf("category %q: needs a tier or denied", name)
+		}
+	}
+	seen := map[string]string{}
+	for i, a := range f.Apps {
+		if a.Name == "" {
+			return nil, fmt.Errorf("app #%d: no name", i)
+		}
+		if _, ok := f.Categories[a.Category]; !ok {
+			return nil, fmt.Errorf("app %q: unknown category %q", a.Name, a.Category)
+		}
+		if !validSensitive(a.Sensitive) {
+			return nil, fmt.Errorf("app %q: unknown sensitive label %q", a.Name, a.Sensitive)
+		}
+		if len(a.DesktopID)+len(a.WMClass)+len(a.Exe)+len(a.BundleID) == 0 {
+			return nil, fmt.Errorf("app %q: no identifier", a.Name)
+		}
+		for kind, ids := range map[string][]string{"desktop_id": a.DesktopID, "wm_class": a.WMClass, "exe": a.Exe, "bundle_id": a.BundleID} {
+			for _, id := range ids {
+				key := kind + ":" + strings.ToLower(id)
+				if other, dup := seen[key]; dup {
+					return nil, fmt.Errorf("app %q: %s %q already belongs to %q", a.Name, kind, id, other)
+				}
+				seen[key] = a.Name
+			}
+		}
+	}
+	return &Catalog{categories: f.Categories, apps: f.Apps}, nil
+}
+
+func validSensitive(s string) bool {
+	switch s {
+	case "", SensitiveShell, SensitiveFileManager, SensitiveSystemSettings:
+		return true
+	}
+	return false
+}
+
+// Classify looks an app up. Identifiers are tried from the most to the
+// least specific: bundle id, desktop-entry id, WM_CLASS class, WM_CLASS
+// instance, executable name, then the display name.
+func (c *Catalog) Classify(id Identity) Entry {
+	if a := c.lookup(id); a != nil {
+		return c.entry(a)
+	}
+	return Entry{DefaultTier: TierFull}
+}
+
+func (c *Catalog) entry(a *appRecord) Entry {
+	p := c.categories[a.Category]
+	e := Entry{Name: a.Name, Category: a.Category, DefaultTier: p.Tier, PolicyDenied: p.Denied, Sensitive: p.Sensitive}
+	if a.Sensitive != "" {
+		e.Sensitive = a.Sensitive
+	}
+	if e.PolicyDenied {
+		e.DefaultTier = TierNone
+	}
+	return e
+}
+
+func (c *Catalog) lookup(id Identity) *appRecord {
+	type probe struct {
+		value string
+		ids   func(*appRecord) []string
+	}
+	desktop := strings.TrimSuffix(id.DesktopID, ".desktop")
+	probes := []probe{
+		{id.BundleID, func(a *appRecord) []string { return a.BundleID }},
+		{desktop, func(a *appRecord) []string { return a.DesktopID }},
+		{id.Class, func(a *appRecord) []string { return a.WMClass }},
+		{id.Instance, func(a *appRecord) []string { return a.WMClass }},
+		{id.Exe, func(a *appRecord) []string { return a.Exe }},
+		{id.Name, func(a *appRecord) []string { return append([]string{a.Name}, a.Names...) }},
+	}
+	for _, p := range probes {
+		if p.value == "" {
+			continue
+		}
+		for i := range c.apps {
+			for _, pat := range p.ids(&c.apps[i]) {
+				if matchID(pat, p.value) {
+					return &c.apps[i]
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// matchID compares case-insensitively; a trailing "*" in pat matches any
+// suffix.
+func matchID(pat, v string) bool {
+	if strings.HasSuffix(pat, "*") {
+		prefix := strings.TrimSuffix(pat, "*")
+		return len(v) >= len(prefix) && strings.EqualFold(v[:len(prefix)], prefix)
+	}
+	return strings.EqualFold(pat, v)
+}
