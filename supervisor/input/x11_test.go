@@ -28,13 +28,10 @@ import (
 // a private Xvfb desktop and read back what they received.
 
 // One desktop serves every test in this package (each test starts its own
-// applications and Input): it saves starting a server per test, and every
-// Xvfb started and stopped is one more chance for display numbers to be
-// reused while an old server is still going away.
+// applications and Input): it saves starting a server per test.
 var shared struct {
 	once sync.Once
 	d    *desktoptest.Desktop
-	dir  string
 	err  error
 }
 
@@ -43,37 +40,15 @@ func TestMain(m *testing.M) {
 	if shared.d != nil {
 		shared.d.Close()
 	}
-	if shared.dir != "" {
-		os.RemoveAll(shared.dir)
-	}
 	os.Exit(code)
 }
 
-// desktop returns the package's desktop, starting it on first use. Its
-// openbox runs with the stock configuration (/etc/xdg/openbox/rc.xml), as
-// a user's would: the harness's own openbox configuration binds a plain
-// left press in the Frame context, which makes openbox keep every left
-// click on a client window to itself, so no click would reach an
-// application.
+// desktop returns the package's desktop, starting it on first use.
 func desktop(t *testing.T) *desktoptest.Desktop {
 	t.Helper()
-	desktoptest.Require(t, "Xvfb", "openbox", "zenity", "xterm", "xdotool", "xmodmap", "setxkbmap", "xkbcomp", "xinput", "xclip", "import")
+	desktoptest.Require(t, "Xvfb", "openbox", "zenity", "xterm", "xlogo", "xdotool", "xmodmap", "setxkbmap", "xkbcomp", "xinput", "xclip", "import")
 	shared.once.Do(func() {
-		const stockConfig = "/etc/xdg/openbox/rc.xml"
-		if _, err := os.Stat(stockConfig); err != nil {
-			shared.err = fmt.Errorf("openbox's stock configuration: %w", err)
-			return
-		}
-		shared.dir, shared.err = os.MkdirTemp("", "deskhand-input-test-")
-		if shared.err != nil {
-			return
-		}
-		wm := filepath.Join(shared.dir, "openbox-stock")
-		script := "#!/bin/sh\nexec openbox --config-file " + stockConfig + " --sm-disable\n"
-		if shared.err = os.WriteFile(wm, []byte(script), 0o755); shared.err != nil {
-			return
-		}
-		shared.d, shared.err = desktoptest.Launch(desktoptest.Options{WindowManager: wm})
+		shared.d, shared.err = desktoptest.Launch(desktoptest.Options{})
 	})
 	if shared.err != nil {
 		if errors.Is(shared.err, desktoptest.ErrMissingTool) && !desktoptest.InCI() {
@@ -366,9 +341,8 @@ func downKeysAndButtons(t *testing.T, d *desktoptest.Desktop) []string {
 }
 
 // pointerOverPad starts xlogo, a window that ignores clicks and wheel
-// turns, and puts the pointer in its middle, so button tests do not click
-// the desktop (where openbox opens menus that grab the keyboard, and the
-// wheel switches desktops).
+// turns, and puts the pointer in its middle, so that button tests click
+// something inert rather than whatever the desktop does with clicks.
 func pointerOverPad(t *testing.T, d *desktoptest.Desktop, in *Input) Point {
 	t.Helper()
 	a := &app{d: d}
