@@ -179,7 +179,7 @@ func suggestion(tok string) string {
 		return ""
 	}
 	limit := 1
-	if len(lower) > 5 {
+	if len(lower) >= 6 {
 		limit = 2
 	}
 	type cand struct {
@@ -198,11 +198,13 @@ func suggestion(tok string) string {
 			cands = append(cands, cand{name, d})
 		}
 	}
-	for alias := range keyAliases {
-		consider(alias)
-	}
+	// Keysym names first, so that "Return" is offered rather than the
+	// alias "return".
 	for _, e := range keysymTable {
 		consider(e.name)
+	}
+	for alias := range keyAliases {
+		consider(alias)
 	}
 	if len(cands) == 0 {
 		return ""
@@ -223,11 +225,12 @@ func suggestion(tok string) string {
 	return "; did you mean " + strings.Join(names, " or ") + "?"
 }
 
-// editDistance is the Levenshtein distance of a and b, or limit+1 once it
-// is certain to exceed limit.
+// editDistance is the optimal-string-alignment distance of a and b (edits
+// and swaps of neighbours each count 1), or limit+1 once it is certain to
+// exceed limit.
 func editDistance(a, b string, limit int) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	rows := [3][]int{make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)}
+	prev2, prev, cur := rows[0], rows[1], rows[2]
 	for j := range prev {
 		prev[j] = j
 	}
@@ -240,12 +243,15 @@ func editDistance(a, b string, limit int) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 			best = min(best, cur[j])
 		}
 		if best > limit {
 			return limit + 1
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -309,13 +310,16 @@ func (o *op) press(p pressed) error {
 }
 
 func (o *op) release(p pressed) error {
+	if err := o.in.release(p); err != nil {
+		return err // still o.mine's, for undo to try again
+	}
 	for i := len(o.mine) - 1; i >= 0; i-- {
 		if o.mine[i] == p {
 			o.mine = append(o.mine[:i], o.mine[i+1:]...)
 			break
 		}
 	}
-	return o.in.release(p)
+	return nil
 }
 
 // keep makes what the operation pressed outlive it (Down, HoldKey).
@@ -347,17 +351,25 @@ func (in *Input) press(p pressed) error {
 	return in.be.key(keycode(p.code), true)
 }
 
+// release lets go of p. It stays tracked when the request fails, so that
+// a later cleanup tries again.
 func (in *Input) release(p pressed) error {
+	var err error
+	if p.button {
+		err = in.be.button(Button(p.code), false)
+	} else {
+		err = in.be.key(keycode(p.code), false)
+	}
+	if err != nil {
+		return err
+	}
 	for i := len(in.held) - 1; i >= 0; i-- {
 		if in.held[i] == p {
 			in.held = append(in.held[:i], in.held[i+1:]...)
 			break
 		}
 	}
-	if p.button {
-		return in.be.button(Button(p.code), false)
-	}
-	return in.be.key(keycode(p.code), false)
+	return nil
 }
 
 func (in *Input) isHeld(p pressed) bool {
@@ -371,8 +383,7 @@ func (in *Input) isHeld(p pressed) bool {
 
 func (in *Input) releaseAll() error {
 	var errs []error
-	for len(in.held) > 0 {
-		p := in.held[len(in.held)-1]
+	for _, p := range slices.Backward(slices.Clone(in.held)) {
 		if err := in.release(p); err != nil {
 			errs = append(errs, fmt.Errorf("releasing %s: %w", p, err))
 		}

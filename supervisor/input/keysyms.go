@@ -96,8 +96,8 @@ func (k Keysym) String() string {
 }
 
 // unicodeFormKeysym parses the numeric spellings XStringToKeysym accepts:
-// "U20AC" (and "U+20AC") for a Unicode character, "0x1008ff14" for a raw
-// value.
+// "U20AC" for a Unicode character, "0x1008ff14" for a raw value. ("U+20AC"
+// cannot work inside a combination, where + joins keys.)
 func unicodeFormKeysym(s string) (Keysym, bool) {
 	switch {
 	case len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X"):
@@ -107,7 +107,7 @@ func unicodeFormKeysym(s string) (Keysym, bool) {
 		}
 		return Keysym(v), true
 	case len(s) > 1 && (s[0] == 'U' || s[0] == 'u'):
-		hex := strings.TrimPrefix(s[1:], "+")
+		hex := s[1:]
 		if len(hex) == 0 || len(hex) > 6 {
 			return 0, false
 		}

@@ -522,7 +522,7 @@ func TestDragSelectsText(t *testing.T) {
 	}
 }
 
-func TestKeyCombos(t *testing.T) {
+func TestKeyCombosInEntry(t *testing.T) {
 	d, in := startInput(t)
 	ctx := context.Background()
 	z, _ := entryDialog(t, d, in, "keys", "copy me")
