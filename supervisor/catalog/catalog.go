@@ -136,3 +136,11 @@ type Entry struct {
 func Classify(id Identity) Entry {
 	return defaultCatalog().Classify(id)
 }
+
+// Find looks up an app the way a person or a model names it: by a
+// desktop-entry id, WM_CLASS, executable name or bundle id, else by its
+// catalog name. It returns the entry and an identity that classifies back
+// to it, or false when the catalog does not know the name.
+func Find(query string) (Entry, Identity, bool) {
+	return defaultCatalog().Find(query)
+}

@@ -13,6 +13,8 @@ var appsJSON []byte
 
 // file is the shape of apps.json.
 type file struct {
+	// About says what the file is, for its readers.
+	About string `json:"about"`
 	// Categories maps a category name to its policy.
 	Categories map[string]categoryPolicy `json:"categories"`
 	// Apps lists known apps; each matches on any of its identifiers.
@@ -83,6 +85,13 @@ func Parse(data []byte) (*Catalog, error) {
 	}
 	seen := map[string]string{}
 	for i, a := range f.Apps {
+		for _, n := range append([]string{a.Name}, a.Names...) {
+			key := "name:" + strings.ToLower(n)
+			if other, dup := seen[key]; dup && other != a.Name {
+				return nil, fmt.Errorf("app %q: name %q already belongs to %q", a.Name, n, other)
+			}
+			seen[key] = a.Name
+		}
 		if a.Name == "" {
 			return nil, fmt.Errorf("app #%d: no name", i)
 		}
@@ -98,7 +107,7 @@ func Parse(data []byte) (*Catalog, error) {
 		for kind, ids := range map[string][]string{"desktop_id": a.DesktopID, "wm_class": a.WMClass, "exe": a.Exe, "bundle_id": a.BundleID} {
 			for _, id := range ids {
 				key := kind + ":" + strings.ToLower(id)
-				if other, dup := seen[key]; dup {
+				if other, dup := seen[key]; dup && other != a.Name {
 					return nil, fmt.Errorf("app %q: %s %q already belongs to %q", a.Name, kind, id, other)
 				}
 				seen[key] = a.Name
@@ -118,7 +127,10 @@ func validSensitive(s string) bool {
 
 // Classify looks an app up. Identifiers are tried from the most to the
 // least specific: bundle id, desktop-entry id, WM_CLASS class, WM_CLASS
-// instance, executable name, then the display name.
+// instance, executable name. The display name is tried only when the
+// identity has none of those (a name the model typed): a window's
+// human name can be anything, and a generic one ("Music", "Atlas") must
+// not pull an unrelated app into a category.
 func (c *Catalog) Classify(id Identity) Entry {
 	if a := c.lookup(id); a != nil {
 		return c.entry(a)
@@ -150,7 +162,9 @@ func (c *Catalog) lookup(id Identity) *appRecord {
 		{id.Class, func(a *appRecord) []string { return a.WMClass }},
 		{id.Instance, func(a *appRecord) []string { return a.WMClass }},
 		{id.Exe, func(a *appRecord) []string { return a.Exe }},
-		{id.Name, func(a *appRecord) []string { return append([]string{a.Name}, a.Names...) }},
+	}
+	if id.BundleID == "" && desktop == "" && id.Class == "" && id.Instance == "" && id.Exe == "" {
+		probes = append(probes, probe{id.Name, func(a *appRecord) []string { return append([]string{a.Name}, a.Names...) }})
 	}
 	for _, p := range probes {
 		if p.value == "" {
@@ -175,4 +189,20 @@ func matchID(pat, v string) bool {
 		return len(v) >= len(prefix) && strings.EqualFold(v[:len(prefix)], prefix)
 	}
 	return strings.EqualFold(pat, v)
+}
+
+// Find looks an app up by any identifier or name; see the package Find.
+func (c *Catalog) Find(query string) (Entry, Identity, bool) {
+	q := strings.TrimSpace(query)
+	if q == "" {
+		return Entry{}, Identity{}, false
+	}
+	a := c.lookup(Identity{BundleID: q, DesktopID: q, Class: q, Exe: q})
+	if a == nil {
+		a = c.lookup(Identity{Name: q})
+	}
+	if a == nil {
+		return Entry{}, Identity{}, false
+	}
+	return c.entry(a), Identity{Name: a.Name}, true
 }

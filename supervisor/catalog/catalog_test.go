@@ -1,0 +1,181 @@
+package catalog
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/deskhand/deskhand/bridge"
+)
+
+func TestTierParseAndString(t *testing.T) {
+	for _, tier := range []Tier{TierNone, TierRead, TierClick, TierFull} {
+		got, err := ParseTier(strings.ToUpper(tier.String()))
+		if err != nil || got != tier {
+			t.Errorf("ParseTier(%q) = %v, %v, want %v", tier.String(), got, err, tier)
+		}
+	}
+	if _, err := ParseTier("admin"); err == nil || !strings.Contains(err.Error(), "read, click or full") {
+		t.Errorf("ParseTier(%q) error = %v, want one naming the tiers", "admin", err)
+	}
+	if !(TierNone < TierRead && TierRead < TierClick && TierClick < TierFull) {
+		t.Error("tiers are not ordered none < read < click < full")
+	}
+	var tier Tier
+	if err := tier.UnmarshalText([]byte("click")); err != nil || tier != TierClick {
+		t.Errorf("UnmarshalText(click) = %v, %v", tier, err)
+	}
+}
+
+func TestEmbeddedCatalogParses(t *testing.T) {
+	c, err := Parse(appsJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.apps) < 150 {
+		t.Errorf("catalog has %d apps, want the full lists (>= 150)", len(c.apps))
+	}
+}
+
+// The Linux identities the issue names, as real X clients report them.
+func TestClassifyLinux(t *testing.T) {
+	tests := []struct {
+		name     string
+		app      bridge.App
+		category string
+		tier     Tier
+		sens     string
+	}{
+		// Browsers → read.
+		{"Firefox", bridge.App{Instance: "Navigator", Class: "firefox", Exe: "/usr/lib/firefox/firefox", DesktopID: "firefox"}, "browser", TierRead, ""},
+		{"Firefox ESR", bridge.App{Instance: "Navigator", Class: "firefox-esr", Exe: "/usr/lib/firefox-esr/firefox-esr", DesktopID: "firefox-esr"}, "browser", TierRead, ""},
+		{"Firefox flatpak", bridge.App{Class: "firefox", DesktopID: "org.mozilla.firefox"}, "browser", TierRead, ""},
+		{"Chromium", bridge.App{Instance: "chromium", Class: "Chromium", Exe: "/usr/lib/chromium/chromium"}, "browser", TierRead, ""},
+		{"Chrome", bridge.App{Instance: "google-chrome", Class: "Google-chrome", Exe: "/opt/google/chrome/chrome", DesktopID: "google-chrome"}, "browser", TierRead, ""},
+		{"Brave", bridge.App{Instance: "brave-browser", Class: "Brave-browser", Exe: "/opt/brave.com/brave/brave"}, "browser", TierRead, ""},
+		{"Vivaldi", bridge.App{Instance: "vivaldi-stable", Class: "Vivaldi-stable", Exe: "/opt/vivaldi/vivaldi-bin"}, "browser", TierRead, ""},
+		{"Opera", bridge.App{Instance: "opera", Class: "Opera", Exe: "/usr/lib/x86_64-linux-gnu/opera/opera"}, "browser", TierRead, ""},
+		{"Edge", bridge.App{Instance: "microsoft-edge", Class: "Microsoft-edge", Exe: "/opt/microsoft/msedge/msedge"}, "browser", TierRead, ""},
+		{"Epiphany", bridge.App{Instance: "epiphany", Class: "Epiphany", DesktopID: "org.gnome.Epiphany"}, "browser", TierRead, ""},
+		// Terminals → click, shell warning.
+		{"GNOME Terminal", bridge.App{Instance: "gnome-terminal-server", Class: "Gnome-terminal", Exe: "/usr/libexec/gnome-terminal-server", DesktopID: "org.gnome.Terminal"}, "terminal", TierClick, SensitiveShell},
+		{"Konsole", bridge.App{Instance: "konsole", Class: "konsole", Exe: "/usr/bin/konsole", DesktopID: "org.kde.konsole"}, "terminal", TierClick, SensitiveShell},
+		{"xterm", bridge.App{Instance: "xterm", Class: "XTerm", Exe: "/usr/bin/xterm", DesktopID: "debian-xterm"}, "terminal", TierClick, SensitiveShell},
+		{"xterm bare", bridge.App{Instance: "xterm", Class: "XTerm"}, "terminal", TierClick, SensitiveShell},
+		{"Alacritty", bridge.App{Instance: "Alacritty", Class: "Alacritty", Exe: "/usr/bin/alacritty"}, "terminal", TierClick, SensitiveShell},
+		{"kitty", bridge.App{Instance: "kitty", Class: "kitty", Exe: "/usr/bin/kitty"}, "terminal", TierClick, SensitiveShell},
+		{"WezTerm", bridge.App{Instance: "org.wezfurlong.wezterm", Class: "org.wezfurlong.wezterm", Exe: "/usr/bin/wezterm-gui"}, "terminal", TierClick, SensitiveShell},
+		{"Tilix", bridge.App{Instance: "tilix", Class: "Tilix", Exe: "/usr/bin/tilix", DesktopID: "com.gexperts.Tilix"}, "terminal", TierClick, SensitiveShell},
+		{"foot", bridge.App{Exe: "/usr/bin/foot"}, "terminal", TierClick, SensitiveShell},
+		{"urxvt", bridge.App{Instance: "urxvt", Class: "URxvt", Exe: "/usr/bin/rxvt-unicode"}, "terminal", TierClick, SensitiveShell},
+		// IDEs → click.
+		{"VS Code", bridge.App{Instance: "code", Class: "Code", Exe: "/usr/share/code/code", DesktopID: "code"}, "ide", TierClick, ""},
+		{"Codium", bridge.App{Instance: "vscodium", Class: "VSCodium", Exe: "/usr/share/codium/codium"}, "ide", TierClick, ""},
+		{"Cursor", bridge.App{Instance: "cursor", Class: "Cursor", Exe: "/tmp/.mount_Cursor/cursor"}, "ide", TierClick, ""},
+		{"IntelliJ", bridge.App{Instance: "jetbrains-idea-ce", Class: "jetbrains-idea-ce", Exe: "/opt/idea/jbr/bin/java"}, "ide", TierClick, ""},
+		{"PyCharm", bridge.App{Instance: "jetbrains-pycharm", Class: "jetbrains-pycharm", DesktopID: "jetbrains-pycharm"}, "ide", TierClick, ""},
+		{"CLion flatpak", bridge.App{DesktopID: "com.jetbrains.CLion"}, "ide", TierClick, ""},
+		{"Sublime Text", bridge.App{Instance: "sublime_text", Class: "Sublime_text", Exe: "/opt/sublime_text/sublime_text"}, "ide", TierClick, ""},
+		{"Emacs", bridge.App{Instance: "emacs", Class: "Emacs", Exe: "/usr/bin/emacs-gtk"}, "ide", TierClick, ""},
+		{"gVim", bridge.App{Instance: "gvim", Class: "Gvim", Exe: "/usr/bin/vim.gtk3"}, "ide", TierClick, ""},
+		{"Kate", bridge.App{Instance: "kate", Class: "kate", DesktopID: "org.kde.kate"}, "ide", TierClick, ""},
+		// Trading, finance, crypto wallets → read.
+		{"Electrum", bridge.App{Instance: "electrum", Class: "Electrum", Exe: "/usr/bin/electrum"}, "trading", TierRead, ""},
+		{"Ledger Live", bridge.App{Class: "Ledger Live", Exe: "/opt/ledger-live/ledger-live-desktop"}, "trading", TierRead, ""},
+		{"GnuCash", bridge.App{Instance: "gnucash", Class: "Gnucash", DesktopID: "gnucash"}, "trading", TierRead, ""},
+		// Media and reading → policy-denied.
+		{"Spotify", bridge.App{Instance: "spotify", Class: "Spotify", Exe: "/usr/share/spotify/spotify"}, "media", TierNone, ""},
+		// Warned, full tier.
+		{"Nautilus", bridge.App{Instance: "org.gnome.Nautilus", Class: "org.gnome.Nautilus", Exe: "/usr/bin/nautilus"}, "file_manager", TierFull, SensitiveFileManager},
+		{"Thunar", bridge.App{Instance: "thunar", Class: "Thunar"}, "file_manager", TierFull, SensitiveFileManager},
+		{"GNOME Settings", bridge.App{Instance: "gnome-control-center", Class: "Gnome-control-center", DesktopID: "org.gnome.Settings"}, "system_settings", TierFull, SensitiveSystemSettings},
+		// Unknown apps: full, no warning.
+		{"zenity", bridge.App{Name: "Zenity", Instance: "zenity", Class: "Zenity", Exe: "/usr/bin/zenity"}, "", TierFull, ""},
+		{"gnome music", bridge.App{Name: "Music", Instance: "gnome-music", Class: "Gnome-music", DesktopID: "org.gnome.Music"}, "", TierFull, ""},
+		{"window named like a browser", bridge.App{Name: "Firefox", Instance: "myapp", Class: "MyApp"}, "", TierFull, ""},
+	}
+	for _, tt := range tests {
+		e := Classify(IdentityOf(tt.app))
+		if e.Category != tt.category || e.DefaultTier != tt.tier || e.Sensitive != tt.sens || e.PolicyDenied != (tt.category == "media" || tt.category == "reading") {
+			t.Errorf("%s: Classify(%+v) = %+v, want category %q tier %v sensitive %q", tt.name, tt.app, e, tt.category, tt.tier, tt.sens)
+		}
+	}
+}
+
+// The macOS bundle ids seed 001 counts, so the macOS helper needs no
+// policy code of its own.
+func TestClassifyMacOS(t *testing.T) {
+	tests := map[string]string{
+		"com.apple.Safari": "browser", "com.google.Chrome": "browser", "org.mozilla.firefox": "browser",
+		"company.thebrowser.Browser": "browser", "com.microsoft.edgemac": "browser", "com.operasoftware.Opera": "browser",
+		"com.brave.Browser": "browser", "com.vivaldi.Vivaldi": "browser",
+		"com.apple.Terminal": "terminal", "com.googlecode.iterm2": "terminal", "com.mitchellh.ghostty": "terminal",
+		"com.microsoft.VSCode": "ide", "com.todesktop.230313mzl4w4u92": "ide", "com.jetbrains.intellij": "ide",
+		"com.jetbrains.pycharm.ce": "ide", "com.apple.dt.Xcode": "ide",
+		"com.binance.BinanceDesktop": "trading", "com.webull.desktop.v1": "trading", "com.interactivebrokers.tws": "trading",
+		"com.kraken.desktop": "trading", "com.ledger.live": "trading",
+		"com.spotify.client": "media", "com.apple.Music": "media", "com.apple.TV": "media", "com.amazon.Kindle": "reading",
+		"com.apple.iBooksX": "reading", "com.apple.finder": "file_manager", "com.apple.systempreferences": "system_settings",
+	}
+	for bundle, cat := range tests {
+		if e := Classify(Identity{BundleID: bundle, Name: "whatever"}); e.Category != cat {
+			t.Errorf("Classify(bundle %q) category = %q, want %q", bundle, e.Category, cat)
+		}
+	}
+}
+
+func TestFind(t *testing.T) {
+	tests := []struct{ query, name, category string }{
+		{"firefox", "Firefox", "browser"},
+		{"Google Chrome", "Google Chrome", "browser"},
+		{"org.gnome.Terminal", "GNOME Terminal", "terminal"},
+		{"XTerm", "XTerm", "terminal"},
+		{"debian-xterm.desktop", "XTerm", "terminal"},
+		{"PyCharm", "JetBrains IDE", "ide"},
+		{"com.apple.Safari", "Safari", "browser"},
+		{"Netflix", "Netflix", "media"},
+		{"vs code", "Visual Studio Code", "ide"},
+	}
+	for _, tt := range tests {
+		e, id, ok := Find(tt.query)
+		if !ok || e.Name != tt.name || e.Category != tt.category {
+			t.Errorf("Find(%q) = %+v, %v, want %q in %q", tt.query, e, ok, tt.name, tt.category)
+			continue
+		}
+		if back := Classify(id); back != e {
+			t.Errorf("Find(%q) identity %+v classifies to %+v, want %+v", tt.query, id, back, e)
+		}
+	}
+	if e, _, ok := Find("zenity"); ok {
+		t.Errorf("Find(zenity) = %+v, want not found", e)
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	tests := []struct{ name, doc, want string }{
+		{"unknown field", `{"categories": {}, "apps": [], "extra": 1}`, "unknown field"},
+		{"unknown category", `{"categories": {"browser": {"tier": "read"}}, "apps": [{"name": "X", "category": "game", "exe": ["x"]}]}`, "unknown category"},
+		{"no identifier", `{"categories": {"browser": {"tier": "read"}}, "apps": [{"name": "X", "category": "browser"}]}`, "no identifier"},
+		{"bad tier", `{"categories": {"browser": {"tier": "admin"}}, "apps": []}`, "unknown tier"},
+		{"no tier", `{"categories": {"browser": {}}, "apps": []}`, "needs a tier"},
+		{"bad label", `{"categories": {"browser": {"tier": "read", "sensitive": "scary"}}, "apps": []}`, "sensitive label"},
+		{"duplicate id", `{"categories": {"browser": {"tier": "read"}}, "apps": [{"name": "A", "category": "browser", "exe": ["x"]}, {"name": "B", "category": "browser", "exe": ["X"]}]}`, "already belongs"},
+		{"duplicate name", `{"categories": {"browser": {"tier": "read"}}, "apps": [{"name": "A", "category": "browser", "exe": ["x"]}, {"name": "a", "category": "browser", "exe": ["y"]}]}`, "already belongs"},
+	}
+	for _, tt := range tests {
+		_, err := Parse([]byte(tt.doc))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Parse error = %v, want one containing %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestWildcard(t *testing.T) {
+	for _, tt := range []struct {
+		pat, v string
+		want   bool
+	}{{"jetbrains-*", "JetBrains-Rider", true}, {"jetbrains-*", "jetbrains", false}, {"xterm", "XTERM", true}, {"xterm", "xterm2", false}} {
+		if got := matchID(tt.pat, tt.v); got != tt.want {
+			t.Errorf("matchID(%q, %q) = %v, want %v", tt.pat, tt.v, got, tt.want)
+		}
+	}
+}
