@@ -96,10 +96,11 @@ func (b Button) validate() error {
 //
 // So before restoring, deskhand sends the focused application a
 // _NET_WM_PING (EWMH) and waits for the answer: applications handle their
-// events in order, so the answer proves the key events were read. GTK, Qt,
-// Chromium and Firefox answer pings. For applications that do not
-// advertise it (xterm), it waits remapSettle instead; in tests an idle GTK
-// application needed about 15 ms.
+// events in order, so the answer proves the key events were read. GTK
+// answers pings (the tests type through it with no settle time at all);
+// Qt, Chromium and Firefox advertise them too. For applications that do
+// not (xterm), it waits remapSettle instead; without a ping an idle GTK
+// application needed about 15 ms in tests.
 const (
 	remapSettle = 100 * time.Millisecond
 	pingTimeout = time.Second
@@ -119,9 +120,9 @@ const (
 	clickGap  = 20 * time.Millisecond
 )
 
-// Drag timing: enough motion events, spaced out, for toolkits to pass
-// their drag threshold and for XDND to exchange position/status messages
-// with a drop target before the release.
+// Drag timing: several motion events, spaced out, so that toolkits see
+// the pointer travel past their drag threshold and drag-and-drop targets
+// have time to answer before the release (about 110 ms in all).
 const (
 	dragSteps     = 10
 	dragStepDelay = 8 * time.Millisecond

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -37,7 +36,7 @@ func newFake() *fakeBackend {
 func (f *fakeBackend) record(format string, args ...any) error {
 	ev := fmt.Sprintf(format, args...)
 	f.mu.Lock()
-	f.threads[syscall.Gettid()] = true
+	f.threads[threadID()] = true
 	f.events = append(f.events, ev)
 	fail := f.failOn != "" && ev == f.failOn
 	if fail {

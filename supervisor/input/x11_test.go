@@ -3,6 +3,7 @@
 package input
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -44,7 +45,7 @@ func TestMain(m *testing.M) {
 }
 
 // desktop returns the package's desktop, starting it on first use.
-func desktop(t *testing.T) *desktoptest.Desktop {
+func desktop(t testing.TB) *desktoptest.Desktop {
 	t.Helper()
 	desktoptest.Require(t, "Xvfb", "openbox", "zenity", "xterm", "xlogo", "xdotool", "xmodmap", "setxkbmap", "xkbcomp", "xinput", "xclip", "import")
 	shared.once.Do(func() {
@@ -776,6 +777,9 @@ func TestCloseReleases(t *testing.T) {
 	}
 	ctx := context.Background()
 	pointerOverPad(t, d, in)
+	if _, err := New(Options{Display: d.Display()}); err == nil || !strings.Contains(err.Error(), "another input.Input is open") {
+		t.Errorf("a second New while one is open = %v", err)
+	}
 	if err := in.Down(ctx, ButtonRight); err != nil {
 		t.Fatal(err)
 	}
@@ -809,6 +813,37 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
+// TestNewWithoutXTEST runs an X server with XTEST disabled; New must say
+// so. (The harness has no switch for server extensions; this bare Xvfb
+// needs no window manager or applications.)
+func TestNewWithoutXTEST(t *testing.T) {
+	desktop(t) // skip or fail like the other desktop tests
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", "640x480x24", "-nolisten", "tcp", "-noreset", "-extension", "XTEST")
+	cmd.ExtraFiles = []*os.File{w}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil {
+		t.Fatalf("Xvfb -extension XTEST reported no display: %v", err)
+	}
+	display := ":" + strings.TrimSpace(line)
+	_, err = New(Options{Display: display})
+	if err == nil || !strings.Contains(err.Error(), "no XTEST extension") {
+		t.Errorf("New(%s without XTEST) = %v, want a missing-XTEST error", display, err)
+	}
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -817,5 +852,108 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestDisplayLost: when the X server goes away, calls fail with a clear
+// error instead of Xlib exiting the process.
+func TestDisplayLost(t *testing.T) {
+	desktop(t) // skip or fail like the other desktop tests
+	d := desktoptest.Start(t, desktoptest.Options{WindowManager: "none"})
+	in, err := New(Options{Display: d.Display()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := in.Move(ctx, 5, 5); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	var moveErr error
+	for i := 0; i < 3 && moveErr == nil; i++ {
+		moveErr = in.Move(ctx, 6, 6)
+	}
+	t.Logf("Move after the X server exited: %v", moveErr)
+	if moveErr == nil || !strings.Contains(moveErr.Error(), "lost") {
+		t.Errorf("Move after the X server exited = %v, want a lost-connection error", moveErr)
+	}
+	if err := in.Key(ctx, "a"); err == nil {
+		t.Error("Key after the X server exited succeeded")
+	}
+	in.Close()
+	// The package can connect again afterwards.
+	d2 := desktop(t)
+	in2, err := New(Options{Display: d2.Display()})
+	if err != nil {
+		t.Fatalf("New after a lost display: %v", err)
+	}
+	if err := in2.Move(ctx, 7, 7); err != nil {
+		t.Errorf("Move on a new Input: %v", err)
+	}
+	in2.Close()
+}
+
+// Benchmarks: go test -run '^$' -bench . ./supervisor/input
+
+func benchInput(b *testing.B) (*desktoptest.Desktop, *Input) {
+	d := desktop(b)
+	in, err := New(Options{Display: d.Display()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close() })
+	return d, in
+}
+
+func BenchmarkMove(b *testing.B) {
+	_, in := benchInput(b)
+	ctx := context.Background()
+	for i := 0; b.Loop(); i++ {
+		if err := in.Move(ctx, 100+i%500, 100+i%300); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkClick(b *testing.B) {
+	d, in := benchInput(b)
+	ctx := context.Background()
+	w := d.StartApp(b, desktoptest.App{Name: "xlogo", Args: []string{"-geometry", "200x200+300+300"}, Class: "XLogo"})
+	if err := in.Move(ctx, w.Client.X+50, w.Client.Y+50); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := in.Click(ctx, ButtonLeft, 1, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkType100ASCII types 100 characters of mixed-case ASCII with
+// punctuation into a GTK text view.
+func BenchmarkType100ASCII(b *testing.B) {
+	d, in := benchInput(b)
+	ctx := context.Background()
+	w := d.StartApp(b, desktoptest.App{Name: "zenity", Args: []string{"--text-info", "--editable", "--title", "bench"}, Class: "Zenity"})
+	d.Focus(b, w.ID)
+	text := strings.Repeat("Hello, World! 42 ", 6)[:100]
+	for b.Loop() {
+		if err := in.Type(ctx, text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTypeUnicode types a short text that needs borrowed keycodes on
+// a US layout, into a GTK text view.
+func BenchmarkTypeUnicode(b *testing.B) {
+	d, in := benchInput(b)
+	ctx := context.Background()
+	w := d.StartApp(b, desktoptest.App{Name: "zenity", Args: []string{"--text-info", "--editable", "--title", "bench"}, Class: "Zenity"})
+	d.Focus(b, w.ID)
+	for b.Loop() {
+		if err := in.Type(ctx, "héllo wörld 日本 🙂"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -1,0 +1,63 @@
+// Package input sends mouse and keyboard input to an X11 display from
+// inside the deskhand process, for the MCP tools (clicks, drags, scrolling,
+// key combinations, typing).
+//
+// # Threading
+//
+// Every X call runs on one goroutine locked to an OS thread, fed through a
+// channel; the methods of [Input] are safe for concurrent use, run one at a
+// time, take a context and check it between steps (between characters, clicks,
+// drag steps and wheel clicks).
+//
+// # Pointer: robotgo
+//
+// Pointer motion, buttons, the wheel and the pointer position go through
+// github.com/go-vgo/robotgo (its cgo X11 backend): Move, Toggle, Scroll and
+// Location each send one request and sync, and robotgo.MouseSleep is set to
+// 0. Its Click, MultiClick and MoveClick are not used: they add fixed sleeps
+// (5 ms, 200 ms, 50 ms) that this package replaces with the timing it
+// measured (see [Input.Click]). Its wheel button names are upside down on
+// X11, so buttons are chosen by X button number.
+//
+// # Keyboard: XTEST and XKB directly
+//
+// robotgo's keyboard functions assume a US layout, and its TypeStr rebinds
+// keys for non-ASCII text without restoring them, so the keyboard is driven
+// through XTEST and XKB (libX11, libXtst) with cgo:
+//
+//   - Each character is mapped to its keysym (Latin-1 directly, a legacy
+//     keysym such as EuroSign where one exists, else 0x01000000 + the code
+//     point), then looked up in the current XKB keymap, in the current group:
+//     the keycode, and which modifiers select the level that carries it
+//     (Shift, AltGr/level 3, ...), computed from the key's type. The keys that
+//     set those modifiers are found by their XKB actions, so a German layout
+//     types "@" as AltGr+q and "z" on the key labelled z.
+//   - A character the layout lacks (é on US, 日, 🙂) is bound for the moment
+//     to a spare keycode (one with no symbols), typed, and the keycode set
+//     back to empty. Before restoring, the package makes sure the focused
+//     application has read the key events (see remapSettle in input.go);
+//     otherwise the application would look the keycode up after the restore
+//     and lose the character. Spare keycodes are shared out in rounds when a
+//     text needs more than there are.
+//   - A locked Caps Lock is unlocked while typing and locked again after.
+//
+// Key names for [Input.Key] and [Input.HoldKey] follow xdotool and the X
+// keysym names; see [ParseCombo].
+//
+// # Safety
+//
+// The package tracks every button and key it holds. An operation that
+// fails or is cancelled releases what it pressed and restores any keycode
+// it borrowed; [Input.ReleaseAll] releases everything still held (a Down, a
+// HoldKey in progress), and [Input.Close] calls it. X errors are recorded
+// rather than passed to Xlib's default handler, and a lost connection to the
+// X server makes every call fail with an error instead of Xlib exiting the
+// process.
+//
+// # Limits
+//
+// robotgo keeps one X connection per process, so only one Input may be open
+// at a time. Input goes to X11 (Xorg, Xvfb, or Xwayland for X clients only).
+// If the process is killed while a keycode is borrowed, that keycode keeps
+// its temporary symbol until the layout is reloaded (setxkbmap).
+package input
