@@ -86,12 +86,12 @@ const (
 // Identity is what the platform tells us about an app. Fields that are
 // unknown are empty.
 type Identity struct {
-	DesktopID string // desktop entry id without ".desktop" (Linux)
-	Instance  string // WM_CLASS instance (Linux)
-	Class     string // WM_CLASS class (Linux)
-	Exe       string // executable base name
-	BundleID  string // macOS bundle id
-	Name      string // display name
+	DesktopID string `json:"desktop_id,omitempty"` // desktop entry id without ".desktop" (Linux)
+	Instance  string `json:"instance,omitempty"`   // WM_CLASS instance (Linux)
+	Class     string `json:"class,omitempty"`      // WM_CLASS class (Linux)
+	Exe       string `json:"exe,omitempty"`        // executable base name
+	BundleID  string `json:"bundle_id,omitempty"`  // macOS bundle id
+	Name      string `json:"name,omitempty"`       // display name
 }
 
 // IdentityOf takes the identity of a helper's app description. Exe is

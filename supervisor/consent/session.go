@@ -6,7 +6,6 @@ package consent
 
 import (
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -29,11 +28,9 @@ const (
 
 // Grant is one approved app.
 type Grant struct {
-	// Name is the app's display name (the catalog's name when known).
-	Name string `json:"name"`
-	// Identity identifies the app's windows; see Matches.
-	Identity catalog.Identity `json:"identity"`
-	// Tier is the granted tier, never above the catalog's DefaultTier.
+	AppRef
+	// Tier is the granted tier: the catalog's tier for the app, or the
+	// tier a pre-approval named explicitly.
 	Tier catalog.Tier `json:"tier"`
 	// Category is the catalog category, "" for apps the catalog does
 	// not know.
@@ -43,55 +40,54 @@ type Grant struct {
 	GrantedAt time.Time `json:"granted_at"`
 }
 
-// Matches reports whether app is the app this grant is for: the same
-// catalog entry, or an equal desktop-entry id, bundle id, WM_CLASS class,
-// WM_CLASS instance or executable name. Display names alone never match,
-// because any window can carry any title.
-func (g Grant) Matches(app bridge.App) bool {
-	return identityMatches(g.Identity, catalog.IdentityOf(app))
-}
-
-func identityMatches(g, id catalog.Identity) bool {
-	if ge := catalog.Classify(g); ge.Name != "" {
-		if ie := catalog.Classify(id); ie.Name != "" {
-			return ge.Name == ie.Name
-		}
-	}
-	eq := func(a, b string) bool { return a != "" && strings.EqualFold(a, b) }
-	return eq(g.BundleID, id.BundleID) ||
-		eq(strings.TrimSuffix(g.DesktopID, ".desktop"), strings.TrimSuffix(id.DesktopID, ".desktop")) ||
-		eq(g.Class, id.Class) ||
-		eq(g.Instance, id.Instance) ||
-		eq(g.Exe, id.Exe)
-}
-
 // Session is the grants of one server session. It is safe for concurrent
 // use. The zero value has no grants.
 type Session struct {
 	mu     sync.Mutex
 	grants []Grant
 	flags  Flags
+	// denied reports apps the managed policy denies; nil denies none.
+	denied func(catalog.Identity) bool
 }
 
 // NewSession returns a session with no grants.
 func NewSession() *Session { return &Session{} }
 
-// Tier is the tier app is approved for in this session, TierNone when it is
-// not approved or the catalog denies it by policy.
+// Tier is the tier app is approved for in this session: TierNone when it
+// is not approved, or when the catalog or the managed policy denies it.
 func (s *Session) Tier(app bridge.App) catalog.Tier {
-	entry := catalog.Classify(catalog.IdentityOf(app))
-	if entry.PolicyDenied {
+	id := catalog.IdentityOf(app)
+	if catalog.Classify(id).PolicyDenied {
 		return catalog.TierNone
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.denied != nil && s.denied(id) {
+		return catalog.TierNone
+	}
 	best := catalog.TierNone
 	for _, g := range s.grants {
-		if g.Matches(app) && g.Tier > best {
+		if g.matchesIdentity(id) && g.Tier > best {
 			best = g.Tier
 		}
 	}
-	return min(best, entry.DefaultTier)
+	return best
+}
+
+// Grant returns the grant that covers app, if any: the one with the
+// highest tier.
+func (s *Session) Grant(app bridge.App) (Grant, bool) {
+	id := catalog.IdentityOf(app)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var best Grant
+	found := false
+	for _, g := range s.grants {
+		if g.matchesIdentity(id) && (!found || g.Tier > best.Tier) {
+			best, found = g, true
+		}
+	}
+	return best, found
 }
 
 // Flags returns the grant flags of this session.
@@ -127,7 +123,7 @@ func (s *Session) Add(grants []Grant, flags Flags) {
 		}
 		replaced := false
 		for i, old := range s.grants {
-			if identityMatches(old.Identity, g.Identity) {
+			if old.Same(g.AppRef) {
 				if g.Tier > old.Tier {
 					s.grants[i] = g
 				}
