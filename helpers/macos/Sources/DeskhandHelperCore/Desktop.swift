@@ -1,0 +1,131 @@
+import Foundation
+
+/// What the handshake reports about the platform.
+public struct PlatformInfo: Equatable {
+    /// "macos".
+    public var platform: String
+    /// The capabilities that work right now (PROTOCOL.md, `handshake`).
+    public var capabilities: [String]
+    /// The display (session) served, informational; nil when there is none.
+    public var display: String?
+    /// Informational, platform-specific facts (an object).
+    public var extensions: JSON
+    /// Set when the display cannot be reached: what failed and what to do.
+    public var displayError: String?
+
+    public init(platform: String, capabilities: [String], display: String?, extensions: JSON, displayError: String?) {
+        self.platform = platform
+        self.capabilities = capabilities
+        self.display = display
+        self.extensions = extensions
+        self.displayError = displayError
+    }
+}
+
+/// What to capture.
+public enum CaptureTarget: Equatable, Sendable {
+    /// A display by id; nil means the primary.
+    case display(DisplayID?)
+    /// A rectangle of the global space.
+    case rect(Rect)
+}
+
+/// A capture request after its parameters were checked.
+public struct CaptureRequest: Equatable, Sendable {
+    public var target: CaptureTarget
+    /// Windows to leave out of the image. On macOS they are excluded at the
+    /// compositor (ScreenCaptureKit never draws them) instead of painted over.
+    public var mask: [WindowID]
+    /// The paint colour where a platform paints masked windows over.
+    public var maskColor: (r: UInt8, g: UInt8, b: UInt8)
+    /// When set, only these apps' windows are captured (macOS: bundle ids;
+    /// an `SCContentFilter` that includes just them), so a window of any
+    /// other app, even one that opens between the window list and the
+    /// capture, never reaches the image.
+    public var includeApps: [String]?
+
+    public init(
+        target: CaptureTarget, mask: [WindowID], maskColor: (r: UInt8, g: UInt8, b: UInt8),
+        includeApps: [String]?
+    ) {
+        self.target = target
+        self.mask = mask
+        self.maskColor = maskColor
+        self.includeApps = includeApps
+    }
+
+    public static func == (lhs: CaptureRequest, rhs: CaptureRequest) -> Bool {
+        lhs.target == rhs.target && lhs.mask == rhs.mask && lhs.maskColor == rhs.maskColor
+            && lhs.includeApps == rhs.includeApps
+    }
+}
+
+/// The pixels a capture produced, before scaling and encoding.
+public struct CapturedFrame {
+    /// Native pixels (backing resolution) of `source`, already filtered.
+    public var pixels: PixelBuffer
+    /// The rectangle of the global space the pixels show, in points.
+    public var source: Rect
+    /// The display id, nil for a rectangle capture.
+    public var display: DisplayID?
+    /// The requested mask windows that were visible in `source`.
+    public var masked: [WindowID]
+    /// How the pixels were read ("screencapturekit").
+    public var method: String
+    /// Whatever the desktop needs to capture a patch the same way again
+    /// (on macOS, the content filter), opaque to the handler.
+    public var recaptureContext: AnyObject?
+
+    public init(
+        pixels: PixelBuffer, source: Rect, display: DisplayID?, masked: [WindowID], method: String,
+        recaptureContext: AnyObject?
+    ) {
+        self.pixels = pixels
+        self.source = source
+        self.display = display
+        self.masked = masked
+        self.method = method
+        self.recaptureContext = recaptureContext
+    }
+}
+
+/// An operating-system permission the helper depends on.
+public enum Permission: String, CaseIterable, Sendable {
+    /// macOS Screen Recording (TCC `kTCCServiceScreenCapture`).
+    case screenRecording = "screen_recording"
+    /// macOS Accessibility (TCC `kTCCServiceAccessibility`).
+    case accessibility = "accessibility"
+}
+
+/// The desktop the handler serves: displays, pixels, windows, clipboard and
+/// app hiding. The macOS implementation is `MacDesktop`; tests use a fake.
+/// Every method throws `ProtocolErrorConvertible` errors for failures the
+/// protocol names; anything else is reported as `internal`.
+@MainActor
+public protocol Desktop: AnyObject {
+    func platformInfo() async -> PlatformInfo
+    func displays() async throws -> [Display]
+    func capture(_ request: CaptureRequest) async throws -> CapturedFrame
+    /// Live pixels of `rect` (points, inside `frame.source`), captured the
+    /// way `frame` was and delivered at `pixelSize`.
+    func recapture(_ rect: Rect, pixelSize: Size, like frame: CapturedFrame) async throws -> PixelBuffer
+    func windows(includeHidden: Bool) async throws -> WindowList
+    func window(at point: Point) async throws -> Window?
+    func readClipboard() async throws -> String
+    func writeClipboard(_ text: String) async throws
+    /// Hides the given windows; returns the ones that changed.
+    func hide(_ windows: [WindowID]) async throws -> [WindowID]
+    /// Shows the given windows again; returns the ones that changed.
+    func restore(_ windows: [WindowID]) async throws -> [WindowID]
+    /// Whether each permission is granted, checked without prompting.
+    func permissionStatus() async -> [Permission: Bool]
+    /// The `permission_denied` error for a missing permission, with a hint
+    /// that names the settings pane.
+    func permissionDenied(_ permission: Permission) -> ProtocolError
+}
+
+/// Scales and encodes pixels (macOS: vImage and ImageIO).
+public protocol ImageEncoder {
+    /// `pixels` scaled to `size` and encoded; JPEG `quality` is 1...100.
+    func encode(_ pixels: PixelBuffer, size: Size, format: ImageFormat, quality: Int) throws -> [UInt8]
+}

@@ -1,0 +1,326 @@
+import Foundation
+
+/// The protocol versions this helper speaks.
+public let supportedProtocolVersions: [Int64] = [1]
+
+/// What to do after one request.
+public struct Outcome: Equatable {
+    /// Bytes to write to stdout unframed (only `fault.garbage`).
+    public var raw: [UInt8]?
+    /// The response body to frame and send.
+    public var reply: [UInt8]?
+    /// Exit with this status after writing.
+    public var exit: Int32?
+
+    public init(raw: [UInt8]? = nil, reply: [UInt8]? = nil, exit: Int32? = nil) {
+        self.raw = raw
+        self.reply = reply
+        self.exit = exit
+    }
+}
+
+/// Answers one request body at a time: `handle` maps the bytes of a request
+/// to the bytes of its response (plus, rarely, an exit), so the protocol is
+/// testable without pipes or processes. It keeps the session state: the
+/// handshake, the capture counter and the last capture for `patch_check`.
+@MainActor
+public final class RequestHandler {
+    public struct Configuration: Sendable {
+        public var helperVersion: String
+        /// Answer the test-only `fault.*` methods (DESKHAND_HELPER_FAULTS=1).
+        public var faults: Bool
+
+        public init(helperVersion: String, faults: Bool) {
+            self.helperVersion = helperVersion
+            self.faults = faults
+        }
+    }
+
+    /// The methods that need the handshake first.
+    static let methods: Set<String> = [
+        "displays", "capture", "windows", "window_at", "patch_check", "clipboard_read", "clipboard_write",
+        "hide", "restore", "permissions",
+    ]
+
+    /// Longest `fault.sleep`.
+    static let maxFaultSleepMilliseconds: Int64 = 600_000
+
+    private struct LastCapture {
+        let id: UInt64
+        let frame: CapturedFrame
+    }
+
+    private let configuration: Configuration
+    private let desktop: Desktop
+    private let encoder: ImageEncoder
+    private let log: Log
+    private var handshaken = false
+    private var nextCaptureID: UInt64 = 1
+    private var last: LastCapture?
+
+    public init(configuration: Configuration, desktop: Desktop, encoder: ImageEncoder, log: Log) {
+        self.configuration = configuration
+        self.desktop = desktop
+        self.encoder = encoder
+        self.log = log
+    }
+
+    /// Answers one frame body.
+    public func handle(_ body: [UInt8]) async -> Outcome {
+        switch parseMessage(body) {
+        case .failure(let bad):
+            log.warn("bad request: \(bad.error.message)")
+            return Outcome(reply: failureBody(id: bad.id, error: bad.error))
+        case .success(.notification(let method)):
+            if method == "exit" {
+                return Outcome(exit: 0)
+            }
+            log.debug("ignoring notification \(quoted(method))")
+            return Outcome()
+        case .success(.request(let id, let method, let params)):
+            let started = Date()
+            let outcome: Outcome
+            do {
+                outcome = try await dispatch(id: id, method: method, params: params)
+            } catch {
+                let failure = ProtocolError(from: error, during: method)
+                log.debug("\(method) failed: \(failure.message) (\(failure.code.rawValue))")
+                outcome = Outcome(reply: failureBody(id: id, error: failure))
+            }
+            log.debug("\(method) answered in \(String(format: "%.2f", Date().timeIntervalSince(started) * 1000)) ms")
+            return outcome
+        }
+    }
+
+    private func dispatch(id: JSON, method: String, params: JSON) async throws -> Outcome {
+        if method.hasPrefix("fault.") && configuration.faults {
+            return try await fault(id: id, method: method, params: params)
+        }
+        switch method {
+        case "handshake":
+            let result = try await handshake(params)
+            handshaken = true
+            return Outcome(reply: successBody(id: id, result: result))
+        case "exit":
+            return Outcome(reply: successBody(id: id, result: .object(JSONObject())), exit: 0)
+        default:
+            break
+        }
+        guard Self.methods.contains(method) else {
+            throw ProtocolError.methodNotFound(method)
+        }
+        guard handshaken else {
+            throw ProtocolError(
+                .handshakeRequired, "\(method) was called before handshake",
+                hint: "Call handshake first, offering the protocol versions the client speaks.")
+        }
+        let p = try Params(method: method, params: params)
+        let result: JSON
+        switch method {
+        case "displays":
+            result = ["displays": .array(try await desktop.displays().map(\.json))]
+        case "capture":
+            return Outcome(reply: try await capture(id: id, p))
+        case "windows":
+            let includeHidden = try p.bool("include_hidden") ?? false
+            result = try await desktop.windows(includeHidden: includeHidden).json
+        case "window_at":
+            let point = Point(x: try p.requiredCoordinate("x"), y: try p.requiredCoordinate("y"))
+            let window = try await desktop.window(at: point)
+            result = ["window": .optional(window) { $0.json }, "app": .optional(window) { $0.app.json }]
+        case "patch_check":
+            result = try await patchCheck(p)
+        case "clipboard_read":
+            result = ["text": .string(try await desktop.readClipboard())]
+        case "clipboard_write":
+            let text = try p.requiredString("text")
+            try await desktop.writeClipboard(text)
+            result = ["ok": true]
+        case "hide":
+            let ids = try p.requiredWindowIDs("windows")
+            result = ["hidden": .array(try await desktop.hide(ids).map { JSON($0) })]
+        case "restore":
+            let ids = try p.requiredWindowIDs("windows")
+            result = ["restored": .array(try await desktop.restore(ids).map { JSON($0) })]
+        case "permissions":
+            result = try await permissions(p)
+        default:
+            throw ProtocolError.internal("\(method) is known but not dispatched")
+        }
+        return Outcome(reply: successBody(id: id, result: result))
+    }
+
+    private func handshake(_ params: JSON) async throws -> JSON {
+        let p = try Params(method: "handshake", params: params)
+        guard let offeredValue = p.value("protocol_versions") else {
+            throw p.bad("\"protocol_versions\" is required, e.g. [1]")
+        }
+        guard let items = offeredValue.arrayValue else {
+            throw p.bad("\"protocol_versions\" must be an array of integers, got \(offeredValue.kind)")
+        }
+        let offered = try items.map { item -> Int64 in
+            guard let version = item.intValue else {
+                throw p.bad("\"protocol_versions\" must hold integers, got \(item.serializedString())")
+            }
+            return version
+        }
+        let client = try p.string("client") ?? "unknown client"
+        guard let version = offered.filter({ supportedProtocolVersions.contains($0) }).max() else {
+            throw ProtocolError(
+                .incompatibleProtocol,
+                "\(client) offers protocol versions \(offered), but deskhand-helper \(configuration.helperVersion) speaks \(supportedProtocolVersions)",
+                hint: "Install matching versions of deskhand and deskhand-helper (deskhand's installer fetches the right helper).")
+        }
+        let info = await desktop.platformInfo()
+        if !handshaken {
+            log.info("handshake from \(client): protocol \(version)")
+        }
+        var result: JSON = [
+            "protocol_version": .int(version),
+            "helper_version": .string(configuration.helperVersion),
+            "platform": .string(info.platform),
+            "capabilities": .array(info.capabilities.map { .string($0) }),
+            "display": .optional(info.display) { .string($0) },
+            "extensions": info.extensions,
+        ]
+        if let displayError = info.displayError, case .object(var object) = result {
+            object["display_error"] = .string(displayError)
+            result = .object(object)
+        }
+        return result
+    }
+
+    private func capture(id: JSON, _ p: Params) async throws -> [UInt8] {
+        let format: ImageFormat
+        switch try p.string("format") {
+        case nil, "jpeg"?: format = .jpeg
+        case "png"?: format = .png
+        case let other?: throw p.bad("\"format\" must be \"jpeg\" or \"png\", got \(quoted(other))")
+        }
+        let width = try p.int("width", in: 1...Int64(Geometry.maxOutputSide))
+        let height = try p.int("height", in: 1...Int64(Geometry.maxOutputSide))
+        // Checked again against the source in outputSize; this catches a
+        // lone width or height before the desktop is touched.
+        if (width == nil) != (height == nil) {
+            throw p.bad("give both \"width\" and \"height\", or neither for the native size")
+        }
+        let quality = try p.int("quality", in: 1...100) ?? 80
+        let maskColor = try p.color("mask_color") ?? (24, 24, 24)
+        let mask = try p.windowIDs("mask") ?? []
+        let includeApps = try p.strings("include_apps")
+        let display = try p.int("display", in: 0...Int64(UInt32.max)).map { DisplayID($0) }
+        let target: CaptureTarget
+        if let rect = try p.rect("rect") {
+            target = .rect(rect)
+        } else {
+            target = .display(display)
+        }
+        let request = CaptureRequest(target: target, mask: mask, maskColor: maskColor, includeApps: includeApps)
+
+        let frame = try await desktop.capture(request)
+        // The native output size is the source in points, so that by default
+        // one image pixel is one point of the coordinate space (as on X11);
+        // ask for width and height to get backing-resolution detail.
+        let output = try Geometry.outputSize(width: width, height: height, native: frame.source.size)
+        let started = Date()
+        let encoded = try encoder.encode(frame.pixels, size: output, format: format, quality: quality)
+        let data = Data(encoded).base64EncodedString()
+        if data.utf8.count + 1024 > FrameLimits.maxResponseBytes {
+            throw ProtocolError(
+                .invalidParams,
+                "the \(output.width)x\(output.height) \(format.rawValue) image would make a response over the \(FrameLimits.maxResponseBytes)-byte cap",
+                hint: "Ask for less: a smaller output size, JPEG instead of PNG, or a smaller rectangle.")
+        }
+        let captureID = nextCaptureID
+        nextCaptureID += 1
+        last = LastCapture(id: captureID, frame: frame)
+        log.debug(
+            "capture \(captureID): \(frame.source) (\(frame.pixels.width)x\(frame.pixels.height) px) -> \(output.width)x\(output.height) \(format.rawValue), encoded in \(String(format: "%.2f", Date().timeIntervalSince(started) * 1000)) ms, \(data.utf8.count) base64 bytes"
+        )
+        let result: JSON = [
+            "format": .string(format.rawValue),
+            "data": .string(data),
+            "width": JSON(output.width),
+            "height": JSON(output.height),
+            "source": frame.source.json,
+            "display": .optional(frame.display) { JSON($0) },
+            "masked": .array(frame.masked.map { JSON($0) }),
+            "method": .string(frame.method),
+            "capture_id": JSON(captureID),
+        ]
+        return successBody(id: id, result: result)
+    }
+
+    private func patchCheck(_ p: Params) async throws -> JSON {
+        let x = try p.requiredCoordinate("x")
+        let y = try p.requiredCoordinate("y")
+        let size = try p.int("size", in: 1...63) ?? 9
+        if size % 2 == 0 {
+            throw p.bad("\"size\" must be odd (the patch is centred on the point), got \(size)")
+        }
+        let tolerance = try p.int("tolerance", in: 0...255) ?? 0
+        guard let last else {
+            throw ProtocolError(
+                .noCapture, "patch_check compares against the last capture, and there has been none",
+                hint: "Call capture first, then patch_check points inside it.")
+        }
+        let source = last.frame.source
+        let rect = try Geometry.patchRect(x: x, y: y, size: size, within: source)
+        let pixels = last.frame.pixels
+        let region = Geometry.pixelRect(of: rect, in: source, pixels: Size(width: pixels.width, height: pixels.height))
+        guard let before = pixels.crop(x: region.x, y: region.y, width: region.width, height: region.height) else {
+            throw ProtocolError.internal("the patch \(rect) maps to pixels outside the last capture")
+        }
+        let live = try await desktop.recapture(
+            rect, pixelSize: Size(width: region.width, height: region.height), like: last.frame)
+        guard let comparison = PatchComparison.compare(before, live, tolerance: tolerance) else {
+            throw ProtocolError.captureFailed(
+                "the live patch is \(live.width)x\(live.height) pixels, the capture's \(before.width)x\(before.height)")
+        }
+        return [
+            "changed": .bool(comparison.differingPixels > 0),
+            "differing_pixels": JSON(comparison.differingPixels),
+            "max_delta": JSON(comparison.maxDelta),
+            "capture_id": JSON(last.id),
+        ]
+    }
+
+    /// macOS extension: `{"require": ["screen_recording", "accessibility"]}`
+    /// answers each permission's state, or fails with `permission_denied`
+    /// for the first required one that is missing. Nothing here prompts.
+    private func permissions(_ p: Params) async throws -> JSON {
+        let required = try (p.strings("require") ?? []).map { name -> Permission in
+            guard let permission = Permission(rawValue: name) else {
+                throw p.bad(
+                    "\"require\" entries must be \(Permission.allCases.map { quoted($0.rawValue) }.joined(separator: " or ")), got \(quoted(name))")
+            }
+            return permission
+        }
+        let status = await desktop.permissionStatus()
+        if let missing = required.first(where: { status[$0] != true }) {
+            throw desktop.permissionDenied(missing)
+        }
+        var object = JSONObject()
+        for permission in Permission.allCases {
+            object[permission.rawValue] = .bool(status[permission] == true)
+        }
+        return .object(object)
+    }
+
+    private func fault(id: JSON, method: String, params: JSON) async throws -> Outcome {
+        let p = try Params(method: method, params: params)
+        switch method {
+        case "fault.sleep":
+            let milliseconds = try p.requiredInt("ms", in: 0...Self.maxFaultSleepMilliseconds)
+            try await Task.sleep(nanoseconds: UInt64(milliseconds) * 1_000_000)
+            return Outcome(reply: successBody(id: id, result: .object(JSONObject())))
+        case "fault.garbage":
+            return Outcome(raw: Array("fault.garbage: these bytes are not a protocol frame\n".utf8))
+        case "fault.exit":
+            let code = try p.requiredInt("code", in: 0...255)
+            return Outcome(exit: Int32(code))
+        default:
+            throw ProtocolError.methodNotFound(method)
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import AppKit
+import CoreGraphics
+import DeskhandHelperCore
+import Foundation
+
+/// The macOS desktop behind the request handler: Quartz Display Services
+/// for displays, ScreenCaptureKit for pixels, CGWindowList and
+/// NSRunningApplication for windows and apps, NSPasteboard for text.
+@MainActor
+public final class MacDesktop: Desktop {
+    /// Every capability this helper has, in the order the handshake lists
+    /// them. `capture.include_apps` and `permissions` are macOS extensions
+    /// of the protocol (see helpers/macos/README.md).
+    public static let capabilities = [
+        "displays", "capture", "capture.mask", "capture.include_apps", "capture.png", "capture.jpeg", "windows",
+        "window_at", "patch_check", "clipboard", "hide", "permissions",
+    ]
+
+    private let log: Log
+    private let content: ShareableContentCache
+    private let capturer: ScreenCapturer
+    private let visibility = AppVisibility()
+
+    public init(log: Log) {
+        self.log = log
+        content = ShareableContentCache(log: log)
+        capturer = ScreenCapturer(content: content, log: log)
+    }
+
+    /// True inside a logged-in GUI session, where the window server answers.
+    private var hasWindowServerSession: Bool {
+        CGSessionCopyCurrentDictionary() != nil
+    }
+
+    private func requireSession() throws {
+        guard hasWindowServerSession else {
+            throw DesktopError.noWindowServerSession
+        }
+    }
+
+    public func platformInfo() async -> PlatformInfo {
+        let version = ProcessInfo.processInfo.operatingSystemVersion
+        var extensions: JSONObject = [
+            "macos": .string("\(version.majorVersion).\(version.minorVersion).\(version.patchVersion)"),
+            "bundle_id": .optional(Bundle.main.bundleIdentifier) { .string($0) },
+            "screencapturekit": true,
+        ]
+        guard hasWindowServerSession else {
+            let error = DesktopError.noWindowServerSession
+            return PlatformInfo(
+                platform: "macos", capabilities: [], display: nil, extensions: .object(extensions),
+                displayError: "\(error.errorDescription ?? "no window server session") (\(error.recoverySuggestion ?? ""))")
+        }
+        // Only the preflights: a handshake must be quick and never prompt.
+        extensions["screen_recording"] = .bool(Permissions.screenRecordingPreflight())
+        extensions["accessibility"] = .bool(Permissions.accessibilityTrusted())
+        let main = try? DisplayList.current().first(where: \.primary)
+        return PlatformInfo(
+            platform: "macos", capabilities: Self.capabilities, display: main?.name, extensions: .object(extensions),
+            displayError: nil)
+    }
+
+    public func displays() async throws -> [Display] {
+        try requireSession()
+        return try DisplayList.current()
+    }
+
+    public func capture(_ request: CaptureRequest) async throws -> CapturedFrame {
+        try requireSession()
+        return try await capturer.capture(request, displays: DisplayList.current())
+    }
+
+    public func recapture(_ rect: Rect, pixelSize: Size, like frame: CapturedFrame) async throws -> PixelBuffer {
+        try requireSession()
+        return try await capturer.recapture(rect, pixelSize: pixelSize, like: frame)
+    }
+
+    public func windows(includeHidden: Bool) async throws -> WindowList {
+        try requireSession()
+        var catalog = WindowCatalog()
+        return catalog.windowList(includeHidden: includeHidden)
+    }
+
+    public func window(at point: Point) async throws -> Window? {
+        try requireSession()
+        var catalog = WindowCatalog()
+        return catalog.window(at: point)
+    }
+
+    public func readClipboard() async throws -> String {
+        try requireSession()
+        return try Pasteboard.readText()
+    }
+
+    public func writeClipboard(_ text: String) async throws {
+        try requireSession()
+        try Pasteboard.writeText(text)
+    }
+
+    public func hide(_ windows: [WindowID]) async throws -> [WindowID] {
+        try requireSession()
+        visibility.catalog = WindowCatalog()
+        let hidden = try await visibility.hide(windows)
+        content.invalidate()
+        return hidden
+    }
+
+    public func restore(_ windows: [WindowID]) async throws -> [WindowID] {
+        try requireSession()
+        visibility.catalog = WindowCatalog()
+        let restored = try await visibility.restore(windows)
+        content.invalidate()
+        return restored
+    }
+
+    /// Screen Recording counts as granted only when the preflight passes and
+    /// a real ScreenCaptureKit call succeeds; neither prompts.
+    public func permissionStatus() async -> [Permission: Bool] {
+        var screenRecording = Permissions.screenRecordingPreflight()
+        if screenRecording {
+            screenRecording = await content.confirmScreenRecording()
+        }
+        return [.screenRecording: screenRecording, .accessibility: Permissions.accessibilityTrusted()]
+    }
+
+    public func permissionDenied(_ permission: Permission) -> ProtocolError {
+        switch permission {
+        case .screenRecording: return PermissionError.screenRecordingNotGranted.protocolError
+        case .accessibility: return PermissionError.accessibilityNotGranted.protocolError
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import DeskhandHelperCore
+import DeskhandMac
+import Foundation
+import XCTest
+
+final class JSONTests: XCTestCase {
+    func testKeepsIntegersFloatsAndBooleansApart() throws {
+        let value = try JSON.parse(#"{"i": 80, "f": 80.5, "whole": 80.0, "t": true, "one": 1, "n": null, "big": 4294967294}"#)
+        XCTAssertEqual(value["i"], .int(80))
+        XCTAssertEqual(value["f"], .double(80.5))
+        XCTAssertNil(value["whole"]?.intValue, "80.0 is a float, as serde_json reads it")
+        XCTAssertEqual(value["t"], .bool(true))
+        XCTAssertEqual(value["one"], .int(1))
+        XCTAssertEqual(value["n"], .null)
+        XCTAssertEqual(value["big"], .int(4_294_967_294))
+    }
+
+    func testRejectsWhatIsNotJSON() {
+        for text in ["", "this is not json", #"{"jsonrpc": "2.0", "id": 1, "method": "#, "[1,"] {
+            XCTAssertThrowsError(try JSON.parse(text), "JSON.parse(\(text.debugDescription))")
+        }
+    }
+
+    func testWritesCompactOrderedEscapedJSON() throws {
+        let value: JSON = [
+            "b": "quote \" backslash \\ newline \n tab \t bell \u{07} ü ✓ 🚀",
+            "a": [1, 2.5, true, .null],
+            "o": ["z": 0],
+        ]
+        let text = value.serializedString()
+        XCTAssertEqual(
+            text,
+            #"{"b":"quote \" backslash \\ newline \n tab \t bell \u0007 ü ✓ 🚀","a":[1,2.5,true,null],"o":{"z":0}}"#)
+        XCTAssertEqual(try JSON.parse(text), value, "writing then reading gives the value back")
+    }
+}
+
+final class FramingTests: XCTestCase {
+    func testReadsFramesSplitAnywhere() throws {
+        var input = encodeFrame(Array(#"{"a":1}"#.utf8))
+        input += Array("Content-Type: application/json\r\ncontent-length:  2\r\n\r\n{}".utf8)
+        input += encodeFrame([])
+        // Byte by byte: a frame is handed out only once it is whole.
+        var decoder = FrameDecoder(cap: FrameLimits.maxRequestBytes)
+        var bodies: [[UInt8]] = []
+        for byte in input {
+            decoder.push([byte])
+            while let body = try decoder.next() {
+                bodies.append(body)
+            }
+        }
+        XCTAssertEqual(bodies, [Array(#"{"a":1}"#.utf8), Array("{}".utf8), []])
+        XCTAssertTrue(decoder.isIdle)
+        XCTAssertNoThrow(try decoder.finish())
+    }
+
+    func testRejectsBadHeadersAtOnce() {
+        let cases = [
+            "{\"jsonrpc\":\"2.0\"}\n",
+            "Content-Length: 2\n\n{}",
+            "Content-Length: -2\r\n\r\n{}",
+            "Content-Length: 0x10\r\n\r\n",
+            "Content-Length: 2\r\nX-Other: 1\r\n\r\n{}",
+            "Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}",
+            "Content-Type: json\r\n\r\n{}",
+            "Content-Length 2\r\n\r\n{}",
+            "Content-Length: 99999999999999999999999\r\n\r\n",
+            "Content-Lenght: 2\r\n\r\n{}",
+            "Content-Length: twelve\r\n\r\n",
+        ]
+        for text in cases {
+            var decoder = FrameDecoder(cap: FrameLimits.maxRequestBytes)
+            decoder.push(Array(text.utf8))
+            XCTAssertThrowsError(try decoder.next(), "FrameDecoder(\(text.debugDescription))") { error in
+                guard case FrameError.badHeader = error else {
+                    return XCTFail("FrameDecoder(\(text.debugDescription)) threw \(error), want badHeader")
+                }
+                XCTAssertEqual((error as? FrameError)?.protocolError?.code, .parseError)
+            }
+        }
+    }
+
+    func testRejectsLongHeaderBlockAndOversizedBody() {
+        var decoder = FrameDecoder(cap: FrameLimits.maxRequestBytes)
+        decoder.push(Array("Content-Type: ".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 2000))
+        XCTAssertThrowsError(try decoder.next()) { error in
+            XCTAssertEqual(error as? FrameError, .badHeader("header block longer than 1024 bytes"))
+        }
+        var big = FrameDecoder(cap: FrameLimits.maxRequestBytes)
+        big.push(Array("Content-Length: \(FrameLimits.maxRequestBytes + 1)\r\n\r\n".utf8))
+        XCTAssertThrowsError(try big.next()) { error in
+            XCTAssertEqual(error as? FrameError, .tooLarge(length: UInt64(FrameLimits.maxRequestBytes + 1), cap: FrameLimits.maxRequestBytes))
+            XCTAssertEqual((error as? FrameError)?.protocolError?.code, .invalidRequest)
+        }
+    }
+
+    func testReportsTruncation() throws {
+        var decoder = FrameDecoder(cap: FrameLimits.maxRequestBytes)
+        decoder.push(Array("Content-Length: 10\r\n\r\n{}".utf8))
+        XCTAssertNil(try decoder.next())
+        XCTAssertThrowsError(try decoder.finish()) { error in
+            XCTAssertEqual(error as? FrameError, .truncated(expected: 10, got: 2))
+        }
+    }
+}
+
+final class GeometryTests: XCTestCase {
+    func testOutputSizeRules() throws {
+        let native = Size(width: 1920, height: 1080)
+        XCTAssertEqual(try Geometry.outputSize(width: nil, height: nil, native: native), native)
+        XCTAssertEqual(try Geometry.outputSize(width: 1456, height: 819, native: native), Size(width: 1456, height: 819))
+        XCTAssertEqual(try Geometry.outputSize(width: 7680, height: 4320, native: native), Size(width: 7680, height: 4320))
+        for (width, height) in [(100, nil), (nil, 100), (0, 10), (10, -1), (16385, 10), (16384, 16384)] as [(Int?, Int?)] {
+            XCTAssertThrowsError(try Geometry.outputSize(width: width, height: height, native: native)) { error in
+                XCTAssertEqual((error as? ProtocolError)?.code, .invalidParams, "outputSize(\(String(describing: width)), \(String(describing: height)))")
+            }
+        }
+    }
+
+    func testPatchRectMustLieInsideTheCapture() throws {
+        let source = Rect(x: 0, y: 0, width: 100, height: 100)
+        XCTAssertEqual(try Geometry.patchRect(x: 20, y: 20, size: 9, within: source), Rect(x: 16, y: 16, width: 9, height: 9))
+        XCTAssertEqual(try Geometry.patchRect(x: 0, y: 0, size: 1, within: source), Rect(x: 0, y: 0, width: 1, height: 1))
+        for (x, y) in [(2, 50), (500, 500), (96, 50)] {
+            XCTAssertThrowsError(try Geometry.patchRect(x: x, y: y, size: 9, within: source)) { error in
+                XCTAssertEqual((error as? ProtocolError)?.code, .outOfBounds)
+            }
+        }
+    }
+
+    func testPixelRectFollowsTheCaptureScale() {
+        let source = Rect(x: 100, y: 50, width: 200, height: 100)
+        // A Retina capture: two pixels per point.
+        let retina = Geometry.pixelRect(
+            of: Rect(x: 110, y: 60, width: 9, height: 9), in: source, pixels: Size(width: 400, height: 200))
+        XCTAssertEqual(retina.x, 20)
+        XCTAssertEqual(retina.y, 20)
+        XCTAssertEqual(retina.width, 18)
+        XCTAssertEqual(retina.height, 18)
+    }
+
+    func testPatchComparisonCountsPixelsOverTolerance() {
+        let before = PixelBuffer(width: 3, height: 1, fill: (r: 10, g: 20, b: 30))
+        var after = before
+        after.bytes[0] = 15  // pixel 0: red +5
+        after.bytes[6] = 130  // pixel 1: blue +100
+        XCTAssertEqual(PatchComparison.compare(before, after, tolerance: 0), PatchComparison(differingPixels: 2, maxDelta: 100))
+        XCTAssertEqual(PatchComparison.compare(before, after, tolerance: 5), PatchComparison(differingPixels: 1, maxDelta: 100))
+        XCTAssertEqual(PatchComparison.compare(before, before, tolerance: 0), PatchComparison(differingPixels: 0, maxDelta: 0))
+        XCTAssertNil(PatchComparison.compare(before, PixelBuffer(width: 1, height: 1, fill: (r: 0, g: 0, b: 0)), tolerance: 0))
+    }
+}
+
+@MainActor
+final class RequestHandlerTests: XCTestCase {
+    private func call(_ handler: RequestHandler, _ request: JSON) async throws -> JSON {
+        let outcome = await handler.handle(request.serialized())
+        let reply = try XCTUnwrap(outcome.reply, "no reply to \(request.serializedString())")
+        return try JSON.parse(reply)
+    }
+
+    private func makeHandler(_ desktop: FakeDesktop = FakeDesktop()) -> RequestHandler {
+        RequestHandler(
+            configuration: .init(helperVersion: "0.0.0-test", faults: false), desktop: desktop,
+            encoder: FakeEncoder(), log: .discard)
+    }
+
+    func testCaptureIDsCountAndPatchCheckSeesChanges() async throws {
+        let desktop = FakeDesktop()
+        let handler = makeHandler(desktop)
+        _ = try await call(handler, ["jsonrpc": "2.0", "id": 1, "method": "handshake", "params": ["protocol_versions": [1]]])
+        let first = try await call(handler, ["jsonrpc": "2.0", "id": 2, "method": "capture", "params": ["rect": ["x": 0, "y": 0, "width": 64, "height": 64]]])
+        let second = try await call(handler, ["jsonrpc": "2.0", "id": 3, "method": "capture", "params": ["rect": ["x": 0, "y": 0, "width": 64, "height": 64], "format": "png"]])
+        XCTAssertEqual(first["result"]?["capture_id"], .int(1))
+        XCTAssertEqual(second["result"]?["capture_id"], .int(2))
+        XCTAssertEqual(second["result"]?["display"], .null)
+
+        let same = try await call(handler, ["jsonrpc": "2.0", "id": 4, "method": "patch_check", "params": ["x": 10, "y": 10]])
+        XCTAssertEqual(same["result"]?["changed"], .bool(false))
+        desktop.screenGeneration = 7
+        let changed = try await call(handler, ["jsonrpc": "2.0", "id": 5, "method": "patch_check", "params": ["x": 10, "y": 10]])
+        XCTAssertEqual(changed["result"]?["changed"], .bool(true))
+        XCTAssertEqual(changed["result"]?["differing_pixels"], .int(81))
+        XCTAssertEqual(changed["result"]?["max_delta"], .int(7))
+        XCTAssertEqual(changed["result"]?["capture_id"], .int(2))
+    }
+
+    func testPermissionsReportsAndRequires() async throws {
+        let desktop = FakeDesktop()
+        desktop.granted[.accessibility] = false
+        let handler = makeHandler(desktop)
+        _ = try await call(handler, ["jsonrpc": "2.0", "id": 1, "method": "handshake", "params": ["protocol_versions": [1]]])
+        let status = try await call(handler, ["jsonrpc": "2.0", "id": 2, "method": "permissions"])
+        XCTAssertEqual(status["result"], ["screen_recording": true, "accessibility": false])
+        let denied = try await call(handler, ["jsonrpc": "2.0", "id": 3, "method": "permissions", "params": ["require": ["screen_recording", "accessibility"]]])
+        XCTAssertEqual(denied["error"]?["code"], .int(-32011))
+        XCTAssertEqual(denied["error"]?["data"]?["code"], "permission_denied")
+        let hint = try XCTUnwrap(denied["error"]?["data"]?["hint"]?.stringValue)
+        XCTAssertTrue(hint.contains("Privacy & Security > Accessibility"), hint)
+        let bad = try await call(handler, ["jsonrpc": "2.0", "id": 4, "method": "permissions", "params": ["require": ["camera"]]])
+        XCTAssertEqual(bad["error"]?["data"]?["code"], "invalid_params")
+    }
+
+    func testIncludeAppsIsCheckedAndPassedOn() async throws {
+        let handler = makeHandler()
+        _ = try await call(handler, ["jsonrpc": "2.0", "id": 1, "method": "handshake", "params": ["protocol_versions": [1]]])
+        let bad = try await call(handler, ["jsonrpc": "2.0", "id": 2, "method": "capture", "params": ["include_apps": [""]]])
+        XCTAssertEqual(bad["error"]?["data"]?["code"], "invalid_params")
+        let good = try await call(handler, ["jsonrpc": "2.0", "id": 3, "method": "capture", "params": ["include_apps": ["com.apple.TextEdit"], "width": 32, "height": 18]])
+        XCTAssertEqual(good["result"]?["width"], .int(32))
+    }
+
+    func testEveryErrorCodeHasItsProtocolNumber() {
+        let expected: [ErrorCode: Int] = [
+            .parseError: -32700, .invalidRequest: -32600, .methodNotFound: -32601, .invalidParams: -32602,
+            .internal: -32603, .displayUnavailable: -32001, .outOfBounds: -32002, .noSuchDisplay: -32003,
+            .noSuchWindow: -32004, .noCapture: -32005, .clipboardUnavailable: -32006, .unsupported: -32007,
+            .handshakeRequired: -32008, .incompatibleProtocol: -32009, .captureFailed: -32010,
+            .permissionDenied: -32011,
+        ]
+        XCTAssertEqual(ErrorCode.allCases.count, expected.count)
+        for code in ErrorCode.allCases {
+            XCTAssertEqual(code.number, expected[code], code.rawValue)
+        }
+    }
+}
