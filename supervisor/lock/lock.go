@@ -1,0 +1,392 @@
+// Package lock is the cross-session lock: one deskhand session at a time
+// controls a desktop, whichever MCP client started it. The lock is a file
+// in the user's state directory, one per X display, recording the owner's
+// session id, pid, process start time and acquisition time.
+//
+// A session takes the lock with its first ordinary action (the read-only
+// consent tools never take it) and keeps it until its turn ends or the
+// process exits. The file is created atomically (written aside, then
+// hard-linked into place, which fails when the name exists), so a reader
+// never sees half a record. An owner whose process is gone, or whose pid
+// now belongs to a process that started at another time (pid reuse), is
+// stale and is taken over; a live owner makes Acquire fail with a
+// *HeldError naming it ("cu_lock_held"). Acquisitions and releases are
+// serialised between processes by an advisory lock (flock) on a guard file
+// beside the lock, so two sessions that both find a stale owner cannot
+// both take over.
+package lock
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Code is the error code a held lock is reported with, as in the closed
+// computer-use server this follows.
+const Code = "cu_lock_held"
+
+// ErrHeld is wrapped by *HeldError.
+var ErrHeld = errors.New(Code)
+
+// Owner is the content of the lock file.
+type Owner struct {
+	SessionID string `json:"session_id"`
+	PID       int    `json:"pid"`
+	// StartTime is when the process started, in the platform's own unit
+	// (Linux: clock ticks since boot, /proc/PID/stat field 22); 0 when
+	// unknown. With PID it tells a live owner from a reused pid.
+	StartTime uint64    `json:"start_time"`
+	Acquired  time.Time `json:"acquired_at"`
+	Host      string    `json:"host,omitempty"`
+	Display   string    `json:"display,omitempty"`
+	// Command is the owner's program name, for messages.
+	Command string `json:"command,omitempty"`
+	// Client names the MCP client of the session, when known.
+	Client string `json:"client,omitempty"`
+}
+
+func (o Owner) describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "session %s (pid %d", o.SessionID, o.PID)
+	if o.Command != "" {
+		fmt.Fprintf(&b, ", %s", o.Command)
+	}
+	if o.Client != "" {
+		fmt.Fprintf(&b, ", client %s", o.Client)
+	}
+	if o.Host != "" {
+		fmt.Fprintf(&b, ", host %s", o.Host)
+	}
+	b.WriteString(")")
+	if !o.Acquired.IsZero() {
+		fmt.Fprintf(&b, " since %s", o.Acquired.Local().Format("15:04:05"))
+	}
+	return b.String()
+}
+
+// HeldError reports a lock held by another live session.
+type HeldError struct {
+	Owner Owner
+	Path  string
+}
+
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("%s: another deskhand session controls this desktop: %s. Only one session may use the computer at a time; "+
+		"wait until it finishes (its lock is released when its turn ends or its process exits) and try again, or ask the user to stop it",
+		Code, e.Owner.describe())
+}
+
+func (e *HeldError) Unwrap() error { return ErrHeld }
+
+// Path returns the lock file for X display xdisplay in dir. ":1" and
+// ":1.0" are the same desktop and share a lock.
+func Path(dir, xdisplay string) string {
+	d := strings.TrimSpace(xdisplay)
+	if host, rest, ok := strings.Cut(d, ":"); ok && (host == "" || host == "unix") {
+		if num, _, ok := strings.Cut(rest, "."); ok {
+			rest = num
+		}
+		d = ":" + rest
+	}
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, strings.TrimPrefix(d, ":"))
+	if name == "" {
+		name = "default"
+	}
+	return filepath.Join(dir, "computer-use-"+name+".lock")
+}
+
+// NewSessionID returns a random session id.
+func NewSessionID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Options configure New.
+type Options struct {
+	// Display is recorded in the lock file.
+	Display string
+	// Client names the MCP client, recorded in the lock file; it may be
+	// set later with SetClient.
+	Client string
+}
+
+// Lock is this process's handle on one lock file. It is safe for
+// concurrent use.
+type Lock struct {
+	path    string
+	display string
+
+	mu     sync.Mutex
+	client string
+	held   string // the session holding the lock through this handle, "" when none
+
+	self     Owner // pid, start time, host, command of this process
+	selfOnce sync.Once
+}
+
+// New returns a handle on the lock file at path. It touches nothing.
+func New(path string, opts Options) *Lock {
+	return &Lock{path: path, display: opts.Display, client: opts.Client}
+}
+
+// Path returns the lock file's path.
+func (l *Lock) Path() string { return l.path }
+
+// SetClient records the MCP client's name for later acquisitions.
+func (l *Lock) SetClient(name string) {
+	l.mu.Lock()
+	l.client = name
+	l.mu.Unlock()
+}
+
+func (l *Lock) me() Owner {
+	l.selfOnce.Do(func() {
+		pid := os.Getpid()
+		st, _ := startTime(pid)
+		host, _ := os.Hostname()
+		cmd := filepath.Base(os.Args[0])
+		l.self = Owner{PID: pid, StartTime: st, Host: host, Command: cmd}
+	})
+	return l.self
+}
+
+// HeldBy returns the session holding the lock through this handle, "" when
+// none does.
+func (l *Lock) HeldBy() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.held
+}
+
+// Acquire takes the lock for session. It reports fresh when the session
+// did not hold it already: a held lock is reused. A live foreign owner
+// (another process, or another session of this one) gives a *HeldError.
+func (l *Lock) Acquire(session string) (fresh bool, err error) {
+	if session == "" {
+		return false, errors.New("acquiring the computer-use lock: empty session id")
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	me := l.me()
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+		return false, fmt.Errorf("creating the state directory for the computer-use lock: %w", err)
+	}
+	unlock, err := guard(l.path + ".guard")
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+
+	for attempt := 0; attempt < 3; attempt++ {
+		cur, raw, err := read(l.path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// Free.
+		case err != nil && raw == nil:
+			return false, fmt.Errorf("reading the computer-use lock %s: %w", l.path, err)
+		case err != nil:
+			// A record that does not parse can only come from outside
+			// deskhand (the file is never written in place): it
+			// protects nothing, so it is replaced.
+			if rmErr := os.Remove(l.path); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+				return false, fmt.Errorf("removing the unreadable computer-use lock %s: %w", l.path, rmErr)
+			}
+		case cur.PID == me.PID && cur.StartTime == me.StartTime && cur.Host == me.Host:
+			if cur.SessionID == session {
+				l.held = session
+				return false, nil
+			}
+			if cur.SessionID == l.held {
+				return false, &HeldError{Owner: *cur, Path: l.path}
+			}
+			// Our pid and start time but a session this handle does not
+			// know: a record left by an earlier Lock value in this
+			// process; nobody holds it now.
+			if err := removeIfSame(l.path, raw); err != nil {
+				return false, err
+			}
+		case alive(*cur, me.Host):
+			return false, &HeldError{Owner: *cur, Path: l.path}
+		default:
+			if err := removeIfSame(l.path, raw); err != nil {
+				return false, err
+			}
+		}
+		rec := me
+		rec.SessionID = session
+		rec.Acquired = time.Now().UTC().Truncate(time.Millisecond)
+		rec.Display = l.display
+		rec.Client = l.client
+		err = create(l.path, rec)
+		if errors.Is(err, fs.ErrExist) {
+			continue // someone without the guard raced us; look again
+		}
+		if err != nil {
+			return false, err
+		}
+		l.held = session
+		return true, nil
+	}
+	return false, fmt.Errorf("acquiring the computer-use lock %s: it keeps changing under us; try again", l.path)
+}
+
+// Release gives the lock up if session holds it through this handle. It
+// never removes another owner's lock.
+func (l *Lock) Release(session string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held == "" || (session != "" && l.held != session) {
+		return nil
+	}
+	return l.releaseLocked()
+}
+
+// ReleaseAll gives the lock up, whichever of this handle's sessions holds
+// it. Call it when the process exits.
+func (l *Lock) ReleaseAll() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held == "" {
+		return nil
+	}
+	return l.releaseLocked()
+}
+
+func (l *Lock) releaseLocked() error {
+	me := l.me()
+	unlock, err := guard(l.path + ".guard")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	session := l.held
+	l.held = ""
+	cur, raw, err := read(l.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the computer-use lock %s: %w", l.path, err)
+	}
+	if cur.PID != me.PID || cur.StartTime != me.StartTime || cur.SessionID != session {
+		// Taken over (we were judged stale, or someone removed the
+		// file by hand): it is not ours to remove.
+		return nil
+	}
+	return removeIfSame(l.path, raw)
+}
+
+// Read returns the lock's current owner, nil when the lock is free.
+func Read(path string) (*Owner, error) {
+	o, _, err := read(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return o, err
+}
+
+// Stale reports whether o's process is gone (or its pid was reused).
+func Stale(o Owner) bool {
+	host, _ := os.Hostname()
+	return !alive(o, host)
+}
+
+func read(path string) (*Owner, []byte, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var o Owner
+	if err := json.Unmarshal(raw, &o); err != nil || o.PID <= 0 || o.SessionID == "" {
+		if err == nil {
+			err = errors.New("no pid or session id")
+		}
+		return nil, raw, fmt.Errorf("lock file %s does not parse: %v", path, err)
+	}
+	return &o, raw, nil
+}
+
+// create writes rec beside path and links it into place: the link fails
+// when path exists, and the file is complete the moment it appears.
+func create(path string, rec Owner) error {
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
+	if err != nil {
+		return fmt.Errorf("creating the computer-use lock: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing the computer-use lock: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing the computer-use lock: %w", err)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fs.ErrExist
+		}
+		return fmt.Errorf("creating the computer-use lock %s: %w", path, err)
+	}
+	return nil
+}
+
+// removeIfSame removes path if it still holds raw.
+func removeIfSame(path string, raw []byte) error {
+	now, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the computer-use lock %s: %w", path, err)
+	}
+	if !bytes.Equal(now, raw) {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing the computer-use lock %s: %w", path, err)
+	}
+	return nil
+}
+
+// alive reports whether o's process still runs. An owner on another host
+// cannot be checked and counts as alive.
+func alive(o Owner, host string) bool {
+	if o.Host != "" && host != "" && o.Host != host {
+		return true
+	}
+	if !pidExists(o.PID) {
+		return false
+	}
+	if o.StartTime == 0 {
+		return true
+	}
+	st, err := startTime(o.PID)
+	if err != nil {
+		// Exited between the two checks, or no way to tell: trust the
+		// pid check only if the process is still there.
+		return pidExists(o.PID) && !errors.Is(err, fs.ErrNotExist)
+	}
+	return st == o.StartTime
+}

@@ -1,0 +1,335 @@
+package lock
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as a foreign deskhand process: with
+// LOCKTEST_CHILD set it takes the lock named by LOCKTEST_PATH for session
+// LOCKTEST_SESSION, prints one line saying how that went, and (in hold
+// mode) waits to be killed.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("LOCKTEST_CHILD"); mode != "" {
+		os.Exit(child(mode))
+	}
+	os.Exit(m.Run())
+}
+
+func child(mode string) int {
+	l := New(os.Getenv("LOCKTEST_PATH"), Options{Display: ":9", Client: "locktest"})
+	if mode == "race" {
+		// Start together: wait for the go signal on stdin.
+		bufio.NewReader(os.Stdin).ReadString('\n')
+	}
+	fresh, err := l.Acquire(os.Getenv("LOCKTEST_SESSION"))
+	switch {
+	case errors.Is(err, ErrHeld):
+		fmt.Println("held")
+	case err != nil:
+		fmt.Println("error", err)
+	default:
+		fmt.Println("acquired", fresh)
+	}
+	if mode == "hold" {
+		time.Sleep(time.Hour)
+	}
+	return 0
+}
+
+type childProc struct {
+	cmd *exec.Cmd
+	out *bufio.Reader
+	in  io.WriteCloser
+}
+
+func startChild(t *testing.T, mode, path, session string) *childProc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "LOCKTEST_CHILD="+mode, "LOCKTEST_PATH="+path, "LOCKTEST_SESSION="+session)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return &childProc{cmd: cmd, out: bufio.NewReader(stdout), in: stdin}
+}
+
+func (c *childProc) result(t *testing.T) string {
+	t.Helper()
+	line, err := c.out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the child's answer: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+func TestAcquireReuseRelease(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "computer-use-1.lock")
+	l := New(path, Options{Display: ":1", Client: "test-client"})
+	fresh, err := l.Acquire("s1")
+	if err != nil || !fresh {
+		t.Fatalf("Acquire(s1) = %v, %v; want fresh", fresh, err)
+	}
+	o, err := Read(path)
+	if err != nil || o == nil {
+		t.Fatalf("Read after Acquire = %v, %v", o, err)
+	}
+	st, _ := startTime(os.Getpid())
+	if o.SessionID != "s1" || o.PID != os.Getpid() || o.StartTime != st || o.Display != ":1" || o.Client != "test-client" || o.Acquired.IsZero() {
+		t.Errorf("lock record = %+v", o)
+	}
+	if st == 0 {
+		t.Errorf("startTime(self) = 0; want the real start time on Linux")
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm()&0o077 != 0 {
+		t.Errorf("lock file mode = %v, %v; want private", fi.Mode(), err)
+	}
+	// Same session: reused, not fresh, file unchanged.
+	before, _ := os.ReadFile(path)
+	fresh, err = l.Acquire("s1")
+	if err != nil || fresh {
+		t.Fatalf("second Acquire(s1) = %v, %v; want reuse", fresh, err)
+	}
+	after, _ := os.ReadFile(path)
+	if string(before) != string(after) {
+		t.Errorf("reuse rewrote the lock:\n%s\n%s", before, after)
+	}
+	// Another session of this process: held.
+	_, err = l.Acquire("s2")
+	var he *HeldError
+	if !errors.As(err, &he) || !errors.Is(err, ErrHeld) || he.Owner.SessionID != "s1" {
+		t.Fatalf("Acquire(s2) = %v; want a HeldError naming s1", err)
+	}
+	if !strings.Contains(err.Error(), "cu_lock_held") || !strings.Contains(err.Error(), "s1") {
+		t.Errorf("HeldError text %q lacks the code or the owner", err)
+	}
+	// Releasing another session does nothing.
+	if err := l.Release("s2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("Release(s2) removed s1's lock: %v", err)
+	}
+	if err := l.Release("s1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("lock file after Release = %v; want gone", err)
+	}
+	if l.HeldBy() != "" {
+		t.Errorf("HeldBy after Release = %q", l.HeldBy())
+	}
+	// And s2 can have it now.
+	if fresh, err := l.Acquire("s2"); err != nil || !fresh {
+		t.Fatalf("Acquire(s2) after release = %v, %v", fresh, err)
+	}
+	if err := l.ReleaseAll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("lock file after ReleaseAll = %v; want gone", err)
+	}
+}
+
+func writeOwner(t *testing.T, path string, o Owner) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(o)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLiveForeignOwner(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "l.lock")
+	// The test's parent process stands in for a live foreign deskhand.
+	ppid := os.Getppid()
+	st, err := startTime(ppid)
+	if err != nil {
+		t.Skipf("cannot read the parent's start time: %v", err)
+	}
+	host, _ := os.Hostname()
+	owner := Owner{SessionID: "other", PID: ppid, StartTime: st, Host: host, Command: "deskhand", Acquired: time.Now()}
+	writeOwner(t, path, owner)
+	l := New(path, Options{})
+	_, err = l.Acquire("mine")
+	var he *HeldError
+	if !errors.As(err, &he) {
+		t.Fatalf("Acquire over a live owner = %v; want HeldError", err)
+	}
+	if he.Owner.PID != ppid || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", ppid)) {
+		t.Errorf("HeldError = %v; want it to name pid %d", err, ppid)
+	}
+	// ReleaseAll of a handle that never held it leaves the owner alone.
+	if err := l.ReleaseAll(); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := Read(path); o == nil || o.SessionID != "other" {
+		t.Fatalf("foreign lock after ReleaseAll = %+v", o)
+	}
+}
+
+func TestStaleOwners(t *testing.T) {
+	host, _ := os.Hostname()
+	ppid := os.Getppid()
+	pst, _ := startTime(ppid)
+	dead := deadPID(t)
+	for _, tc := range []struct {
+		name  string
+		owner Owner
+		raw   string
+	}{
+		{name: "dead pid", owner: Owner{SessionID: "gone", PID: dead, StartTime: 12345, Host: host}},
+		{name: "dead pid without start time", owner: Owner{SessionID: "gone", PID: dead, Host: host}},
+		{name: "reused pid", owner: Owner{SessionID: "reused", PID: ppid, StartTime: pst + 1, Host: host}},
+		{name: "reused pid 1", owner: Owner{SessionID: "reused", PID: 1, StartTime: 999999999999, Host: host}},
+		{name: "garbage", raw: "not json"},
+		{name: "empty", raw: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "l.lock")
+			if tc.raw != "" || tc.owner.PID == 0 {
+				os.WriteFile(path, []byte(tc.raw), 0o600)
+			} else {
+				writeOwner(t, path, tc.owner)
+			}
+			l := New(path, Options{})
+			fresh, err := l.Acquire("new")
+			if err != nil || !fresh {
+				t.Fatalf("Acquire over a stale owner = %v, %v; want a takeover", fresh, err)
+			}
+			if o, _ := Read(path); o == nil || o.SessionID != "new" || o.PID != os.Getpid() {
+				t.Fatalf("owner after takeover = %+v", o)
+			}
+		})
+	}
+}
+
+// deadPID returns the pid of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	if pidExists(pid) {
+		t.Skipf("pid %d was reused at once", pid)
+	}
+	return pid
+}
+
+// TestOtherProcess: a second process gets cu_lock_held while the first
+// lives, and takes over once the first is killed with SIGKILL.
+func TestOtherProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "l.lock")
+	holder := startChild(t, "hold", path, "first")
+	if got := holder.result(t); got != "acquired true" {
+		t.Fatalf("holder: %q", got)
+	}
+	l := New(path, Options{})
+	_, err := l.Acquire("second")
+	var he *HeldError
+	if !errors.As(err, &he) || he.Owner.PID != holder.cmd.Process.Pid || he.Owner.SessionID != "first" || he.Owner.Client != "locktest" {
+		t.Fatalf("Acquire while the holder lives = %v; want HeldError naming pid %d", err, holder.cmd.Process.Pid)
+	}
+	if err := holder.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	holder.cmd.Wait()
+	fresh, err := l.Acquire("second")
+	if err != nil || !fresh {
+		t.Fatalf("Acquire after SIGKILL = %v, %v; want a takeover", fresh, err)
+	}
+	// And a third process now sees us.
+	third := startChild(t, "once", path, "third")
+	if got := third.result(t); got != "held" {
+		t.Fatalf("third process: %q; want held", got)
+	}
+	l.ReleaseAll()
+}
+
+// TestTakeoverRace: processes that all find the same stale owner at once
+// end with exactly one of them holding the lock.
+func TestTakeoverRace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "l.lock")
+	host, _ := os.Hostname()
+	writeOwner(t, path, Owner{SessionID: "gone", PID: deadPID(t), Host: host})
+	const n = 6
+	var kids []*childProc
+	for i := range n {
+		kids = append(kids, startChild(t, "race", path, fmt.Sprintf("racer%d", i)))
+	}
+	for _, k := range kids {
+		k.in.Write([]byte("go\n"))
+	}
+	var mu sync.Mutex
+	counts := map[string]int{}
+	var wg sync.WaitGroup
+	for _, k := range kids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			line, _ := k.out.ReadString('\n')
+			mu.Lock()
+			counts[strings.TrimSpace(line)]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if counts["acquired true"] != 1 || counts["held"] != n-1 {
+		t.Fatalf("race outcomes = %v; want one acquired and %d held", counts, n-1)
+	}
+}
+
+func TestPath(t *testing.T) {
+	for _, tc := range []struct{ display, want string }{
+		{":1", "computer-use-1.lock"},
+		{":1.0", "computer-use-1.lock"},
+		{"unix:1.0", "computer-use-1.lock"},
+		{"localhost:10.0", "computer-use-localhost_10.0.lock"},
+		{"", "computer-use-default.lock"},
+		{":0/../x", "computer-use-0_.lock"}, {"host/../..:3", "computer-use-host_.._.._3.lock"},
+	} {
+		if got := filepath.Base(Path("/s", tc.display)); got != tc.want {
+			t.Errorf("Path(%q) = %q, want %q", tc.display, got, tc.want)
+		}
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	line := "4242 (we (ird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 18446744073709551615\n"
+	got, err := parseStat([]byte(line))
+	if err != nil || got != 987654 {
+		t.Fatalf("parseStat = %d, %v; want 987654", got, err)
+	}
+	if _, err := parseStat([]byte("1 (x) S 1 2")); err == nil {
+		t.Errorf("parseStat of a short line: no error")
+	}
+}
