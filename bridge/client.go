@@ -475,6 +475,11 @@ func (c *Client) roundTrip(ctx context.Context, p *process, method string, param
 		if result == nil {
 			return nil, false
 		}
+		raw = p.stream.blobs.restore(raw)
+		if out, ok := result.(*json.RawMessage); ok {
+			*out = raw
+			return nil, false
+		}
 		if err := json.Unmarshal(raw, result); err != nil {
 			return fmt.Errorf("%w: its %s result does not decode: %v", ErrProtocol, method, err), false
 		}

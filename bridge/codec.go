@@ -88,9 +88,18 @@ func (c FrameCodec) writeFrame(stream io.Writer, body []byte) error {
 // io.EOF only when the stream ends cleanly between frames; a stream that
 // ends inside a frame gives an error wrapping io.ErrUnexpectedEOF.
 func (c FrameCodec) ReadObject(stream *bufio.Reader, v any) error {
+	return c.decode(stream, v, nil)
+}
+
+// decode reads one frame, passes its body through transform (when not
+// nil) and unmarshals the result into v.
+func (c FrameCodec) decode(stream *bufio.Reader, v any, transform func([]byte) []byte) error {
 	body, err := c.readFrame(stream)
 	if err != nil {
 		return err
+	}
+	if transform != nil {
+		body = transform(body)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("decoding frame body %s: %w", quoteSnippet(body), err)

@@ -310,6 +310,8 @@ type frameStream struct {
 
 	mu      sync.Mutex
 	readErr error
+
+	blobs *blobStore
 }
 
 func newFrameStream(stdout, stdin *os.File, codec FrameCodec) *frameStream {
@@ -319,6 +321,7 @@ func newFrameStream(stdout, stdin *os.File, codec FrameCodec) *frameStream {
 		stdout: stdout,
 		stdin:  stdin,
 		w:      bufio.NewWriter(stdin),
+		blobs:  newBlobStore(),
 	}
 }
 
@@ -337,7 +340,7 @@ func (s *frameStream) WriteObject(obj any) error {
 // cause through the standard log package, bypassing the client's logger;
 // the client reports the recorded cause itself.
 func (s *frameStream) ReadObject(v any) error {
-	err := s.codec.ReadObject(s.r, v)
+	err := s.codec.decode(s.r, v, s.blobs.lift)
 	if err == nil {
 		return nil
 	}
