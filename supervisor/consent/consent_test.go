@@ -1,0 +1,477 @@
+package consent
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/catalog"
+)
+
+var (
+	xtermWin   = bridge.App{Name: "XTerm", Instance: "xterm", Class: "XTerm", Exe: "/usr/bin/xterm", PID: 10}
+	firefoxWin = bridge.App{Name: "Firefox ESR", Instance: "Navigator", Class: "firefox-esr", Exe: "/usr/lib/firefox-esr/firefox-esr", DesktopID: "firefox-esr"}
+	zenityWin  = bridge.App{Name: "Zenity", Instance: "zenity", Class: "Zenity", Exe: "/usr/bin/zenity", PID: 11}
+	calcWin    = bridge.App{Name: "Calculator", Instance: "gnome-calculator", Class: "Gnome-calculator", Exe: "/usr/bin/gnome-calculator", DesktopID: "org.gnome.Calculator"}
+	spotifyWin = bridge.App{Name: "Spotify", Instance: "spotify", Class: "Spotify", Exe: "/usr/share/spotify/spotify"}
+	nautilus   = bridge.App{Name: "Files", Instance: "org.gnome.Nautilus", Class: "org.gnome.Nautilus", Exe: "/usr/bin/nautilus", DesktopID: "org.gnome.Nautilus"}
+)
+
+type fakeApps struct {
+	running, installed []bridge.App
+	err                error
+}
+
+func (f fakeApps) RunningApps(context.Context) ([]bridge.App, error)   { return f.running, f.err }
+func (f fakeApps) InstalledApps(context.Context) ([]bridge.App, error) { return f.installed, nil }
+
+// recorder is an Asker that records the dialog and answers with fn.
+type recorder struct {
+	dialogs []*Dialog
+	answer  func(d *Dialog) Answer
+}
+
+func (r *recorder) ask(_ context.Context, d *Dialog) (Answer, error) {
+	r.dialogs = append(r.dialogs, d)
+	return r.answer(d), nil
+}
+
+// acceptAll ticks every box; acceptExcept unticks the titles containing
+// any of names.
+func acceptExcept(names ...string) func(d *Dialog) Answer {
+	return func(d *Dialog) Answer {
+		content := map[string]any{}
+		for key, p := range d.Schema["properties"].(map[string]any) {
+			title := p.(map[string]any)["title"].(string)
+			v := true
+			for _, n := range names {
+				if strings.Contains(title, n) || strings.Contains(p.(map[string]any)["description"].(string), n) {
+					v = false
+				}
+			}
+			content[key] = v
+		}
+		return Answer{Action: ActionAccept, Content: content}
+	}
+}
+
+type env struct {
+	dir    string
+	policy string
+	apps   fakeApps
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	dir := t.TempDir()
+	return &env{dir: dir, policy: filepath.Join(dir, "policy.json"), apps: fakeApps{running: []bridge.App{xtermWin, zenityWin, firefoxWin}, installed: []bridge.App{calcWin}}}
+}
+
+func (e *env) manager(t *testing.T, allow, grant []string) *Manager {
+	t.Helper()
+	m, err := New(Options{ConfigDir: e.dir, PolicyPaths: []string{e.policy}, Allow: allow, Grant: grant, Apps: e.apps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func names(gs []Grant) map[string]catalog.Tier {
+	out := map[string]catalog.Tier{}
+	for _, g := range gs {
+		out[g.Name] = g.Tier
+	}
+	return out
+}
+
+func kinds(rs []Refusal) map[string]string {
+	out := map[string]string{}
+	for _, r := range rs {
+		out[r.Requested] = r.Kind
+	}
+	return out
+}
+
+func TestSessionStartsEmpty(t *testing.T) {
+	m := newEnv(t).manager(t, nil, nil)
+	s := m.Session()
+	if s.Granted() || len(s.Apps()) != 0 || s.Flags() != (Flags{}) {
+		t.Fatalf("new session = granted %v, apps %v, flags %+v; want nothing", s.Granted(), s.Apps(), s.Flags())
+	}
+	for _, app := range []bridge.App{xtermWin, zenityWin, firefoxWin} {
+		if got := s.Tier(app); got != catalog.TierNone {
+			t.Errorf("Tier(%s) before request_access = %v, want none", app.Name, got)
+		}
+	}
+}
+
+func TestAcceptAll(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, nil, nil)
+	r := &recorder{answer: acceptExcept()}
+	out, err := m.RequestAccess(context.Background(), Request{Apps: []string{"xterm", "Firefox", "zenity", "Calculator", "nautilus"}, Reason: "testing", Flags: []string{"clipboard-read"}}, r.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.dialogs) != 1 {
+		t.Fatalf("asked %d times, want once", len(r.dialogs))
+	}
+	msg := r.dialogs[0].Message
+	for _, want := range []string{"XTerm (click:", "Firefox (read:", "Zenity (full:", "Calculator (full:", "Warning: this is a shell", "Warning: this is a file manager", "read the clipboard", "\"testing\"", "deskhand grants forget"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("dialog message lacks %q:\n%s", want, msg)
+		}
+	}
+	want := map[string]catalog.Tier{"XTerm": catalog.TierClick, "Firefox": catalog.TierRead, "Zenity": catalog.TierFull, "Calculator": catalog.TierFull, "Files (Nautilus)": catalog.TierFull}
+	if got := names(out.Granted); !equalTiers(got, want) {
+		t.Errorf("granted %v, want %v", got, want)
+	}
+	s := m.Session()
+	for app, tier := range map[bridge.App]catalog.Tier{xtermWin: catalog.TierClick, firefoxWin: catalog.TierRead, zenityWin: catalog.TierFull, calcWin: catalog.TierFull, nautilus: catalog.TierFull} {
+		if got := s.Tier(app); got != tier {
+			t.Errorf("Tier(%s) = %v, want %v", app.Name, got, tier)
+		}
+	}
+	// Another xterm process, another Firefox build: same catalog app.
+	if got := s.Tier(bridge.App{Instance: "uxterm", Class: "UXTerm", Exe: "/usr/bin/xterm"}); got != catalog.TierClick {
+		t.Errorf("Tier(uxterm) = %v, want click", got)
+	}
+	// An unrelated app stays unapproved, whatever its window calls itself.
+	if got := s.Tier(bridge.App{Name: "Zenity", Instance: "evil", Class: "Evil", Exe: "/tmp/evil"}); got != catalog.TierNone {
+		t.Errorf("Tier(app named Zenity) = %v, want none", got)
+	}
+	if !s.Flags().ClipboardRead || s.Flags().ClipboardWrite {
+		t.Errorf("flags = %+v, want clipboardRead only", s.Flags())
+	}
+	if text := out.Text(); !strings.Contains(text, AntiSubversionHint) || !strings.Contains(text, "Granted: XTerm at the click tier") {
+		t.Errorf("outcome text lacks the grant or the anti-subversion hint:\n%s", text)
+	}
+
+	// Asking again for granted apps does not show a dialog.
+	out, err = m.RequestAccess(context.Background(), Request{Apps: []string{"XTerm", "debian-xterm"}}, r.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.dialogs) != 1 || len(out.AlreadyGranted) != 2 || len(out.Granted) != 0 {
+		t.Errorf("second request: dialogs %d, already %v, granted %v; want no dialog, two already granted", len(r.dialogs), out.AlreadyGranted, out.Granted)
+	}
+}
+
+func equalTiers(a, b map[string]catalog.Tier) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestPartialAcceptRemembersUnticked(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, nil, nil)
+	r := &recorder{answer: acceptExcept("Firefox", "systemKeyCombos")}
+	out, err := m.RequestAccess(context.Background(), Request{Apps: []string{"xterm", "firefox"}, Flags: []string{"systemKeyCombos", "clipboardWrite"}}, r.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(out.Granted); !equalTiers(got, map[string]catalog.Tier{"XTerm": catalog.TierClick}) {
+		t.Errorf("granted %v, want XTerm only", got)
+	}
+	if got := kinds(out.Refused); got["firefox"] != RefusedDeclined {
+		t.Errorf("refused %v, want firefox declined", got)
+	}
+	if f := m.Session().Flags(); f.SystemKeyCombos || !f.ClipboardWrite {
+		t.Errorf("flags = %+v, want clipboardWrite without systemKeyCombos", f)
+	}
+	list, err := m.Denials().List()
+	if err != nil || len(list) != 1 || list[0].Name != "Firefox" {
+		t.Fatalf("denials = %+v, %v; want Firefox", list, err)
+	}
+
+	// A new server process: Firefox is refused without a dialog.
+	m2 := e.manager(t, nil, nil)
+	r2 := &recorder{answer: acceptExcept()}
+	out, err = m2.RequestAccess(context.Background(), Request{Apps: []string{"org.mozilla.firefox"}}, r2.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r2.dialogs) != 0 || kinds(out.Refused)["org.mozilla.firefox"] != RefusedRemembered {
+		t.Fatalf("after restart: dialogs %d, refused %+v; want a remembered denial without a dialog", len(r2.dialogs), out.Refused)
+	}
+	if !strings.Contains(out.Text(), "deskhand grants forget Firefox") {
+		t.Errorf("refusal does not say how to forget:\n%s", out.Text())
+	}
+
+	// Forgetting it lets the next request ask again.
+	removed, err := m2.Denials().Forget("firefox-esr", false)
+	if err != nil || len(removed) != 1 {
+		t.Fatalf("Forget(firefox-esr) = %v, %v; want one removed", removed, err)
+	}
+	out, err = m2.RequestAccess(context.Background(), Request{Apps: []string{"firefox"}}, r2.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r2.dialogs) != 1 || names(out.Granted)["Firefox"] != catalog.TierRead {
+		t.Errorf("after forget: dialogs %d, granted %v; want a dialog and Firefox at read", len(r2.dialogs), out.Granted)
+	}
+}
+
+func TestDeclineAndCancel(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, nil, nil)
+	cancel := &recorder{answer: func(*Dialog) Answer { return Answer{Action: ActionCancel} }}
+	out, err := m.RequestAccess(context.Background(), Request{Apps: []string{"zenity", "xterm"}, Flags: []string{"clipboardRead"}}, cancel.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Granted) != 0 || m.Session().Granted() || m.Session().Flags().ClipboardRead {
+		t.Errorf("cancel granted %v / flags %+v, want nothing", out.Granted, m.Session().Flags())
+	}
+	if got := kinds(out.Refused); got["zenity"] != RefusedCancelled || got["xterm"] != RefusedCancelled {
+		t.Errorf("cancel refused %v, want both cancelled", got)
+	}
+	if list, _ := m.Denials().List(); len(list) != 0 {
+		t.Errorf("cancel remembered %v, want nothing", list)
+	}
+
+	decline := &recorder{answer: func(*Dialog) Answer { return Answer{Action: ActionDecline} }}
+	out, err = m.RequestAccess(context.Background(), Request{Apps: []string{"zenity", "xterm"}}, decline.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Granted) != 0 || m.Session().Granted() {
+		t.Errorf("decline granted %v", out.Granted)
+	}
+	if list, _ := m.Denials().List(); len(list) != 2 {
+		t.Errorf("decline remembered %v, want zenity and xterm", list)
+	}
+	// The remembered denial covers the running window of the app too.
+	if _, found, _ := m.Denials().Find(refOf(zenityWin)); !found {
+		t.Error("the denial of \"zenity\" does not cover the zenity window")
+	}
+	if removed, err := m.Denials().Forget("", true); err != nil || len(removed) != 2 {
+		t.Errorf("Forget(all) = %v, %v", removed, err)
+	}
+}
+
+func TestPolicyDeniedNeverAsked(t *testing.T) {
+	e := newEnv(t)
+	if err := os.WriteFile(e.policy, []byte(`{"deny": ["zenity", "org.gnome.Calculator"], "deny_flags": ["systemKeyCombos"], "message": "Ask IT."}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := e.manager(t, []string{"zenity=full"}, []string{"systemKeyCombos"})
+	r := &recorder{answer: acceptExcept()}
+	out, err := m.RequestAccess(context.Background(), Request{Apps: []string{"Zenity", "calculator", "Spotify", "com.amazon.Kindle"}, Flags: []string{"systemKeyCombos"}}, r.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.dialogs) != 0 {
+		t.Fatalf("a dialog was shown for policy-denied apps:\n%s", r.dialogs[0].Message)
+	}
+	want := map[string]string{"Zenity": RefusedPolicy, "calculator": RefusedPolicy, "Spotify": RefusedCatalog, "com.amazon.Kindle": RefusedCatalog}
+	if got := kinds(out.Refused); len(got) != len(want) || got["Zenity"] != want["Zenity"] || got["calculator"] != want["calculator"] || got["Spotify"] != want["Spotify"] || got["com.amazon.Kindle"] != want["com.amazon.Kindle"] {
+		t.Errorf("refused %v, want %v", got, want)
+	}
+	if len(out.FlagsRefused) != 1 || out.FlagsRefused[0].Kind != RefusedPolicy {
+		t.Errorf("flags refused %+v, want systemKeyCombos by policy", out.FlagsRefused)
+	}
+	if !strings.Contains(out.Text(), "Ask IT.") {
+		t.Errorf("policy message missing:\n%s", out.Text())
+	}
+	if m.Session().Tier(spotifyWin) != catalog.TierNone || m.Session().Tier(zenityWin) != catalog.TierNone {
+		t.Error("a policy-denied app has a tier")
+	}
+}
+
+func TestBrokenPolicyFailsClosed(t *testing.T) {
+	e := newEnv(t)
+	os.WriteFile(e.policy, []byte(`{"deny": "zenity"}`), 0o600)
+	if _, err := New(Options{ConfigDir: e.dir, PolicyPaths: []string{e.policy}}); err == nil || !strings.Contains(err.Error(), e.policy) {
+		t.Errorf("New with a broken policy = %v, want an error naming %s", err, e.policy)
+	}
+	os.WriteFile(e.policy, []byte(`{"deny_flags": ["everything"]}`), 0o600)
+	if _, err := New(Options{ConfigDir: e.dir, PolicyPaths: []string{e.policy}}); err == nil || !strings.Contains(err.Error(), "unknown grant flag") {
+		t.Errorf("New with an unknown policy flag = %v", err)
+	}
+}
+
+func TestPreapprovalWithoutElicitation(t *testing.T) {
+	e := newEnv(t)
+	if err := SavePreapproval(filepath.Join(e.dir, PreapprovalFile), Preapproval{Allow: []string{"firefox"}, Grant: []string{"clipboard_write"}}); err != nil {
+		t.Fatal(err)
+	}
+	m := e.manager(t, []string{"xterm=full", "Calculator=read"}, []string{"clipboardRead"})
+	out, err := m.RequestAccess(context.Background(), Request{
+		Apps:  []string{"xterm", "firefox", "org.gnome.Calculator", "zenity"},
+		Flags: []string{"clipboardRead", "clipboardWrite", "systemKeyCombos"},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]catalog.Tier{"XTerm": catalog.TierFull, "Firefox": catalog.TierRead, "Calculator": catalog.TierRead}
+	if got := names(out.Granted); !equalTiers(got, want) {
+		t.Errorf("granted %v, want %v", got, want)
+	}
+	for _, g := range out.Granted {
+		if g.Source != SourcePreapproved {
+			t.Errorf("%s source = %q, want preapproved", g.Name, g.Source)
+		}
+	}
+	if kinds(out.Refused)["zenity"] != RefusedNotAsked || !out.CannotAsk {
+		t.Errorf("refused %+v, want zenity not approved", out.Refused)
+	}
+	for _, want := range []string{"--allow zenity", "--grant systemKeyCombos", "deskhand grants allow zenity --grant systemKeyCombos", filepath.Join(e.dir, PreapprovalFile), "restart"} {
+		if !strings.Contains(out.HowToPreapprove, want) {
+			t.Errorf("instructions lack %q: %s", want, out.HowToPreapprove)
+		}
+	}
+	if f := m.Session().Flags(); !f.ClipboardRead || !f.ClipboardWrite || f.SystemKeyCombos {
+		t.Errorf("flags = %+v, want both clipboard flags only", f)
+	}
+	if list, _ := m.Denials().List(); len(list) != 0 {
+		t.Errorf("a client that cannot ask left denials: %v", list)
+	}
+}
+
+func TestNothingPreapprovedNoElicitation(t *testing.T) {
+	m := newEnv(t).manager(t, nil, nil)
+	out, err := m.RequestAccess(context.Background(), Request{Apps: []string{"xterm"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Session().Granted() || !strings.Contains(out.Text(), "--allow xterm") || !strings.Contains(out.Text(), "No app is approved") {
+		t.Errorf("outcome = %s", out.Text())
+	}
+}
+
+func TestCatalogTiersOnly(t *testing.T) {
+	e := newEnv(t)
+	os.WriteFile(e.policy, []byte(`{"catalog_tiers_only": true}`), 0o600)
+	m := e.manager(t, []string{"xterm=full", "firefox=click"}, nil)
+	out, err := m.RequestAccess(context.Background(), Request{Apps: []string{"xterm", "firefox"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(out.Granted); got["XTerm"] != catalog.TierClick || got["Firefox"] != catalog.TierRead {
+		t.Errorf("granted %v, want catalog tiers", got)
+	}
+}
+
+func TestUnknownLiteralApp(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, nil, nil)
+	r := &recorder{answer: acceptExcept()}
+	out, err := m.RequestAccess(context.Background(), Request{Apps: []string{"yad"}}, r.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Granted) != 1 || !out.Granted[0].Literal || !strings.Contains(r.dialogs[0].Message, "No running or installed app") {
+		t.Fatalf("granted %+v; dialog %s", out.Granted, r.dialogs[0].Message)
+	}
+	if m.Session().Tier(bridge.App{Instance: "yad", Class: "Yad"}) != catalog.TierFull {
+		t.Error("the literal grant does not cover a yad window")
+	}
+	if m.Session().Tier(bridge.App{Name: "yad", Instance: "other", Class: "Other"}) != catalog.TierNone {
+		t.Error("the literal grant covers a window only named yad")
+	}
+	// A literal name never covers an app the catalog knows.
+	out, _ = m.RequestAccess(context.Background(), Request{Apps: []string{"not-a-terminal"}}, r.ask)
+	if m.Session().Tier(bridge.App{Instance: "not-a-terminal", Class: "XTerm", Exe: "/usr/bin/xterm"}) != catalog.TierNone {
+		t.Error("a literal grant covers an xterm window")
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	m := newEnv(t).manager(t, nil, nil)
+	if _, err := m.RequestAccess(context.Background(), Request{}, nil); err == nil {
+		t.Error("an empty request succeeded")
+	}
+	if _, err := m.RequestAccess(context.Background(), Request{Apps: []string{"xterm"}, Flags: []string{"root"}}, nil); err == nil || !strings.Contains(err.Error(), "clipboardRead") {
+		t.Errorf("unknown flag error = %v", err)
+	}
+	failing := func(context.Context, *Dialog) (Answer, error) { return Answer{}, errors.New("client went away") }
+	if _, err := m.RequestAccess(context.Background(), Request{Apps: []string{"xterm"}}, failing); err == nil || !strings.Contains(err.Error(), "client went away") {
+		t.Errorf("asker failure = %v", err)
+	}
+	if _, err := New(Options{ConfigDir: t.TempDir(), PolicyPaths: []string{}, Allow: []string{"xterm=root"}}); err == nil {
+		t.Error("--allow xterm=root accepted")
+	}
+	if _, err := New(Options{ConfigDir: t.TempDir(), PolicyPaths: []string{}, Grant: []string{"sudo"}}); err == nil {
+		t.Error("--grant sudo accepted")
+	}
+}
+
+func TestUnreadableDenialsRefuse(t *testing.T) {
+	e := newEnv(t)
+	os.WriteFile(filepath.Join(e.dir, DenialsFile), []byte("{not json"), 0o600)
+	m := e.manager(t, nil, nil)
+	r := &recorder{answer: acceptExcept()}
+	out, err := m.RequestAccess(context.Background(), Request{Apps: []string{"xterm"}}, r.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.dialogs) != 0 || len(out.Granted) != 0 || !strings.Contains(out.Text(), DenialsFile) {
+		t.Errorf("with unreadable denials: dialogs %d, outcome %s", len(r.dialogs), out.Text())
+	}
+}
+
+func TestTierRefusal(t *testing.T) {
+	msg := TierRefusal(xtermWin, catalog.TierClick, catalog.TierFull, "typing")
+	for _, want := range []string{"XTerm is approved at the click tier", "typing needs the full tier", "Terminals and IDEs", AntiSubversionHint} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("TierRefusal lacks %q: %s", want, msg)
+		}
+	}
+	if msg := TierRefusal(zenityWin, catalog.TierNone, catalog.TierClick, "a click"); !strings.Contains(msg, "Zenity is not approved") || !strings.Contains(msg, "request_access") {
+		t.Errorf("TierRefusal(unapproved) = %s", msg)
+	}
+}
+
+func TestParseHelpers(t *testing.T) {
+	for in, want := range map[string]string{"clipboardRead": FlagClipboardRead, "CLIPBOARD-WRITE": FlagClipboardWrite, "system_key_combos": FlagSystemKeyCombos} {
+		if got, err := ParseFlag(in); err != nil || got != want {
+			t.Errorf("ParseFlag(%q) = %q, %v, want %q", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]Allow{"xterm": {App: "xterm"}, " firefox = read ": {App: "firefox", Tier: catalog.TierRead}, "Gnome Calculator=FULL": {App: "Gnome Calculator", Tier: catalog.TierFull}} {
+		if got, err := ParseAllow(in); err != nil || got != want {
+			t.Errorf("ParseAllow(%q) = %+v, %v, want %+v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "=full", "xterm=none", "xterm=admin"} {
+		if _, err := ParseAllow(bad); err == nil {
+			t.Errorf("ParseAllow(%q) succeeded", bad)
+		}
+	}
+	if got := shellWord("it's"); got != `'it'\''s'` {
+		t.Errorf("shellWord = %s", got)
+	}
+}
+
+func TestDenialsConcurrentWriters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), DenialsFile)
+	done := make(chan error)
+	for i := 0; i < 8; i++ {
+		go func() {
+			d := NewDenials(path)
+			done <- d.Add([]AppRef{{Name: "app" + string(rune('a'+i)), Identity: catalog.Identity{Name: "x"}, Literal: true}}, "", time.Now())
+		}()
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := NewDenials(path).List()
+	if err != nil || len(list) != 8 {
+		t.Errorf("after 8 concurrent adds: %d denials, %v; want 8", len(list), err)
+	}
+}
