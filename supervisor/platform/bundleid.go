@@ -1,0 +1,64 @@
+package platform
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// BundleID is a macOS bundle identifier ("com.apple.Safari"), the identity
+// the safety layer keys a macOS app on: allowlists, tiers, the catalog and
+// denials. Launch Services compares bundle ids without regard to case, and
+// so does Equal.
+type BundleID string
+
+// ParseBundleID checks s against Apple's rules for CFBundleIdentifier:
+// ASCII letters, digits, hyphens and periods, no empty component, at most
+// 255 bytes.
+func ParseBundleID(s string) (BundleID, error) {
+	if s == "" {
+		return "", fmt.Errorf("bundle id is empty")
+	}
+	if len(s) > 255 {
+		return "", fmt.Errorf("bundle id %.40q... is %d bytes, over 255", s, len(s))
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.'
+		if !ok {
+			return "", fmt.Errorf("bundle id %q has %q at byte %d; only letters, digits, '-' and '.' are allowed", s, c, i)
+		}
+	}
+	for _, part := range strings.Split(s, ".") {
+		if part == "" {
+			return "", fmt.Errorf("bundle id %q has an empty component (a leading, trailing or doubled '.')", s)
+		}
+	}
+	return BundleID(s), nil
+}
+
+// Equal reports whether two bundle ids name the same app.
+func (b BundleID) Equal(other BundleID) bool { return strings.EqualFold(string(b), string(other)) }
+
+// Key is the form to use as a map key: lower case.
+func (b BundleID) Key() string { return strings.ToLower(string(b)) }
+
+// MacAppKey is the identity of a macOS app as the helper reports it (the
+// App's bundle_id and exe): its bundle id's Key, or for a process without a
+// bundle id (a bare executable, such as a script's interpreter), "exe:" and
+// its executable path, which is then the only stable thing about it. It
+// fails when neither is known: such an app cannot be approved, and so must
+// be treated as unapproved.
+func MacAppKey(bundleID, exe string) (string, error) {
+	if bundleID != "" {
+		id, err := ParseBundleID(bundleID)
+		if err != nil {
+			return "", err
+		}
+		return id.Key(), nil
+	}
+	if exe != "" && path.IsAbs(exe) {
+		return "exe:" + path.Clean(exe), nil
+	}
+	return "", fmt.Errorf("the app has neither a bundle id nor an absolute executable path (exe %q), so it has no stable identity", exe)
+}
