@@ -1,0 +1,69 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// The macOS helper's extensions of the protocol (helpers/macos/README.md,
+// "The macOS extensions of the protocol"), named by the capabilities its
+// handshake lists.
+const (
+	CapabilityIncludeApps = "capture.include_apps"
+	CapabilityPermissions = "permissions"
+)
+
+// MacPermissions is the answer to the macOS helper's permissions method.
+// ScreenRecording is true only when the preflight passed and a real
+// ScreenCaptureKit call succeeded; neither check prompts the user.
+type MacPermissions struct {
+	ScreenRecording bool `json:"screen_recording"`
+	Accessibility   bool `json:"accessibility"`
+}
+
+// The permission names Permissions accepts in require.
+const (
+	PermissionScreenRecording = "screen_recording"
+	PermissionAccessibility   = "accessibility"
+)
+
+// Permissions asks the macOS helper which privacy permissions it has. Each
+// name in require that is not granted fails the call with an *Error whose
+// code is "permission_denied" and whose hint names the System Settings pane.
+func (c *Client) Permissions(ctx context.Context, require ...string) (*MacPermissions, error) {
+	if info := c.HandshakeInfo(); info.ProtocolVersion != 0 && !info.Has(CapabilityPermissions) {
+		return nil, fmt.Errorf("helper has no %q capability; it is not the macOS helper", CapabilityPermissions)
+	}
+	params := struct {
+		Require []string `json:"require,omitempty"`
+	}{require}
+	var res MacPermissions
+	if err := c.Call(ctx, "permissions", params, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// CaptureApps takes a screenshot in which only the windows of the apps
+// with the given bundle ids are composited (macOS: an SCContentFilter that
+// includes just them), so an unapproved app's window never reaches the
+// image, even one opened after the last window list. req.Mask windows are
+// left out as well. An empty bundleIDs captures no app windows at all.
+func (c *Client) CaptureApps(ctx context.Context, req CaptureRequest, bundleIDs []string) (*Capture, error) {
+	if info := c.HandshakeInfo(); info.ProtocolVersion != 0 && !info.Has(CapabilityIncludeApps) {
+		return nil, fmt.Errorf("helper has no %q capability, so it cannot leave unapproved apps out of a capture", CapabilityIncludeApps)
+	}
+	if bundleIDs == nil {
+		bundleIDs = []string{}
+	}
+	params := struct {
+		CaptureRequest
+		IncludeApps []string `json:"include_apps"`
+	}{req, bundleIDs}
+	var raw json.RawMessage
+	if err := c.Call(ctx, "capture", params, &raw); err != nil {
+		return nil, err
+	}
+	return decodeCapture(raw)
+}
