@@ -29,6 +29,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/consent"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 )
 
@@ -66,6 +67,9 @@ type Options struct {
 	XDisplay string
 	// Gates run, in order, before every action (see Gate).
 	Gates []Gate
+	// Consent, when set, adds the request_access and
+	// list_granted_applications tools and the consent instructions.
+	Consent *consent.Manager
 	// Logger receives the server's records; nil discards them.
 	Logger *slog.Logger
 	// Version is reported to clients as the server version.
@@ -80,6 +84,7 @@ type Server struct {
 	format  string
 	quality int
 	gates   []Gate
+	consent *consent.Manager
 	log     *slog.Logger
 	xdisp   string
 	tools   []*toolSpec
@@ -131,6 +136,7 @@ func New(opts Options) (*Server, error) {
 		format:    opts.Format,
 		quality:   opts.JPEGQuality,
 		gates:     slices.Clone(opts.Gates),
+		consent:   opts.Consent,
 		log:       opts.Logger,
 		xdisp:     opts.XDisplay,
 		sessions:  map[*mcp.ServerSession]*session{},
@@ -198,6 +204,7 @@ func New(opts Options) (*Server, error) {
 	for _, spec := range s.tools {
 		s.mcp.AddTool(spec.tool(s.mode), s.handler(spec))
 	}
+	s.addConsentTools()
 	return s, nil
 }
 
@@ -208,7 +215,7 @@ func (s *Server) instructions() string {
 	}
 	return "Operate this computer's desktop: take a screenshot first, then act with the pointer and keyboard tools. " +
 		"Coordinates are [x, y] in " + coords + "; take a new screenshot after the screen changes. " +
-		"Use computer_batch for a predictable sequence of actions in one call."
+		"Use computer_batch for a predictable sequence of actions in one call." + s.consentInstructions()
 }
 
 // MCP returns the underlying go-sdk server, for transports other than
