@@ -9,6 +9,9 @@ packages=(
   # robotgo's X11 input (cgo); the input tests switch layouts (setxkbmap)
   # and check pointer and keyboard state (xinput)
   libx11-dev libxtst-dev x11-xkb-utils xinput
+  # the Escape watcher reads XInput 2 raw key events (cgo); turn-end
+  # notifications are tested on a private session bus (dbus-daemon)
+  libxi-dev dbus
   # the real-desktop test harness and its reference tools
   xvfb openbox xterm zenity wmctrl xclip xdotool
   x11-apps x11-utils x11-xserver-utils imagemagick procps xfonts-base

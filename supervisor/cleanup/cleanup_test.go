@@ -1,0 +1,325 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deskhand/deskhand/internal/notifytest"
+)
+
+// recorder is a fake desktop that records what a turn's end does.
+type recorder struct {
+	mu        sync.Mutex
+	events    []string
+	restored  []uint32
+	clipboard string
+	unlocked  []string
+	notes     []string
+	slowRest  time.Duration
+}
+
+func (r *recorder) add(e string) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+func (r *recorder) options() Options {
+	return Options{
+		Release: func(ctx context.Context) error { r.add("release"); return nil },
+		Restore: func(ctx context.Context, ids []uint32) ([]uint32, error) {
+			r.add("restore")
+			if r.slowRest > 0 {
+				select {
+				case <-time.After(r.slowRest):
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			r.mu.Lock()
+			r.restored = append(r.restored, ids...)
+			r.mu.Unlock()
+			return ids, nil
+		},
+		WriteClipboard: func(ctx context.Context, text string) error {
+			r.add("clipboard")
+			r.mu.Lock()
+			r.clipboard = text
+			r.mu.Unlock()
+			return nil
+		},
+		Unlock: func(session string) error {
+			r.add("unlock")
+			r.mu.Lock()
+			r.unlocked = append(r.unlocked, session)
+			r.mu.Unlock()
+			return nil
+		},
+		Notify: func(ctx context.Context, summary, body string) error {
+			r.add("notify")
+			r.mu.Lock()
+			r.notes = append(r.notes, summary+": "+body)
+			r.mu.Unlock()
+			return nil
+		},
+		IdleTimeout: -1,
+	}
+}
+
+func (r *recorder) snapshot() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
+}
+
+func TestEndGivesEverythingBack(t *testing.T) {
+	r := &recorder{}
+	c := New(r.options())
+	if c.End(ReasonDisconnect) {
+		t.Fatal("End with no turn reported a turn")
+	}
+	if got := r.snapshot(); len(got) != 0 {
+		t.Fatalf("End with no turn did %v", got)
+	}
+	fresh, err := c.Begin("s1")
+	if err != nil || !fresh {
+		t.Fatalf("Begin = %v, %v", fresh, err)
+	}
+	if fresh, _ := c.Begin("s1"); fresh {
+		t.Fatalf("second Begin of the same session began a new turn")
+	}
+	if _, err := c.Begin("s2"); err == nil {
+		t.Fatalf("Begin of another session while s1's turn is current: no error")
+	}
+	c.AddHidden([]uint32{7, 9})
+	c.AddHidden([]uint32{9, 11})
+	if got := c.Hidden(); !slices.Equal(got, []uint32{7, 9, 11}) {
+		t.Fatalf("Hidden = %v", got)
+	}
+	if !c.Stash("user's text", true) {
+		t.Fatal("first Stash not stored")
+	}
+	if c.Stash("cleared", true) {
+		t.Fatal("second Stash replaced the user's text")
+	}
+	if !c.End(ReasonDisconnect) {
+		t.Fatal("End reported no turn")
+	}
+	want := []string{"release", "restore", "clipboard", "unlock", "notify"}
+	if got := r.snapshot(); !slices.Equal(got, want) {
+		t.Fatalf("End did %v, want %v", got, want)
+	}
+	if !slices.Equal(r.restored, []uint32{7, 9, 11}) || r.clipboard != "user's text" || !slices.Equal(r.unlocked, []string{"s1"}) {
+		t.Fatalf("restored %v, clipboard %q, unlocked %v", r.restored, r.clipboard, r.unlocked)
+	}
+	if len(r.notes) != 1 || !strings.HasPrefix(r.notes[0], Summary) || !strings.Contains(r.notes[0], "disconnected") || !strings.Contains(r.notes[0], "3 windows") {
+		t.Fatalf("notification %q", r.notes)
+	}
+	if _, ok := c.Active(); ok {
+		t.Fatal("a turn is still active after End")
+	}
+	// A new turn starts clean.
+	if fresh, err := c.Begin("s2"); err != nil || !fresh {
+		t.Fatalf("Begin after End = %v, %v", fresh, err)
+	}
+	if len(c.Hidden()) != 0 || c.Stashed() {
+		t.Fatal("new turn inherited the old turn's state")
+	}
+}
+
+func TestTakeStash(t *testing.T) {
+	r := &recorder{}
+	c := New(r.options())
+	c.Begin("s")
+	c.Stash("", false)
+	if text, had, ok := c.TakeStash(); !ok || had || text != "" {
+		t.Fatalf("TakeStash = %q %v %v", text, had, ok)
+	}
+	if _, _, ok := c.TakeStash(); ok {
+		t.Fatal("second TakeStash found a stash")
+	}
+	c.End(ReasonExit)
+	// An empty clipboard is not "restored" by writing to it.
+	if slices.Contains(r.snapshot(), "clipboard") {
+		t.Fatal("End wrote the clipboard with nothing stashed")
+	}
+}
+
+func TestIdleEndsTurn(t *testing.T) {
+	r := &recorder{}
+	opts := r.options()
+	opts.IdleTimeout = 150 * time.Millisecond
+	c := New(opts)
+	c.Begin("s")
+	// Activity keeps the turn alive.
+	for range 4 {
+		time.Sleep(80 * time.Millisecond)
+		c.Touch()
+	}
+	if _, ok := c.Active(); !ok {
+		t.Fatal("turn ended while it was active")
+	}
+	// A long call is not idleness either.
+	ctx, done := c.ActionContext(context.Background())
+	time.Sleep(400 * time.Millisecond)
+	if _, ok := c.Active(); !ok || ctx.Err() != nil {
+		t.Fatal("turn ended during a call")
+	}
+	done()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		if _, ok := c.Active(); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("idle turn did not end")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitEvents(t, r, "notify")
+	if !strings.Contains(r.notes[0], "nothing to do") {
+		t.Fatalf("idle notification %q", r.notes)
+	}
+}
+
+func waitEvents(t *testing.T, r *recorder, last string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for !slices.Contains(r.snapshot(), last) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q after the turn ended: %v", last, r.snapshot())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestInterruptCancelsCalls(t *testing.T) {
+	r := &recorder{}
+	c := New(r.options())
+	if c.Interrupt() {
+		t.Fatal("Interrupt with no turn reported one")
+	}
+	c.Begin("s")
+	running, done := c.ActionContext(context.Background())
+	defer done()
+	waiting, done2 := c.ActionContext(context.Background())
+	defer done2()
+	if !c.Interrupt() {
+		t.Fatal("Interrupt found no turn")
+	}
+	for _, ctx := range []context.Context{running, waiting} {
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+			t.Fatal("call not cancelled")
+		}
+		if !errors.Is(context.Cause(ctx), ErrInterrupted) {
+			t.Fatalf("cause = %v, want ErrInterrupted", context.Cause(ctx))
+		}
+	}
+	waitEvents(t, r, "notify")
+	if !strings.Contains(r.notes[0], "Escape") {
+		t.Fatalf("notification %q", r.notes)
+	}
+	// A call made after the turn ended is not cancelled.
+	ctx, done3 := c.ActionContext(context.Background())
+	defer done3()
+	if ctx.Err() != nil {
+		t.Fatal("new call born cancelled")
+	}
+}
+
+func TestRestoreCeiling(t *testing.T) {
+	r := &recorder{slowRest: time.Hour}
+	opts := r.options()
+	opts.RestoreTimeout = 200 * time.Millisecond
+	c := New(opts)
+	c.Begin("s")
+	c.AddHidden([]uint32{1})
+	start := time.Now()
+	c.End(ReasonIdle)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("End took %v with a restore that hangs; the ceiling is 200ms", took)
+	}
+	if !slices.Contains(r.snapshot(), "unlock") {
+		t.Fatal("a hanging restore kept the lock")
+	}
+}
+
+// TestBeginWaitsForEnd: a new turn does not start while the old one is
+// still being given back.
+func TestBeginWaitsForEnd(t *testing.T) {
+	r := &recorder{slowRest: 300 * time.Millisecond}
+	c := New(r.options())
+	c.Begin("s")
+	c.AddHidden([]uint32{1})
+	go c.End(ReasonEscape)
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	if fresh, err := c.Begin("s2"); err != nil || !fresh {
+		t.Fatalf("Begin = %v, %v", fresh, err)
+	}
+	if time.Since(start) < 150*time.Millisecond {
+		t.Fatal("Begin did not wait for the ending turn")
+	}
+	if !slices.Contains(r.snapshot(), "notify") {
+		t.Fatal("new turn began before the old one finished ending")
+	}
+}
+
+func TestClose(t *testing.T) {
+	r := &recorder{}
+	c := New(r.options())
+	c.Begin("s")
+	ctx, done := c.ActionContext(context.Background())
+	defer done()
+	c.Close()
+	if ctx.Err() == nil || !errors.Is(context.Cause(ctx), ErrTurnEnded) {
+		t.Fatalf("call after Close: %v", context.Cause(ctx))
+	}
+	if _, err := c.Begin("s"); err == nil {
+		t.Fatal("Begin after Close: no error")
+	}
+	if !strings.Contains(strings.Join(r.notes, ""), "exiting") {
+		t.Fatalf("notes %q", r.notes)
+	}
+}
+
+func TestNotifierOnTestBus(t *testing.T) {
+	bus := notifytest.Start(t)
+	n := &Notifier{Address: bus.Address()}
+	if err := n.Notify(context.Background(), Summary, "body text"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := bus.Wait(1, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].AppName != "deskhand" || got[0].Summary != Summary || got[0].Body != "body text" {
+		t.Fatalf("notification = %+v", got[0])
+	}
+}
+
+func TestNotifierNoBus(t *testing.T) {
+	n := &Notifier{Address: "unix:path=" + t.TempDir() + "/no-bus"}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := n.Notify(ctx, "s", "b"); err == nil {
+		t.Fatal("Notify to a bus address that does not exist: no error")
+	}
+}
+
+func TestSessionBusAddress(t *testing.T) {
+	dir := t.TempDir()
+	if a, err := SessionBusAddress([]string{"DBUS_SESSION_BUS_ADDRESS=unix:path=/x"}); err != nil || a != "unix:path=/x" {
+		t.Errorf("with the variable: %q, %v", a, err)
+	}
+	if _, err := SessionBusAddress([]string{"XDG_RUNTIME_DIR=" + dir}); !errors.Is(err, ErrNoSessionBus) {
+		t.Errorf("without a bus socket: %v, want ErrNoSessionBus", err)
+	}
+}
