@@ -165,3 +165,61 @@ func TestMacAppKey(t *testing.T) {
 		}
 	}
 }
+
+func TestMacKeys(t *testing.T) {
+	seen := map[uint32]bool{}
+	for _, k := range MacKeys {
+		if seen[k.Keysym] {
+			t.Errorf("keysym %#x is listed twice", k.Keysym)
+		}
+		seen[k.Keysym] = true
+		if k.Code > 0x7f {
+			t.Errorf("keysym %#x: virtual key %#x is out of range", k.Keysym, k.Code)
+		}
+	}
+	tests := []struct {
+		keysym uint32
+		code   uint16
+		mod    Modifier
+	}{
+		{0xff0d, 0x24, 0},       // Return
+		{0xff08, 0x33, 0},       // BackSpace is the Mac delete key
+		{0xffff, 0x75, 0},       // Delete is forward delete
+		{0xff52, 0x7e, 0},       // Up
+		{0xffbe, 0x7a, 0},       // F1
+		{0xffeb, 0x37, Command}, // Super_L
+		{0xffe9, 0x3a, Option},  // Alt_L
+		{0xffe3, 0x3b, Control}, // Control_L
+		{0xffe1, 0x38, Shift},   // Shift_L
+	}
+	for _, tt := range tests {
+		k, ok := MacKeyForKeysym(tt.keysym)
+		if !ok || k.Code != tt.code || k.Modifier != tt.mod {
+			t.Errorf("MacKeyForKeysym(%#x) = %+v, %v, want code %#x modifier %v", tt.keysym, k, ok, tt.code, tt.mod)
+		}
+	}
+	if k, ok := MacKeyForKeysym('a'); ok {
+		t.Errorf("MacKeyForKeysym('a') = %+v: characters depend on the layout and must not be listed", k)
+	}
+}
+
+func TestMacANSIKey(t *testing.T) {
+	for r, want := range map[rune]uint16{'a': 0x00, 'A': 0x00, 'c': 0x08, 'v': 0x09, 'q': 0x0c, 'z': 0x06, '3': 0x14, '`': 0x32, '/': 0x2c} {
+		if got, ok := MacANSIKey(r); !ok || got != want {
+			t.Errorf("MacANSIKey(%q) = %#x, %v, want %#x", r, got, ok, want)
+		}
+	}
+	for _, r := range []rune{'é', '€', ' ', '!'} {
+		if got, ok := MacANSIKey(r); ok {
+			t.Errorf("MacANSIKey(%q) = %#x, want none", r, got)
+		}
+	}
+	// No two characters share a key.
+	keys := map[uint16]rune{}
+	for r, code := range macANSI {
+		if other, dup := keys[code]; dup {
+			t.Errorf("%q and %q both map to %#x", r, other, code)
+		}
+		keys[code] = r
+	}
+}
