@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -214,7 +215,10 @@ func parentOf(helper string) int {
 	if os.Getenv(parentModeEnv) == "wait" {
 		select {}
 	}
-	return 0 // exit with the helper still running: no Close
+	// Exit, with the helper still running and no Close, once the test has
+	// seen the helper alive and closes our stdin.
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
 }
 
 // After the Go process is gone — exited without Close, or SIGKILLed — no
@@ -226,6 +230,10 @@ func TestRealHelperGoneAfterParentExits(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
 			cmd.Env = append(os.Environ(), parentOfEnv+"="+helper, parentModeEnv+"="+mode)
 			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			release, err := cmd.StdinPipe()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -243,6 +251,8 @@ func TestRealHelperGoneAfterParentExits(t *testing.T) {
 			}
 			if mode == "wait" {
 				cmd.Process.Signal(syscall.SIGKILL)
+			} else {
+				release.Close()
 			}
 			cmd.Wait()
 			waitFor(t, fmt.Sprintf("helper %d to exit after its parent", pid), func() bool { return !alive(pid) })
