@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/deskhand/deskhand/supervisor/input"
+	"github.com/deskhand/deskhand/supervisor/platform"
 )
 
 // Mod is a set of modifiers.
@@ -202,11 +203,15 @@ type Rule struct {
 	Name string
 	// Why says what the shortcut does.
 	Why string
+	// Exact rules match only a chord with exactly Mods, for shortcuts
+	// whose key with more modifiers is an everyday app shortcut (macOS
+	// Ctrl+Left switches Spaces; Ctrl+Shift+Left selects a word).
+	Exact bool
 }
 
 // Matches reports whether the rule blocks the chord.
 func (r Rule) Matches(c Chord) bool {
-	if c.Mods&r.Mods != r.Mods {
+	if c.Mods&r.Mods != r.Mods || (r.Exact && c.Mods != r.Mods) {
 		return false
 	}
 	if r.Key == 0 {
@@ -326,16 +331,66 @@ func Linux() *List {
 	return &List{platform: "linux", rules: rules}
 }
 
-// MacOS is the blocklist for macOS, where Cmd is Super and Option is Alt.
+// MacOS is the blocklist for macOS, where Cmd is Super and Option is Alt:
+// the shortcuts of the closed computer-use server (blocked with any extra
+// modifiers too), then every system shortcut of platform.MacSystemShortcuts
+// with exactly its modifiers.
 func MacOS() *List {
-	return &List{platform: "darwin", rules: []Rule{
+	rules := []Rule{
 		rule(Super, letter('q'), "Cmd+Q", "quits the application"),
 		rule(Shift|Super, letter('q'), "Shift+Cmd+Q", "logs out"),
 		rule(Ctrl|Super, letter('q'), "Ctrl+Cmd+Q", "locks the screen"),
 		rule(Alt|Super, symEscape, "Option+Cmd+Esc", "opens the Force Quit dialog"),
 		rule(Super, symTab, "Cmd+Tab", "switches applications"),
 		rule(Super, symSpace, "Cmd+Space", "opens Spotlight"),
-	}}
+	}
+	for _, sc := range platform.MacSystemShortcuts {
+		if r, ok := macRule(sc); ok {
+			rules = append(rules, r)
+		}
+	}
+	return &List{platform: "darwin", rules: rules}
+}
+
+// macKeys maps platform's canonical Mac key names that are not X keysym
+// names to keysyms. (On a Mac keyboard "delete" is BackSpace.)
+var macKeys = map[string]input.Keysym{
+	"delete":         symBackSpace,
+	"forward_delete": symDelete,
+	"power":          symXF86PowerOff,
+	"eject":          0x1008ff2c, // XF86Eject
+	"period":         '.',
+	"comma":          ',',
+	"page_up":        0xff55,
+	"page_down":      0xff56,
+}
+
+// macRule converts one of platform's shortcuts. Shortcuts with fn have no
+// keysym for fn and cannot be sent through the key tools; they are left
+// out.
+func macRule(sc platform.Shortcut) (Rule, bool) {
+	c := sc.Combo
+	if c.Mods&platform.Function != 0 {
+		return Rule{}, false
+	}
+	var mods Mod
+	for _, m := range []struct {
+		from platform.Modifier
+		to   Mod
+	}{{platform.Command, Super}, {platform.Option, Alt}, {platform.Control, Ctrl}, {platform.Shift, Shift}} {
+		if c.Mods&m.from != 0 {
+			mods |= m.to
+		}
+	}
+	key, ok := macKeys[c.Key]
+	if !ok {
+		ch, err := ParseChord(c.Key)
+		if err != nil || len(ch.Keys) != 1 {
+			return Rule{}, false
+		}
+		key = ch.Keys[0]
+	}
+	return Rule{Mods: mods, Key: canonicalKey(key), Name: c.String(), Why: sc.Effect, Exact: true}, true
 }
 
 // ForPlatform returns the list for a GOOS value: MacOS for "darwin",

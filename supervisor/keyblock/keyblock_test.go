@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/deskhand/deskhand/supervisor/platform"
 )
 
 // blockedSpellings lists, for each rule the issue names, spellings a
@@ -33,7 +35,7 @@ var macBlocked = map[string][]string{
 	"Cmd+Q":          {"cmd+q", "Cmd+Q", "super+q", "command+Q", "Super_R+q", "q+cmd"},
 	"Shift+Cmd+Q":    {"shift+cmd+q", "cmd+shift+Q", "Shift_R+Super_L+q"},
 	"Option+Cmd+Esc": {"option+cmd+Escape", "alt+cmd+esc", "cmd+option+escape", "Alt_R+Super_L+Escape"},
-	"Cmd+Tab":        {"cmd+Tab", "command+tab", "cmd+shift+tab", "Super_L+ISO_Left_Tab"},
+	"Cmd+Tab":        {"cmd+Tab", "command+tab", "Super_L+KP_Tab", "ctrl+cmd+tab"},
 	"Cmd+Space":      {"cmd+space", "cmd+Space", "Super_R+space", "cmd+KP_Space", "command+U0020"},
 	"Ctrl+Cmd+Q":     {"ctrl+cmd+q", "cmd+ctrl+Q", "Control_R+Super_R+q"},
 }
@@ -157,5 +159,43 @@ func TestForPlatform(t *testing.T) {
 		if Linux().CheckCombo(s) == nil {
 			t.Errorf("Linux().CheckCombo(%q) = nil, want blocked", s)
 		}
+	}
+}
+
+// TestMacPlatformList: every macOS system shortcut the platform package
+// lists (other than fn ones, which no key tool can send) is blocked in its
+// own spelling, and only with exactly its modifiers.
+func TestMacPlatformList(t *testing.T) {
+	l := MacOS()
+	n := 0
+	for _, sc := range platform.MacSystemShortcuts {
+		if sc.Combo.Mods&platform.Function != 0 {
+			continue
+		}
+		n++
+		if _, ok := macRule(sc); !ok {
+			t.Errorf("macRule(%v) did not convert", sc.Combo)
+			continue
+		}
+		spelled := sc.Combo.String()
+		spelled = strings.NewReplacer("opt+", "alt+", "cmd+", "super+").Replace(spelled)
+		if err := l.CheckCombo(spelled); err == nil {
+			if _, perr := ParseChord(spelled); perr == nil {
+				t.Errorf("MacOS().CheckCombo(%q) = nil, want blocked (%s)", spelled, sc.Effect)
+			}
+		}
+	}
+	if n < 40 {
+		t.Errorf("only %d platform shortcuts without fn; the list shrank?", n)
+	}
+	// Exact rules: ctrl+Up is Mission Control, ctrl+shift+Up selects text.
+	if l.CheckCombo("ctrl+Up") == nil {
+		t.Errorf("ctrl+Up not blocked on macOS")
+	}
+	if err := l.CheckCombo("ctrl+shift+Up"); err != nil {
+		t.Errorf("ctrl+shift+Up blocked on macOS: %v", err)
+	}
+	if err := Linux().CheckCombo("ctrl+Up"); err != nil {
+		t.Errorf("ctrl+Up blocked on Linux: %v", err)
 	}
 }
