@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/catalog"
@@ -161,13 +160,9 @@ func buildDialog(reason string, apps []candidate, flags []string) (*Dialog, []di
 	return &Dialog{Message: b.String(), Schema: map[string]any{"type": "object", "properties": props}}, items
 }
 
-// askUser puts toAsk and flags to the user and records the answer in out.
-func (m *Manager) askUser(ctx context.Context, out *Outcome, reason string, toAsk []candidate, flags []string, ask Asker, now time.Time) error {
-	d, items := buildDialog(reason, toAsk, flags)
-	ans, err := ask(ctx, d)
-	if err != nil {
-		return fmt.Errorf("asking the user for access: %w", err)
-	}
+// applyAnswer records the user's answer to p in p.out.
+func (m *Manager) applyAnswer(p *Pending, ans Answer) error {
+	out, items, now := p.out, p.items, p.now
 	out.Asked = true
 	out.Answer = ans.Action
 	var declined []AppRef
@@ -207,7 +202,7 @@ func (m *Manager) askUser(ctx context.Context, out *Outcome, reason string, toAs
 			out.FlagsRefused = append(out.FlagsRefused, Refusal{Requested: it.flag, Kind: kind, Why: fmt.Sprintf(why, it.flag)})
 		}
 	}
-	if err := m.denials.Add(declined, reason, now); err != nil {
+	if err := m.denials.Add(declined, p.reason, now); err != nil {
 		m.log.Warn("remembering declined apps", "err", err)
 		return fmt.Errorf("the user declined %d app(s), but deskhand could not remember it: %w", len(declined), err)
 	}

@@ -2,6 +2,9 @@ package consent
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -55,8 +58,10 @@ type Manager struct {
 	log       *slog.Logger
 	now       func() time.Time
 
-	// mu serializes requests: one dialog at a time.
+	// mu serializes request decisions.
 	mu sync.Mutex
+	// pending are the requests waiting for the user, by ID.
+	pending map[string]*Pending
 }
 
 // New loads the pre-approval file and the managed policy and checks the
@@ -190,6 +195,35 @@ type candidate struct {
 // with instructions to pre-approve when it cannot. Grants are added to the
 // session. Errors are failures to ask or to remember a denial.
 func (m *Manager) RequestAccess(ctx context.Context, req Request, ask Asker) (*Outcome, error) {
+	out, p, err := m.Begin(ctx, req, ask != nil)
+	if err != nil || p == nil {
+		return out, err
+	}
+	ans, err := ask(ctx, p.Dialog)
+	if err != nil {
+		return nil, fmt.Errorf("asking the user for access: %w", err)
+	}
+	return m.Finish(p, ans)
+}
+
+// Pending is a request waiting for the user's answer to its Dialog.
+type Pending struct {
+	// ID names the pending request for Resume: an unguessable token the
+	// MCP layer hands the client as its request state.
+	ID string
+	// Dialog is what to show the user.
+	Dialog *Dialog
+	out    *Outcome
+	items  []dialogItem
+	reason string
+	now    time.Time
+}
+
+// Begin runs a request's checks. When the user must be asked and canAsk
+// is set, it returns a Pending whose Dialog the caller shows, then passes
+// the answer to Finish; otherwise it returns the Outcome, with the session
+// already updated.
+func (m *Manager) Begin(ctx context.Context, req Request, canAsk bool) (*Outcome, *Pending, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := &Outcome{Granted: []Grant{}, AlreadyGranted: []Grant{}, Refused: []Refusal{}, FlagsGranted: []string{}, FlagsRefused: []Refusal{}}
@@ -204,14 +238,14 @@ func (m *Manager) RequestAccess(ctx context.Context, req Request, ask Asker) (*O
 	for _, f := range req.Flags {
 		name, err := ParseFlag(f)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !slices.Contains(flags, name) {
 			flags = append(flags, name)
 		}
 	}
 	if len(apps) == 0 && len(flags) == 0 {
-		return nil, errNoApps
+		return nil, nil, errNoApps
 	}
 	running, installed := m.knownApps(ctx, apps)
 	now := m.now()
@@ -256,13 +290,80 @@ func (m *Manager) RequestAccess(ctx context.Context, req Request, ask Asker) (*O
 	}
 
 	if len(toAsk) > 0 || len(flagsToAsk) > 0 {
-		if ask == nil {
-			m.refuseUnasked(out, toAsk, flagsToAsk)
-		} else if err := m.askUser(ctx, out, req.Reason, toAsk, flagsToAsk, ask, now); err != nil {
-			return nil, err
+		if canAsk {
+			d, items := buildDialog(req.Reason, toAsk, flagsToAsk)
+			p := &Pending{ID: newToken(), Dialog: d, out: out, items: items, reason: req.Reason, now: now}
+			m.keep(p)
+			return nil, p, nil
+		}
+		m.refuseUnasked(out, toAsk, flagsToAsk)
+	}
+	return m.finish(out), nil, nil
+}
+
+// Finish applies the user's answer to a pending request and returns its
+// outcome; the session is updated. Declined apps are remembered; an error
+// means they could not be (and nothing was granted).
+func (m *Manager) Finish(p *Pending, ans Answer) (*Outcome, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.pending[p.ID]; !ok {
+		return nil, errors.New("this approval was already answered or has expired; call request_access again")
+	}
+	delete(m.pending, p.ID)
+	if err := m.applyAnswer(p, ans); err != nil {
+		return nil, err
+	}
+	return m.finish(p.out), nil
+}
+
+// Pending returns the pending request id names, if it is still waiting.
+func (m *Manager) Pending(id string) (*Pending, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.pending[id]
+	return p, ok
+}
+
+// pendingTTL bounds how long a dialog may wait for its answer, and
+// maxPending how many may wait at once.
+const (
+	pendingTTL = 30 * time.Minute
+	maxPending = 16
+)
+
+// keep stores p for Finish, dropping expired and excess requests.
+func (m *Manager) keep(p *Pending) {
+	if m.pending == nil {
+		m.pending = map[string]*Pending{}
+	}
+	for id, old := range m.pending {
+		if p.now.Sub(old.now) > pendingTTL {
+			delete(m.pending, id)
 		}
 	}
+	for len(m.pending) >= maxPending {
+		var oldest *Pending
+		for _, old := range m.pending {
+			if oldest == nil || old.now.Before(oldest.now) {
+				oldest = old
+			}
+		}
+		delete(m.pending, oldest.ID)
+	}
+	m.pending[p.ID] = p
+}
 
+func newToken() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic("consent: crypto/rand: " + err.Error())
+	}
+	return hex.EncodeToString(b)
+}
+
+// finish adds an outcome's grants to the session.
+func (m *Manager) finish(out *Outcome) *Outcome {
 	m.session.Add(out.Granted, FlagsOf(out.FlagsGranted))
 	out.Flags = m.session.Flags()
 	for _, g := range out.Granted {
@@ -271,7 +372,7 @@ func (m *Manager) RequestAccess(ctx context.Context, req Request, ask Asker) (*O
 	for _, r := range out.Refused {
 		m.log.Info("refused", "app", r.Requested, "kind", r.Kind)
 	}
-	return out, nil
+	return out
 }
 
 // knownApps lists running and installed apps, only when some requested

@@ -79,7 +79,19 @@ func (s *Server) addConsentTools() {
 	s.mcp.AddTool(listGrantedSpec.tool(s.mode), s.handleListGranted)
 }
 
+// approvalInput names the approval dialog among a call's input requests.
+const approvalInput = "approval"
+
+// handleRequestAccess asks the user through an input request (SEP-2322):
+// the first call returns the approval form as an elicitation input
+// request, with the pending request's id as request state; the client
+// shows it and calls again with the answer. For clients on protocol
+// versions before multi round-trip requests the go-sdk does the same with
+// an elicitation/create request inside the call.
 func (s *Server) handleRequestAccess(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if state := req.Params.RequestState; state != "" {
+		return s.resumeRequestAccess(state, req.Params.InputResponses), nil
+	}
 	a, err := decodeArgs(requestAccessSpec.name, req.Params.Arguments, requestAccessSpec.fields())
 	if err != nil {
 		return errorResult(err), nil
@@ -88,10 +100,43 @@ func (s *Server) handleRequestAccess(ctx context.Context, req *mcp.CallToolReque
 	if err != nil {
 		return errorResult(err), nil
 	}
-	out, err := s.consent.RequestAccess(ctx, r, elicitAsker(req.Session))
+	out, pending, err := s.consent.Begin(ctx, r, canElicit(req.Session))
 	if err != nil {
 		return errorResult(fmt.Errorf("request_access: %w", err)), nil
 	}
+	if pending != nil {
+		return &mcp.CallToolResult{
+			InputRequests: mcp.InputRequestMap{approvalInput: &mcp.ElicitParams{
+				Mode:            "form",
+				Message:         pending.Dialog.Message,
+				RequestedSchema: pending.Dialog.Schema,
+			}},
+			RequestState: pending.ID,
+		}, nil
+	}
+	return accessResult(out), nil
+}
+
+// resumeRequestAccess finishes a request with the user's answer.
+func (s *Server) resumeRequestAccess(state string, responses mcp.InputResponseMap) *mcp.CallToolResult {
+	pending, ok := s.consent.Pending(state)
+	if !ok {
+		return errorResult(errors.New("request_access: this approval was already answered or has expired; call request_access again"))
+	}
+	res, ok := responses[approvalInput].(*mcp.ElicitResult)
+	if !ok {
+		return errorResult(errors.New("request_access: the client sent no answer to the approval dialog; call request_access again"))
+	}
+	out, err := s.consent.Finish(pending, consent.Answer{Action: res.Action, Content: res.Content})
+	if err != nil {
+		return errorResult(fmt.Errorf("request_access: %w", err))
+	}
+	return accessResult(out)
+}
+
+// accessResult reports an outcome; nothing granted at all is an error
+// result, which the model must act on.
+func accessResult(out *consent.Outcome) *mcp.CallToolResult {
 	res := (&outcome{text: out.Text(), data: map[string]any{
 		"granted":         grantsData(out.Granted),
 		"already_granted": grantsData(out.AlreadyGranted),
@@ -102,9 +147,8 @@ func (s *Server) handleRequestAccess(ctx context.Context, req *mcp.CallToolReque
 		"asked_user":      out.Asked,
 		"answer":          out.Answer,
 	}}).result()
-	// Nothing granted at all is an error the model must act on.
 	res.IsError = len(out.Granted)+len(out.AlreadyGranted)+len(out.FlagsGranted) == 0
-	return res, nil
+	return res
 }
 
 func (s *Server) handleListGranted(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -187,26 +231,18 @@ func grantsData(gs []consent.Grant) []map[string]any {
 	return out
 }
 
-// elicitAsker asks through MCP elicitation, or returns nil when the
-// client cannot show a form.
-func elicitAsker(ss *mcp.ServerSession) consent.Asker {
+// canElicit reports whether the client can show an elicitation form.
+func canElicit(ss *mcp.ServerSession) bool {
 	if ss == nil {
-		return nil
+		return false
 	}
 	ip := ss.InitializeParams()
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
-		return nil
+		return false
 	}
-	if caps := ip.Capabilities.Elicitation; caps.Form == nil && caps.URL != nil {
-		return nil // URL-only clients cannot show the form
-	}
-	return func(ctx context.Context, d *consent.Dialog) (consent.Answer, error) {
-		res, err := ss.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: d.Message, RequestedSchema: d.Schema})
-		if err != nil {
-			return consent.Answer{}, err
-		}
-		return consent.Answer{Action: res.Action, Content: res.Content}, nil
-	}
+	caps := ip.Capabilities.Elicitation
+	// Neither mode named means form, for older clients.
+	return caps.Form != nil || caps.URL == nil
 }
 
 // consentInstructions is the server's MCP instructions about consent and
