@@ -151,20 +151,22 @@ final class GeometryTests: XCTestCase {
     }
 }
 
-@MainActor
 final class RequestHandlerTests: XCTestCase {
+    @MainActor
     private func call(_ handler: RequestHandler, _ request: JSON) async throws -> JSON {
         let outcome = await handler.handle(request.serialized())
         let reply = try XCTUnwrap(outcome.reply, "no reply to \(request.serializedString())")
         return try JSON.parse(reply)
     }
 
+    @MainActor
     private func makeHandler(_ desktop: FakeDesktop = FakeDesktop()) -> RequestHandler {
         RequestHandler(
             configuration: .init(helperVersion: "0.0.0-test", faults: false), desktop: desktop,
             encoder: FakeEncoder(), log: .discard)
     }
 
+    @MainActor
     func testCaptureIDsCountAndPatchCheckSeesChanges() async throws {
         let desktop = FakeDesktop()
         let handler = makeHandler(desktop)
@@ -185,6 +187,7 @@ final class RequestHandlerTests: XCTestCase {
         XCTAssertEqual(changed["result"]?["capture_id"], .int(2))
     }
 
+    @MainActor
     func testPermissionsReportsAndRequires() async throws {
         let desktop = FakeDesktop()
         desktop.granted[.accessibility] = false
@@ -201,6 +204,7 @@ final class RequestHandlerTests: XCTestCase {
         XCTAssertEqual(bad["error"]?["data"]?["code"], "invalid_params")
     }
 
+    @MainActor
     func testIncludeAppsIsCheckedAndPassedOn() async throws {
         let handler = makeHandler()
         _ = try await call(handler, ["jsonrpc": "2.0", "id": 1, "method": "handshake", "params": ["protocol_versions": [1]]])
