@@ -3,6 +3,7 @@ package bridge
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -345,4 +346,31 @@ func blockForever() {
 	for {
 		time.Sleep(time.Hour)
 	}
+}
+
+// parentOfEnv makes the test binary a deskhand stand-in that starts the
+// real helper named by the variable, prints the helper's pid and then
+// either exits without closing the client or waits to be killed, as the
+// variable parentModeEnv says.
+const (
+	parentOfEnv   = "BRIDGE_PARENT_OF"
+	parentModeEnv = "BRIDGE_PARENT_MODE"
+)
+
+func parentOf(helper string) int {
+	c := New(Options{Path: helper, Env: []string{"DISPLAY=:987"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("%d\n", c.PID())
+	if os.Getenv(parentModeEnv) == "wait" {
+		select {}
+	}
+	// Exit, with the helper still running and no Close, once the test has
+	// seen the helper alive and closes our stdin.
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
 }
