@@ -7,9 +7,17 @@ CARGO      ?= cargo
 BIN        := bin
 HELPER     := $(BIN)/deskhand-helper
 WITH_DESKTOP := $(BIN)/withdesktop --
+SWIFT_LINT := helpers/macos/lint
+# Packages vetted for darwin too: those that build without cgo or the
+# Linux-only test harness. The macOS input code is vetted through
+# supervisor/input.
+DARWIN_VET := ./cmd/... ./installer/archive ./installer/fetch ./installer/manifest \
+  ./installer/release ./installer/store ./supervisor/catalog ./supervisor/consent \
+  ./supervisor/executor ./supervisor/geometry ./supervisor/input ./supervisor/keyblock \
+  ./supervisor/mcpserver ./supervisor/platform ./supervisor/vdisplay
 
 
-.PHONY: help deps build helper go-build test go-test rust-test lint bench check clean
+.PHONY: help deps build helper go-build test go-test rust-test lint swift-lint-deps macos-helper bench check clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -38,11 +46,21 @@ go-test:
 rust-test:
 	$(WITH_DESKTOP) $(CARGO) test --locked --workspace
 
-lint: deps ## go vet, gofmt, cargo clippy -D warnings, cargo fmt --check
+lint: deps swift-lint-deps ## go vet (linux and darwin), gofmt, cargo clippy -D warnings, cargo fmt --check, Swift parse check
 	$(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet $(DARWIN_VET)
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build ./bridge ./installer
 	@out=$$(gofmt -l $$(git ls-files '*.go') 2>&1); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 	$(CARGO) fmt --all --check
+	node --test $(SWIFT_LINT)/swift-parse-check.test.js
+	node $(SWIFT_LINT)/swift-parse-check.js Package.swift helpers/macos
+
+swift-lint-deps:
+	npm ci --prefix $(SWIFT_LINT) --ignore-scripts --no-audit --no-fund --loglevel=error
+
+macos-helper: ## build, sign and pack the macOS helper (on macOS 14+ with Xcode 15+; not on Linux)
+	bash helpers/macos/build.sh
 
 check: lint test ## lint, then test: what CI runs
 
