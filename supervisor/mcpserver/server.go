@@ -67,6 +67,12 @@ type Options struct {
 	XDisplay string
 	// Gates run, in order, before every action (see Gate).
 	Gates []Gate
+	// ActionContext, when set, derives the context each tool call runs
+	// under and returns the function to call when the call is over. The
+	// safety layer cancels that context, with a cause the model is shown,
+	// to stop a call (and the rest of a batch) when the user takes the
+	// computer back.
+	ActionContext func(ctx context.Context) (context.Context, context.CancelFunc)
 	// Consent, when set, adds the request_access and
 	// list_granted_applications tools and the consent instructions.
 	Consent *consent.Manager
@@ -84,6 +90,7 @@ type Server struct {
 	format  string
 	quality int
 	gates   []Gate
+	actx    func(ctx context.Context) (context.Context, context.CancelFunc)
 	consent *consent.Manager
 	log     *slog.Logger
 	xdisp   string
@@ -136,6 +143,7 @@ func New(opts Options) (*Server, error) {
 		format:    opts.Format,
 		quality:   opts.JPEGQuality,
 		gates:     slices.Clone(opts.Gates),
+		actx:      opts.ActionContext,
 		consent:   opts.Consent,
 		log:       opts.Logger,
 		xdisp:     opts.XDisplay,
@@ -325,6 +333,11 @@ func (s *Server) persist(sess *session) {
 func (s *Server) handler(spec *toolSpec) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		sess := s.sessionFor(req.Session)
+		if s.actx != nil {
+			var done context.CancelFunc
+			ctx, done = s.actx(ctx)
+			defer done()
+		}
 		start := time.Now()
 		s.act.Lock()
 		res := s.call(ctx, sess, spec, req.Params.Arguments)
@@ -379,6 +392,9 @@ func (s *Server) runStep(ctx context.Context, sess *session, st *step) (*outcome
 	out, err := st.run(ctx)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
+			if cause := context.Cause(ctx); cause != ctxErr {
+				return nil, fmt.Errorf("%s was stopped: %v", st.action.Tool, cause)
+			}
 			return nil, fmt.Errorf("%s was cancelled (%v); held buttons and keys were released", st.action.Tool, ctxErr)
 		}
 		return nil, fmt.Errorf("%s: %w", st.action.Tool, err)
