@@ -38,7 +38,13 @@ Examples:
   deskhand serve
   deskhand serve --virtual-display 1920x1080
   deskhand serve --coordinates normalized_0_100 --format png
+  deskhand serve --allow xterm --allow org.gnome.Calculator --grant clipboardRead
   claude mcp add computer-use -- deskhand serve
+
+Nothing may be used until the model calls request_access and the user
+approves the apps in a dialog; with clients that cannot show one, only the
+apps pre-approved with --allow or in the pre-approval file (see
+deskhand grants) are granted.
 
 Flags:`
 
@@ -68,6 +74,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	fs.IntVar(&f.jpegQuality, "jpeg-quality", mcpserver.DefaultJPEGQuality, "JPEG `quality`, 1-100")
 	fs.StringVar(&f.stateDir, "state-dir", "", "`directory` of the state file that keeps the last screenshot's geometry and the selected display across restarts (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand; \"none\" keeps nothing)")
 	fs.StringVar(&f.logLevel, "log-level", envOr("DESKHAND_LOG", "info"), "stderr log `level`: debug, info, warn or error")
+	consentFlags := addConsentFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -158,6 +165,10 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
+	consentMgr, err := newConsent(consentFlags, helper, logger.With("component", "consent"))
+	if err != nil {
+		return err
+	}
 	srv, err := mcpserver.New(mcpserver.Options{
 		Executor:    exec,
 		Mode:        mode,
@@ -166,6 +177,8 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 		JPEGQuality: f.jpegQuality,
 		StatePath:   statePath,
 		XDisplay:    xdisplay,
+		Consent:     consentMgr,
+		Gates:       []mcpserver.Gate{mcpserver.AccessGate(consentMgr.Session())},
 		Logger:      logger.With("component", "mcp"),
 		Version:     Version,
 	})

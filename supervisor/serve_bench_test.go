@@ -34,7 +34,7 @@ func TestBenchMCP(t *testing.T) {
 	var startups []time.Duration
 	for range 10 {
 		start := time.Now()
-		e := serve(t, d, "--log-level", "warn")
+		e := serveRaw(t, d, nil, "--log-level", "warn")
 		if _, err := e.cs.ListTools(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}

@@ -99,6 +99,10 @@ type e2e struct {
 	cs   *mcp.ClientSession
 	cmd  *exec.Cmd
 	shot shotInfo // the latest screenshot's geometry, from its result
+	// configHome is the server's XDG_CONFIG_HOME; policy the managed
+	// policy file it reads besides the system one.
+	configHome string
+	policy     string
 }
 
 type shotInfo struct {
@@ -150,8 +154,46 @@ func newDesktop(t *testing.T, opts desktoptest.Options) *desktoptest.Desktop {
 	return desktoptest.Start(t, opts)
 }
 
-// serve starts `deskhand serve` on d and connects an MCP client to it.
+// testApps are the apps the end-to-end tests use, pre-approved at the full
+// tier (xterm is click-tier in the catalog: these tests type into it), with
+// the clipboard flags.
+var testApps = []string{"xterm", "zenity", "xwud"}
+
+func preapproveTestApps() []string {
+	args := []string{"--grant", "clipboardRead,clipboardWrite"}
+	for _, app := range testApps {
+		args = append(args, "--allow", app+"=full")
+	}
+	return args
+}
+
+// serve starts `deskhand serve` on d with the test apps pre-approved,
+// connects an MCP client to it and calls request_access for them.
 func serve(t *testing.T, d *desktoptest.Desktop, args ...string) *e2e {
+	t.Helper()
+	e := serveRaw(t, d, nil, append(preapproveTestApps(), args...)...)
+	e.requestTestApps()
+	return e
+}
+
+// requestTestApps calls request_access for the pre-approved test apps.
+func (e *e2e) requestTestApps() {
+	e.t.Helper()
+	e.ok("request_access", map[string]any{"apps": testApps, "reason": "end-to-end test", "clipboardRead": true, "clipboardWrite": true})
+}
+
+// serveRaw starts `deskhand serve` on d and connects an MCP client with
+// opts (nil: no elicitation) to it, without asking for access. The server
+// keeps its consent files in a fresh config directory, and reads no
+// managed policy but the one the test may write to e.policy.
+func serveRaw(t *testing.T, d *desktoptest.Desktop, opts *mcp.ClientOptions, args ...string) *e2e {
+	t.Helper()
+	return serveWith(t, d, opts, t.TempDir(), args...)
+}
+
+// serveWith is serveRaw with the config directory given, so that two
+// server processes can share remembered denials.
+func serveWith(t *testing.T, d *desktoptest.Desktop, opts *mcp.ClientOptions, configHome string, args ...string) *e2e {
 	t.Helper()
 	bin := deskhandBinary(t)
 	helper := desktoptest.HelperPath(t)
@@ -159,9 +201,10 @@ func serve(t *testing.T, d *desktoptest.Desktop, args ...string) *e2e {
 	t.Cleanup(logs.stop) // registered first: runs after the server is gone
 	full := append([]string{"serve", "--virtual-display", "off", "--state-dir", t.TempDir(), "--log-level", "debug"}, args...)
 	cmd := exec.Command(bin, full...)
-	cmd.Env = append(d.AppEnv(), "DESKHAND_HELPER="+helper)
+	policy := filepath.Join(configHome, "policy.json")
+	cmd.Env = append(d.AppEnv(), "DESKHAND_HELPER="+helper, "XDG_CONFIG_HOME="+configHome, "DESKHAND_POLICY_FILE="+policy)
 	cmd.Stderr = logs
-	client := mcp.NewClient(&mcp.Implementation{Name: "deskhand-e2e", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "deskhand-e2e", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
@@ -169,7 +212,7 @@ func serve(t *testing.T, d *desktoptest.Desktop, args ...string) *e2e {
 		t.Fatalf("starting %s %v: %v", bin, full, err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return &e2e{t: t, d: d, cs: cs, cmd: cmd}
+	return &e2e{t: t, d: d, cs: cs, cmd: cmd, configHome: configHome, policy: policy}
 }
 
 // testLog passes the server's stderr to the test log until the test ends.
@@ -415,8 +458,8 @@ func TestServeToolsAndHelp(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	want := []string{"computer_batch", "cursor_position", "double_click", "hold_key", "key", "left_click", "left_click_drag",
-		"left_mouse_down", "left_mouse_up", "middle_click", "mouse_move", "open_application", "read_clipboard", "right_click",
-		"screenshot", "scroll", "switch_display", "triple_click", "type", "wait", "write_clipboard", "zoom"}
+		"left_mouse_down", "left_mouse_up", "list_granted_applications", "middle_click", "mouse_move", "open_application", "read_clipboard",
+		"request_access", "right_click", "screenshot", "scroll", "switch_display", "triple_click", "type", "wait", "write_clipboard", "zoom"}
 	slices.Sort(names)
 	if !slices.Equal(names, want) {
 		t.Errorf("tools = %q, want %q", names, want)
@@ -1009,8 +1052,8 @@ func TestServeVirtualDisplay(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	cmd := exec.Command(bin, "serve", "--virtual-display", "1280x800", "--state-dir", "none", "--log-level", "debug")
-	cmd.Env = append(env, "DESKHAND_HELPER="+helper)
+	cmd := exec.Command(bin, append([]string{"serve", "--virtual-display", "1280x800", "--state-dir", "none", "--log-level", "debug"}, preapproveTestApps()...)...)
+	cmd.Env = append(env, "DESKHAND_HELPER="+helper, "XDG_CONFIG_HOME="+t.TempDir())
 	cmd.Stderr = logs
 	client := mcp.NewClient(&mcp.Implementation{Name: "deskhand-e2e", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
@@ -1018,6 +1061,7 @@ func TestServeVirtualDisplay(t *testing.T) {
 		t.Fatalf("starting deskhand serve --virtual-display 1280x800: %v", err)
 	}
 	e := &e2e{t: t, cs: cs, cmd: cmd}
+	e.requestTestApps()
 	img, _ := e.screenshot("screenshot", nil)
 	if e.shot.Display.Size != (geometry.Size{Width: 1280, Height: 800}) || img.Rect.Dx() != 1280 || img.Rect.Dy() != 800 {
 		t.Errorf("virtual display screenshot: display %+v, image %v; want 1280x800 at native size", e.shot.Display, img.Rect)
@@ -1098,15 +1142,17 @@ func syscallKill0(pid int) error {
 const inspectorVersion = "0.15.0"
 
 // TestServeInspectorCLI: the official MCP Inspector's CLI lists the tools
-// and calls screenshot against the binary, on a virtual display of its own.
+// and calls request_access and screenshot against the binary, on a virtual
+// display of its own.
 func TestServeInspectorCLI(t *testing.T) {
 	desktoptest.Require(t, "npx", "Xvfb", "openbox")
 	helper := desktoptest.HelperPath(t)
 	bin := deskhandBinary(t)
+	configHome := t.TempDir()
 	run := func(args ...string) []byte {
 		t.Helper()
-		full := append([]string{"-y", "@modelcontextprotocol/inspector@" + inspectorVersion, "--cli",
-			bin, "serve", "--virtual-display", "1280x800", "--state-dir", "none", "--helper", helper}, args...)
+		full := append([]string{"-y", "@modelcontextprotocol/inspector@" + inspectorVersion, "-e", "XDG_CONFIG_HOME=" + configHome, "--cli",
+			bin, "serve", "--virtual-display", "1280x800", "--state-dir", "none", "--helper", helper, "--allow", "xterm"}, args...)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "npx", full...)
@@ -1136,8 +1182,8 @@ func TestServeInspectorCLI(t *testing.T) {
 	if err := json.Unmarshal(out, &list); err != nil {
 		t.Fatalf("inspector tools/list output is not JSON: %v\n%.2000s", err, out)
 	}
-	if len(list.Tools) != 22 {
-		t.Errorf("the inspector lists %d tools, want 22", len(list.Tools))
+	if len(list.Tools) != 24 {
+		t.Errorf("the inspector lists %d tools, want 24", len(list.Tools))
 	}
 
 	var call struct {
@@ -1149,15 +1195,31 @@ func TestServeInspectorCLI(t *testing.T) {
 		} `json:"content"`
 		IsError bool `json:"isError"`
 	}
+	// The inspector cannot show the approval dialog: the pre-approved
+	// app is granted, the other is refused with instructions.
+	out = run("--method", "tools/call", "--tool-name", "request_access", "--tool-arg", "apps=xterm", "--tool-arg", "reason=inspector interoperability")
+	if err := json.Unmarshal(out, &call); err != nil {
+		t.Fatalf("inspector tools/call output is not JSON: %v\n%.2000s", err, out)
+	}
+	if call.IsError || len(call.Content) == 0 || !strings.Contains(call.Content[0].Text, "Granted: XTerm") {
+		t.Errorf("inspector request_access: isError %v, %.2000s", call.IsError, out)
+	}
+	call.Content, call.IsError = nil, false
+	out = run("--method", "tools/call", "--tool-name", "request_access", "--tool-arg", "apps=zenity", "--tool-arg", "reason=inspector interoperability")
+	if err := json.Unmarshal(out, &call); err != nil {
+		t.Fatalf("inspector tools/call output is not JSON: %v\n%.2000s", err, out)
+	}
+	if !call.IsError || len(call.Content) == 0 || !strings.Contains(call.Content[0].Text, "--allow zenity") {
+		t.Errorf("inspector request_access for an app that is not pre-approved: isError %v, %.2000s", call.IsError, out)
+	}
+	// Each inspector call is a new session: its screenshot is refused
+	// until request_access.
+	call.Content, call.IsError = nil, false
 	out = run("--method", "tools/call", "--tool-name", "screenshot")
 	if err := json.Unmarshal(out, &call); err != nil {
 		t.Fatalf("inspector tools/call output is not JSON: %v\n%.2000s", err, out)
 	}
-	if len(call.Content) == 0 {
-		t.Fatalf("inspector screenshot result has no content: %.2000s", out)
-	}
-	if first := call.Content[0]; call.IsError || first.Type != "image" || first.MimeType != "image/jpeg" || len(first.Data) < 1000 {
-		t.Errorf("inspector screenshot result: isError %v, first block %q %q with %d bytes of data",
-			call.IsError, first.Type, first.MimeType, len(first.Data))
+	if !call.IsError || len(call.Content) == 0 || call.Content[0].Type != "text" || !strings.Contains(call.Content[0].Text, "request_access") {
+		t.Errorf("inspector screenshot before request_access: isError %v, %.2000s", call.IsError, out)
 	}
 }

@@ -182,7 +182,13 @@ func parseAccessRequest(a *args) (consent.Request, error) {
 		return r, a.missing("apps", `a list of application names or ids, such as ["xterm", "org.gnome.Calculator"] (or [] with only grant flags)`)
 	}
 	if err := jsonField(a, "apps", &r.Apps); err != nil {
-		return r, fmt.Errorf("request_access: \"apps\" must be a list of strings, such as [\"xterm\"]: %v", err)
+		// One app as a plain string is fine too (some clients cannot
+		// send lists).
+		var one string
+		if json.Unmarshal(a.fields["apps"], &one) != nil {
+			return r, fmt.Errorf("request_access: \"apps\" must be a list of strings, such as [\"xterm\"]: %v", err)
+		}
+		r.Apps = []string{one}
 	}
 	for _, app := range r.Apps {
 		if len(app) > maxNameBytes {

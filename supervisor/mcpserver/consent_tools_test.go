@@ -258,7 +258,7 @@ func TestRequestAccessBadArguments(t *testing.T) {
 	}{
 		{map[string]any{"reason": "r"}, `needs "apps"`},
 		{map[string]any{"apps": []string{"xterm"}}, `needs "reason"`},
-		{map[string]any{"apps": "xterm", "reason": "r"}, "list of strings"},
+		{map[string]any{"apps": 7, "reason": "r"}, "list of strings"},
 		{map[string]any{"apps": []string{}, "reason": "r"}, "is empty"},
 		{map[string]any{"apps": []string{"x"}, "reason": "r", "clipboardRead": "yes"}, "true or false"},
 		{map[string]any{"apps": []string{"x"}, "reason": "r", "sudo": true}, "does not take"},
