@@ -1,0 +1,365 @@
+package gates
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/catalog"
+	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/geometry"
+	"github.com/deskhand/deskhand/supervisor/mcpserver"
+)
+
+func newPrefix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// stopped returns why ctx ended, if it did: a turn that ended stops the
+// actions still queued behind it with its own cause.
+func stopped(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(ctx)
+}
+
+// 1. Kill switch.
+func (g *Gates) checkKillSwitch(ctx context.Context, a *mcpserver.Action) error {
+	if err := stopped(ctx); err != nil {
+		return err
+	}
+	if off, why := g.opts.KillSwitch(); off {
+		return fmt.Errorf("deskhand is switched off (%s), so it does nothing on this computer. Only the user can switch it on again; tell them, and do not try to act some other way", why)
+	}
+	return nil
+}
+
+// 2. Display and OS permissions.
+func (g *Gates) checkDisplay(ctx context.Context, a *mcpserver.Action) error {
+	if g.opts.Display == nil {
+		return nil
+	}
+	return g.opts.Display(ctx)
+}
+
+// 3. Cross-session lock; taking it begins the turn.
+func (g *Gates) checkLock(ctx context.Context, a *mcpserver.Action) error {
+	if err := stopped(ctx); err != nil {
+		return err
+	}
+	id := g.SessionID(a.Session)
+	fresh, err := g.opts.Lock.Acquire(id)
+	if err != nil {
+		return err
+	}
+	began, err := g.opts.Turns.Begin(id)
+	if err != nil {
+		return err
+	}
+	if fresh || began {
+		g.log.Debug("took the computer", "session", id, "lock_fresh", fresh, "turn_began", began)
+	}
+	return nil
+}
+
+// 4. Hide unapproved apps.
+func (g *Gates) checkHide(ctx context.Context, a *mcpserver.Action) error {
+	if g.opts.KeepUnapprovedVisible {
+		return nil
+	}
+	list, err := g.windows(ctx, a)
+	if err != nil {
+		return err
+	}
+	var ids []uint32
+	for _, w := range list.Windows {
+		if !w.Hidden && !w.Minimized && g.opts.Consent.Tier(w.App) == catalog.TierNone {
+			ids = append(ids, w.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	hidden, err := g.opts.Desktop.Hide(ctx, ids)
+	var be *bridge.Error
+	if errors.As(err, &be) && be.Name == "no_such_window" {
+		// One closed between the listing and the hide: list again.
+		g.forget(a)
+		return g.checkHide(ctx, a)
+	}
+	if err != nil {
+		// Screenshots mask these windows anyway, and input aimed at
+		// them is refused by the next gates.
+		g.log.Warn("hiding the windows of unapproved apps", "windows", ids, "err", err)
+		return nil
+	}
+	g.opts.Turns.AddHidden(hidden)
+	g.log.Debug("hid the windows of unapproved apps", "windows", hidden)
+	// Hiding moves the focus: the next gates need the new list.
+	g.forget(a)
+	return nil
+}
+
+// 5. The frontmost app: approved; the full tier for keys.
+func (g *Gates) checkFrontmost(ctx context.Context, a *mcpserver.Action) error {
+	k := classify(a)
+	if !k.input {
+		return nil
+	}
+	list, err := g.windows(ctx, a)
+	if err != nil {
+		return err
+	}
+	front := list.Frontmost
+	if front == nil {
+		if k.keys {
+			return fmt.Errorf("no window has the keyboard focus, so %s would go nowhere you can see. Click into a window of an approved app first, then try again", k.what)
+		}
+		return nil
+	}
+	tier := g.opts.Consent.Tier(*front)
+	switch {
+	case tier == catalog.TierNone:
+		return fmt.Errorf("the focused window belongs to %s, which is not approved for this session, so nothing may be done while it is in front. "+
+			"Click a window of an approved app to bring it to the front, or call request_access for %s if the task needs it. %s",
+			appName(*front), appName(*front), consent.AntiSubversionHint)
+	case k.keys && tier < catalog.TierFull:
+		return errors.New("the keys would go to the focused app. " + consent.TierRefusal(*front, tier, catalog.TierFull, k.what))
+	}
+	return nil
+}
+
+// 6. The app under each point the action touches.
+func (g *Gates) checkTarget(ctx context.Context, a *mcpserver.Action) error {
+	k := classify(a)
+	if a.Tool == "open_application" {
+		return g.checkLaunch(a)
+	}
+	if k.pointTier == catalog.TierNone {
+		return nil
+	}
+	for _, pt := range points(a) {
+		at, err := g.opts.Desktop.WindowAt(ctx, pt.X, pt.Y)
+		if err != nil {
+			return fmt.Errorf("finding the window at (%d, %d): %w", pt.X, pt.Y, err)
+		}
+		if at.Window == nil || at.App == nil {
+			if k.bareOK {
+				continue
+			}
+			return fmt.Errorf("there is no window of an approved app at screen point (%d, %d), so %s there is refused (the bare desktop and its menus are off limits). Take a screenshot and aim at an approved app's window", pt.X, pt.Y, k.what)
+		}
+		if tier := g.opts.Consent.Tier(*at.App); tier < k.pointTier {
+			return fmt.Errorf("the window at screen point (%d, %d) is %q of %s. %s", pt.X, pt.Y, at.Window.Title, appName(*at.App), consent.TierRefusal(*at.App, tier, k.pointTier, k.what))
+		}
+	}
+	return nil
+}
+
+// points lists where a pointer action lands: its start and its end.
+func points(a *mcpserver.Action) []geometry.Point {
+	var out []geometry.Point
+	if a.From != nil {
+		out = append(out, *a.From)
+	}
+	if a.Target != nil {
+		out = append(out, *a.Target)
+	}
+	return out
+}
+
+func (g *Gates) checkLaunch(a *mcpserver.Action) error {
+	if g.opts.ResolveApp == nil {
+		return nil
+	}
+	app, err := g.opts.ResolveApp(a.App)
+	if err != nil {
+		return nil // the executor reports the unknown name
+	}
+	if g.opts.Consent.Tier(app) == catalog.TierNone {
+		return fmt.Errorf("%s is not approved for this session, so it may not be opened. Call request_access for it first if the task needs it. %s", appName(app), consent.AntiSubversionHint)
+	}
+	return nil
+}
+
+// 7. Clipboard guard.
+func (g *Gates) checkClipboard(ctx context.Context, a *mcpserver.Action) error {
+	flags := g.opts.Consent.Flags()
+	switch a.Tool {
+	case "read_clipboard":
+		if !flags.ClipboardRead {
+			return errors.New("reading the clipboard needs the clipboardRead grant; call request_access with clipboardRead if the task needs it")
+		}
+	case "write_clipboard":
+		if !flags.ClipboardWrite {
+			return errors.New("writing the clipboard needs the clipboardWrite grant; call request_access with clipboardWrite if the task needs it")
+		}
+	}
+	k := classify(a)
+	if !k.input && !g.opts.Turns.Stashed() {
+		return nil
+	}
+	clickApp, err := g.clickTierInvolved(ctx, a)
+	if err != nil {
+		return err
+	}
+	if clickApp != nil {
+		if g.opts.Turns.Stashed() == false {
+			text, err := g.opts.Desktop.ReadClipboard(ctx)
+			had := err == nil
+			var be *bridge.Error
+			if err != nil && !(errors.As(err, &be) && be.Name == "clipboard_unavailable") {
+				return fmt.Errorf("stashing the clipboard before %s comes into play: %w", appName(*clickApp), err)
+			}
+			g.opts.Turns.Stash(text, had)
+			g.log.Debug("stashed the clipboard", "app", appName(*clickApp), "had_text", had)
+		}
+		if err := g.opts.Desktop.WriteClipboard(ctx, ""); err != nil {
+			return fmt.Errorf("clearing the clipboard while %s is in play: %w", appName(*clickApp), err)
+		}
+		g.mu.Lock()
+		g.guarding = true
+		g.mu.Unlock()
+		if a.Tool == "write_clipboard" {
+			return fmt.Errorf("the clipboard is locked while %s (a click-tier app) is in front or targeted, so that nothing can be pasted into it; "+
+				"bring a full-tier app to the front first. %s", appName(*clickApp), consent.AntiSubversionHint)
+		}
+		return nil
+	}
+	g.mu.Lock()
+	g.guarding = false
+	g.mu.Unlock()
+	if text, had, ok := g.opts.Turns.TakeStash(); ok && had {
+		if err := g.opts.Desktop.WriteClipboard(ctx, text); err != nil {
+			g.log.Warn("restoring the clipboard", "err", err)
+		} else {
+			g.log.Debug("restored the clipboard")
+		}
+	}
+	return nil
+}
+
+// clickTierInvolved returns the click-tier app in front of, or under a
+// point of, the action, if there is one.
+func (g *Gates) clickTierInvolved(ctx context.Context, a *mcpserver.Action) (*bridge.App, error) {
+	list, err := g.windows(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	if f := list.Frontmost; f != nil && g.opts.Consent.Tier(*f) == catalog.TierClick {
+		return f, nil
+	}
+	if classify(a).pointTier == catalog.TierNone {
+		return nil, nil
+	}
+	for _, pt := range points(a) {
+		at, err := g.opts.Desktop.WindowAt(ctx, pt.X, pt.Y)
+		if err != nil {
+			return nil, fmt.Errorf("finding the window at (%d, %d): %w", pt.X, pt.Y, err)
+		}
+		if at.App != nil && g.opts.Consent.Tier(*at.App) == catalog.TierClick {
+			return at.App, nil
+		}
+	}
+	return nil, nil
+}
+
+// Staleness: the click target must look as it did in the latest capture.
+// A patch of patchSize² pixels counts as changed when over a fifth of its
+// pixels differ by more than patchTolerance in some channel: a blinking
+// text cursor (two pixels wide) or a hover highlight's antialiasing does
+// not trip it, a window or dialog moved over the point does.
+const (
+	patchSize      = 15
+	patchTolerance = 24
+	patchChanged   = 5 // differing × patchChanged ≥ size² means changed
+)
+
+// 8. Pixel staleness.
+func (g *Gates) checkStaleness(ctx context.Context, a *mcpserver.Action) error {
+	if !classify(a).checkPixels {
+		return nil
+	}
+	g.mu.Lock()
+	if a.Batch != nil && a.Batch.Index == 0 {
+		g.batchActed = false
+	}
+	acted, last := g.batchActed, g.last
+	g.mu.Unlock()
+	if a.Batch != nil && a.Batch.Index > 0 && acted {
+		// Later actions of a batch land on a screen the batch itself
+		// changed on purpose; its first input action was checked.
+		return nil
+	}
+	if last == nil {
+		return nil // nothing seen yet that could be stale
+	}
+	for _, pt := range points(a) {
+		size := patchSize
+		for size >= 1 {
+			half := size / 2
+			if pt.X-half >= last.X && pt.Y-half >= last.Y && pt.X+half < last.X+last.Width && pt.Y+half < last.Y+last.Height {
+				break
+			}
+			size -= 2
+		}
+		if size < 1 {
+			return fmt.Errorf("screen point (%d, %d) lies outside the area of your latest screenshot or zoom, so it cannot be checked against what you saw; take a new screenshot, then use coordinates from it", pt.X, pt.Y)
+		}
+		res, err := g.opts.Desktop.PatchCheck(ctx, bridge.PatchCheckRequest{X: pt.X, Y: pt.Y, Size: size, Tolerance: patchTolerance})
+		var be *bridge.Error
+		if errors.As(err, &be) && be.Name == "no_capture" {
+			return nil
+		}
+		if errors.As(err, &be) && be.Name == "out_of_bounds" {
+			return fmt.Errorf("screen point (%d, %d) lies outside the area of your latest screenshot or zoom; take a new screenshot, then use coordinates from it", pt.X, pt.Y)
+		}
+		if err != nil {
+			return fmt.Errorf("checking the target against the latest screenshot: %w", err)
+		}
+		if res.DifferingPixels*patchChanged >= size*size {
+			return fmt.Errorf("the screen at the target (%d, %d) has changed since your latest screenshot (%d of %d pixels differ), so the click might land on something else: take a new screenshot and aim again",
+				pt.X, pt.Y, res.DifferingPixels, size*size)
+		}
+	}
+	return nil
+}
+
+// 9. System shortcuts.
+func (g *Gates) checkKeys(ctx context.Context, a *mcpserver.Action) error {
+	if a.Keys == "" || g.opts.Consent.Flags().SystemKeyCombos {
+		return nil
+	}
+	switch {
+	case a.Tool == "key":
+		return g.keys.CheckKeys(a.Keys)
+	case a.Tool == "hold_key", strings.HasSuffix(a.Tool, "_click"):
+		return g.keys.CheckCombo(a.Keys)
+	}
+	// Any other tool that carries keys: check every combination in it.
+	return g.keys.CheckKeys(a.Keys)
+}
+
+// maskIDs lists the visible windows of unapproved apps.
+func (g *Gates) maskIDs(ctx context.Context) ([]uint32, error) {
+	list, err := g.opts.Desktop.Windows(ctx, false)
+	if err != nil {
+		return nil, fmt.Errorf("listing the windows to mask: %w", err)
+	}
+	var ids []uint32
+	for _, w := range list.Windows {
+		if g.opts.Consent.Tier(w.App) == catalog.TierNone && !slices.Contains(ids, w.ID) {
+			ids = append(ids, w.ID)
+		}
+	}
+	return ids, nil
+}

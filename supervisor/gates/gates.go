@@ -1,0 +1,276 @@
+// Package gates is deskhand's execution guard: the nine checks every
+// action passes, in order, against the live desktop, just before it runs
+// (each tool call, and each action inside computer_batch):
+//
+//  1. kill switch: DESKHAND_DISABLED, or a "disabled" file in the user's
+//     config directory or beside the managed policy file;
+//  2. display: the X display answers and has XTEST; a Wayland session is
+//     refused until deskhand supports it;
+//     (then mcpserver.AccessGate: request_access approved something, so
+//     that a session without approvals never takes the lock)
+//  3. cross-session lock: this session owns the desktop (package lock);
+//     taking it begins the session's turn (package cleanup);
+//  4. hide unapproved apps: every visible window of an app without a
+//     grant is minimised, and shown again when the turn ends;
+//  5. frontmost app: approved, and at the full tier for anything that
+//     sends keys;
+//  6. target app: the app under each point the action touches has the
+//     tier the action needs (an app open_application starts is approved);
+//  7. clipboard guard: while a click-tier app is in front (or targeted)
+//     the user's clipboard is stashed and cleared, and cleared again after
+//     each action; it comes back when no such app is, and at the end of
+//     the turn; read_clipboard and write_clipboard need their grant flags;
+//  8. pixel staleness: the pixels at a click target still look as they
+//     did in the latest capture (the helper's patch_check);
+//  9. system shortcuts: combinations on the blocklist (package keyblock)
+//     need the systemKeyCombos grant.
+//
+// Screenshots and zooms go through Gates.Wrap, which paints over every
+// window of an unapproved app, so its pixels never leave the machine even
+// where hiding fails.
+//
+// What each tier allows (consent.TierAllows): read, being seen; click,
+// plain left clicks (single, double, triple) and scrolling; full,
+// everything. Right and middle clicks, modifier clicks, drags and button
+// presses need full at their points; typing, key presses and modifier
+// clicks need a full-tier app in front, because keys go to the focused
+// window wherever the pointer is.
+package gates
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/catalog"
+	"github.com/deskhand/deskhand/supervisor/cleanup"
+	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/keyblock"
+	"github.com/deskhand/deskhand/supervisor/mcpserver"
+)
+
+// Desktop is what the gates ask the capture helper; *bridge.Client
+// satisfies it.
+type Desktop interface {
+	Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error)
+	WindowAt(ctx context.Context, x, y int) (*bridge.WindowAt, error)
+	PatchCheck(ctx context.Context, req bridge.PatchCheckRequest) (*bridge.PatchCheck, error)
+	Hide(ctx context.Context, ids []uint32) ([]uint32, error)
+	ReadClipboard(ctx context.Context) (string, error)
+	WriteClipboard(ctx context.Context, text string) error
+}
+
+// Locker is the cross-session lock; *lock.Lock satisfies it.
+type Locker interface {
+	Acquire(session string) (fresh bool, err error)
+}
+
+// Options configure New.
+type Options struct {
+	// Desktop is the capture helper. Required.
+	Desktop Desktop
+	// Consent is the session's grants. Required.
+	Consent *consent.Session
+	// Lock is the cross-session lock. Required.
+	Lock Locker
+	// Turns tracks the turn the lock begins. Required.
+	Turns *cleanup.Controller
+	// Escape, when set, is told about deskhand's own Escape keys so it
+	// does not take them for the user's.
+	Escape *cleanup.Watcher
+	// Blocklist is the system-shortcut list; nil means keyblock.Default().
+	Blocklist *keyblock.List
+	// KillSwitch says whether deskhand is switched off, and how to
+	// switch it on; nil means DefaultKillSwitch(nil).
+	KillSwitch func() (off bool, why string)
+	// Display checks that the display can be driven; nil skips the
+	// check.
+	Display func(ctx context.Context) error
+	// SessionPrefix makes lock session ids unique to this process; ""
+	// means a random one.
+	SessionPrefix string
+	// KeepUnapprovedVisible turns the hiding of unapproved windows off
+	// (they are still masked in every screenshot).
+	KeepUnapprovedVisible bool
+	// ResolveApp finds the identity of an application open_application
+	// names; nil (or an error) lets the launch through unchecked, where
+	// the executor fails the same way on a name it cannot resolve.
+	ResolveApp func(name string) (bridge.App, error)
+	// MaskColor paints unapproved windows; nil means the helper's default.
+	MaskColor *[3]uint8
+	// Logger receives the records; nil discards them.
+	Logger *slog.Logger
+}
+
+// Gates holds the state the gates share.
+type Gates struct {
+	opts Options
+	log  *slog.Logger
+	keys *keyblock.List
+
+	mu sync.Mutex
+	// memo is the window list read for the action being checked.
+	memoAction *mcpserver.Action
+	memo       *bridge.WindowList
+	// guarding is true while the clipboard guard keeps the clipboard
+	// cleared.
+	guarding bool
+	// batchActed is true once an action of the current batch has sent
+	// input.
+	batchActed bool
+	// last is the source rectangle of the latest capture, nil before one.
+	last *bridge.Rect
+}
+
+// New returns the gates.
+func New(opts Options) (*Gates, error) {
+	if opts.Desktop == nil || opts.Consent == nil || opts.Lock == nil || opts.Turns == nil {
+		return nil, errors.New("gates: Options.Desktop, Consent, Lock and Turns are required")
+	}
+	g := &Gates{opts: opts, log: opts.Logger, keys: opts.Blocklist}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	if g.keys == nil {
+		g.keys = keyblock.Default()
+	}
+	if g.opts.KillSwitch == nil {
+		g.opts.KillSwitch = DefaultKillSwitch(nil)
+	}
+	if g.opts.SessionPrefix == "" {
+		g.opts.SessionPrefix = newPrefix()
+	}
+	return g, nil
+}
+
+// Chain returns the gates in order, with access (mcpserver.AccessGate)
+// after the display check and before the lock, so that a session without
+// approvals never takes the lock. access may be nil.
+func (g *Gates) Chain(access mcpserver.Gate) []mcpserver.Gate {
+	chain := []mcpserver.Gate{
+		gate("kill switch", g.checkKillSwitch),
+		gate("display", g.checkDisplay),
+	}
+	if access != nil {
+		chain = append(chain, access)
+	}
+	return append(chain,
+		gate("lock", g.checkLock),
+		gate("hide unapproved apps", g.checkHide),
+		gate("frontmost app", g.checkFrontmost),
+		gate("target app", g.checkTarget),
+		gate("clipboard", g.checkClipboard),
+		gate("stale screenshot", g.checkStaleness),
+		gate("system shortcut", g.checkKeys),
+	)
+}
+
+func gate(name string, f func(ctx context.Context, a *mcpserver.Action) error) mcpserver.Gate {
+	return mcpserver.GateFunc{GateName: name, Func: f}
+}
+
+// SessionID is the lock and turn id of an MCP session.
+func (g *Gates) SessionID(mcpSession string) string {
+	if mcpSession == "" {
+		return g.opts.SessionPrefix
+	}
+	return g.opts.SessionPrefix + "/" + mcpSession
+}
+
+// kind is what an action does, for the tier checks.
+type kind struct {
+	// input: it acts on the desktop (everything but looking and waiting).
+	input bool
+	// keys: it sends key events, which go to the focused window.
+	keys bool
+	// pointTier is the tier the app under each of its points needs;
+	// TierNone for actions without points.
+	pointTier catalog.Tier
+	// what names the action in refusals ("a right click").
+	what string
+	// bareOK: a point over no window at all is fine (moving the pointer).
+	bareOK bool
+	// checkPixels: the target's pixels must match the last capture.
+	checkPixels bool
+}
+
+func classify(a *mcpserver.Action) kind {
+	mods := a.Keys != ""
+	switch a.Tool {
+	case "screenshot", "zoom", "cursor_position", "switch_display", "wait":
+		return kind{}
+	case "mouse_move":
+		return kind{input: true, pointTier: catalog.TierRead, what: "moving the pointer", bareOK: true}
+	case "left_click", "double_click", "triple_click":
+		what := map[string]string{"left_click": "a left click", "double_click": "a double click", "triple_click": "a triple click"}[a.Tool]
+		if mods {
+			return kind{input: true, keys: true, pointTier: catalog.TierFull, what: what + " holding " + a.Keys, checkPixels: true}
+		}
+		return kind{input: true, pointTier: catalog.TierClick, what: what, checkPixels: true}
+	case "right_click", "middle_click":
+		what := map[string]string{"right_click": "a right click", "middle_click": "a middle click"}[a.Tool]
+		if mods {
+			what += " holding " + a.Keys
+		}
+		return kind{input: true, keys: mods, pointTier: catalog.TierFull, what: what, checkPixels: true}
+	case "scroll":
+		return kind{input: true, pointTier: catalog.TierClick, what: "scrolling", checkPixels: true}
+	case "left_click_drag":
+		return kind{input: true, pointTier: catalog.TierFull, what: "dragging", checkPixels: true}
+	case "left_mouse_down", "left_mouse_up":
+		return kind{input: true, pointTier: catalog.TierFull, what: "pressing or releasing the mouse button", checkPixels: true}
+	case "type":
+		return kind{input: true, keys: true, what: "typing"}
+	case "key":
+		return kind{input: true, keys: true, what: "pressing keys"}
+	case "hold_key":
+		return kind{input: true, keys: true, what: "holding keys"}
+	case "read_clipboard", "write_clipboard", "open_application":
+		return kind{input: true}
+	}
+	// A tool this package does not know yet: the strictest reading.
+	return kind{input: true, keys: true, pointTier: catalog.TierFull, what: a.Tool, checkPixels: true}
+}
+
+// windows returns the window list for a, reading it once per action.
+func (g *Gates) windows(ctx context.Context, a *mcpserver.Action) (*bridge.WindowList, error) {
+	g.mu.Lock()
+	if g.memoAction == a && g.memo != nil {
+		list := g.memo
+		g.mu.Unlock()
+		return list, nil
+	}
+	g.mu.Unlock()
+	list, err := g.opts.Desktop.Windows(ctx, false)
+	if err != nil {
+		return nil, fmt.Errorf("listing the windows: %w", err)
+	}
+	g.mu.Lock()
+	g.memoAction, g.memo = a, list
+	g.mu.Unlock()
+	return list, nil
+}
+
+func (g *Gates) forget(a *mcpserver.Action) {
+	g.mu.Lock()
+	if g.memoAction == a {
+		g.memoAction, g.memo = nil, nil
+	}
+	g.mu.Unlock()
+}
+
+// appName is how refusals name an app.
+func appName(app bridge.App) string {
+	if e := catalog.Classify(catalog.IdentityOf(app)); e.Name != "" {
+		return e.Name
+	}
+	for _, s := range []string{app.Name, app.Class, app.Instance, app.BundleID, app.DesktopID} {
+		if s != "" {
+			return s
+		}
+	}
+	return "an unidentified application"
+}
