@@ -12,6 +12,7 @@ import (
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/installer"
+	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/executor"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/input"
@@ -75,6 +76,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	fs.StringVar(&f.stateDir, "state-dir", "", "`directory` of the state file that keeps the last screenshot's geometry and the selected display across restarts (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand; \"none\" keeps nothing)")
 	fs.StringVar(&f.logLevel, "log-level", envOr("DESKHAND_LOG", "info"), "stderr log `level`: debug, info, warn or error")
 	consentFlags := addConsentFlags(fs)
+	safetyFlags := addSafetyFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -169,7 +171,14 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	srv, err := mcpserver.New(mcpserver.Options{
+	safe, err := newSafety(safetyFlags, xdisplay, stateDir, helper, exec, consentMgr.Session(), nil, logger)
+	if err != nil {
+		return err
+	}
+	// Runs before the helper and the input close: the turn's end needs
+	// them to give the desktop back.
+	defer safe.close(cleanup.ReasonExit)
+	serverOpts := mcpserver.Options{
 		Executor:    exec,
 		Mode:        mode,
 		Limits:      limits,
@@ -178,16 +187,22 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 		StatePath:   statePath,
 		XDisplay:    xdisplay,
 		Consent:     consentMgr,
-		Gates:       []mcpserver.Gate{mcpserver.AccessGate(consentMgr.Session())},
 		Logger:      logger.With("component", "mcp"),
 		Version:     Version,
-	})
+	}
+	safe.options(&serverOpts, consentMgr.Session())
+	srv, err := mcpserver.New(serverOpts)
 	if err != nil {
 		return err
 	}
 	logger.Info("serving MCP on stdio", "server", mcpserver.ServerName, "display", xdisplay, "coordinates", string(mode), "state", statePath)
 	transport := &mcp.IOTransport{Reader: io.NopCloser(stdio.In), Writer: nopWriteCloser{stdio.Out}}
 	err = srv.Run(ctx, transport)
+	if ctx.Err() != nil {
+		safe.close(cleanup.ReasonExit)
+	} else {
+		safe.close(cleanup.ReasonDisconnect)
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("serving MCP: %w", err)
 	}

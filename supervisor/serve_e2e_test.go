@@ -986,7 +986,11 @@ func TestServeHeldButtonReleased(t *testing.T) {
 		t.Errorf("button 1 still down after a failed action")
 	}
 
-	// A failure on the desktop itself releases it too.
+	// A failure on the desktop itself releases it too. (Typing needs an
+	// approved app with the keyboard focus.)
+	w := d.StartGTK(t, "typing target")
+	d.Move(t, w.ID, 900, 500, 0, 0)
+	d.Focus(t, w.ID)
 	e.ok("left_mouse_down", nil)
 	restore := fillSpareKeycodes(t, d)
 	e.bad("type", map[string]any{"text": "🙂"}, "keycode")

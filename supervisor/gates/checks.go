@@ -156,7 +156,7 @@ func (g *Gates) checkTarget(ctx context.Context, a *mcpserver.Action) error {
 			if k.bareOK {
 				continue
 			}
-			return fmt.Errorf("there is no window of an approved app at screen point (%d, %d), so %s there is refused (the bare desktop and its menus are off limits). Take a screenshot and aim at an approved app's window", pt.X, pt.Y, k.what)
+			return fmt.Errorf("there is no window at screen point (%d, %d), so %s there is refused: on the bare desktop it opens the window manager's menus, which are off limits. Take a screenshot and aim at an approved app's window", pt.X, pt.Y, k.what)
 		}
 		if tier := g.opts.Consent.Tier(*at.App); tier < k.pointTier {
 			return fmt.Errorf("the window at screen point (%d, %d) is %q of %s. %s", pt.X, pt.Y, at.Window.Title, appName(*at.App), consent.TierRefusal(*at.App, tier, k.pointTier, k.what))
@@ -273,11 +273,17 @@ func (g *Gates) clickTierInvolved(ctx context.Context, a *mcpserver.Action) (*br
 	return nil, nil
 }
 
-// Staleness: the click target must look as it did in the latest capture.
+// Staleness: the first input action after a capture must land on pixels
+// that still look as they did in it. Later actions until the next capture
+// land on a screen the model's own actions changed, knowingly (a click
+// selects, highlights or opens something), so they are not checked: the
+// guard is against the screen changing while the model was looking at an
+// old screenshot, such as a window or dialog appearing over the target.
+//
 // A patch of patchSize² pixels counts as changed when over a fifth of its
 // pixels differ by more than patchTolerance in some channel: a blinking
-// text cursor (two pixels wide) or a hover highlight's antialiasing does
-// not trip it, a window or dialog moved over the point does.
+// text cursor (two pixels wide) or antialiasing does not trip it, a window
+// moved over the point does.
 const (
 	patchSize      = 15
 	patchTolerance = 24
@@ -290,18 +296,11 @@ func (g *Gates) checkStaleness(ctx context.Context, a *mcpserver.Action) error {
 		return nil
 	}
 	g.mu.Lock()
-	if a.Batch != nil && a.Batch.Index == 0 {
-		g.batchActed = false
-	}
-	acted, last := g.batchActed, g.last
+	acted, last := g.acted, g.last
 	g.mu.Unlock()
-	if a.Batch != nil && a.Batch.Index > 0 && acted {
-		// Later actions of a batch land on a screen the batch itself
-		// changed on purpose; its first input action was checked.
+	if acted || last == nil {
+		// Input since the latest capture, or no capture yet: see above.
 		return nil
-	}
-	if last == nil {
-		return nil // nothing seen yet that could be stale
 	}
 	for _, pt := range points(a) {
 		size := patchSize

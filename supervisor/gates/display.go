@@ -16,29 +16,26 @@ var ErrWayland = errors.New("this is a Wayland session, and deskhand can only co
 	"its input would reach only the XWayland windows and its screenshots would miss the rest. " +
 	"Ask the user to log in to an X11 session, or to run deskhand with --virtual-display 1920x1080 for a private X desktop")
 
-// DisplayCheck checks, before each action, that the X display answers and
-// has XTEST (the extension deskhand sends input through). It keeps one
-// connection and makes one round trip per check; a connection that broke
-// is reopened on the next check.
+// DisplayCheck checks, before each action, that the X display answers,
+// has XTEST (the extension deskhand sends input through) and is not
+// XWayland: an X server that announces the XWAYLAND extension is a Wayland
+// session's, whose native windows deskhand can neither see nor control. It
+// keeps one connection and makes one round trip per check; a connection
+// that broke is reopened on the next check.
 type DisplayCheck struct {
 	display string
-	wayland bool
 
 	mu   sync.Mutex
 	conn *xgb.Conn
 }
 
-// NewDisplayCheck returns a check of display; wayland refuses every action
-// (see ErrWayland).
-func NewDisplayCheck(display string, wayland bool) *DisplayCheck {
-	return &DisplayCheck{display: display, wayland: wayland}
+// NewDisplayCheck returns a check of display.
+func NewDisplayCheck(display string) *DisplayCheck {
+	return &DisplayCheck{display: display}
 }
 
 // Check is the gate function.
 func (d *DisplayCheck) Check(ctx context.Context) error {
-	if d.wayland {
-		return ErrWayland
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.conn != nil {
@@ -61,6 +58,16 @@ func (d *DisplayCheck) Check(ctx context.Context) error {
 	if !rep.Present {
 		conn.Close()
 		return fmt.Errorf("the X display %s has no XTEST extension, which deskhand needs to send input; ask the user to enable XTEST in the X server", d.display)
+	}
+	xw := "XWAYLAND"
+	rep, err = xproto.QueryExtension(conn, uint16(len(xw)), xw).Reply()
+	if err != nil {
+		conn.Close()
+		return fmt.Errorf("the X display %s does not answer (%v); ask the user to check the X server", d.display, err)
+	}
+	if rep.Present {
+		conn.Close()
+		return ErrWayland
 	}
 	d.conn = conn
 	return nil

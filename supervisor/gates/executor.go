@@ -58,7 +58,7 @@ func (e *guarded) Capture(ctx context.Context, req bridge.CaptureRequest) (*brid
 		if late := missing(after, r.Mask); len(late) == 0 {
 			src := img.Source
 			g.mu.Lock()
-			g.last = &src
+			g.last, g.acted = &src, false
 			g.mu.Unlock()
 			return img, nil
 		} else if attempt == maskAttempts {
@@ -90,11 +90,12 @@ func missing(want, have []uint32) []uint32 {
 
 // after runs once an input action has been sent: the clipboard guard
 // clears the clipboard again (a click may have copied something into it),
-// and the batch's staleness bookkeeping notes the input.
+// and the staleness gate notes that the screen may now differ from the
+// latest capture on purpose.
 func (e *guarded) after(ctx context.Context, err error) error {
 	g := e.g
 	g.mu.Lock()
-	g.batchActed = true
+	g.acted = true
 	guarding := g.guarding
 	g.mu.Unlock()
 	if guarding {

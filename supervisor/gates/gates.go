@@ -20,8 +20,8 @@
 //     the user's clipboard is stashed and cleared, and cleared again after
 //     each action; it comes back when no such app is, and at the end of
 //     the turn; read_clipboard and write_clipboard need their grant flags;
-//  8. pixel staleness: the pixels at a click target still look as they
-//     did in the latest capture (the helper's patch_check);
+//  8. pixel staleness: the first input after a screenshot or zoom lands on
+//     pixels that still look as they did in it (the helper's patch_check);
 //  9. system shortcuts: combinations on the blocklist (package keyblock)
 //     need the systemKeyCombos grant.
 //
@@ -118,9 +118,8 @@ type Gates struct {
 	// guarding is true while the clipboard guard keeps the clipboard
 	// cleared.
 	guarding bool
-	// batchActed is true once an action of the current batch has sent
-	// input.
-	batchActed bool
+	// acted is true once input was sent after the latest capture.
+	acted bool
 	// last is the source rectangle of the latest capture, nil before one.
 	last *bridge.Rect
 }
@@ -191,12 +190,18 @@ type kind struct {
 	pointTier catalog.Tier
 	// what names the action in refusals ("a right click").
 	what string
-	// bareOK: a point over no window at all is fine (moving the pointer).
+	// bareOK: a point over no window at all is fine.
 	bareOK bool
 	// checkPixels: the target's pixels must match the last capture.
 	checkPixels bool
 }
 
+// Points over no window at all (the bare root window) are allowed for
+// the left button and the pointer, which do nothing there or drop what is
+// dragged; right and middle clicks and the wheel are refused there, since
+// window managers open their launcher menus on them (openbox: right click
+// for the root menu, middle for the window list; the wheel switches
+// desktops).
 func classify(a *mcpserver.Action) kind {
 	mods := a.Keys != ""
 	switch a.Tool {
@@ -207,9 +212,9 @@ func classify(a *mcpserver.Action) kind {
 	case "left_click", "double_click", "triple_click":
 		what := map[string]string{"left_click": "a left click", "double_click": "a double click", "triple_click": "a triple click"}[a.Tool]
 		if mods {
-			return kind{input: true, keys: true, pointTier: catalog.TierFull, what: what + " holding " + a.Keys, checkPixels: true}
+			return kind{input: true, keys: true, pointTier: catalog.TierFull, what: what + " holding " + a.Keys, bareOK: true, checkPixels: true}
 		}
-		return kind{input: true, pointTier: catalog.TierClick, what: what, checkPixels: true}
+		return kind{input: true, pointTier: catalog.TierClick, what: what, bareOK: true, checkPixels: true}
 	case "right_click", "middle_click":
 		what := map[string]string{"right_click": "a right click", "middle_click": "a middle click"}[a.Tool]
 		if mods {
@@ -219,9 +224,9 @@ func classify(a *mcpserver.Action) kind {
 	case "scroll":
 		return kind{input: true, pointTier: catalog.TierClick, what: "scrolling", checkPixels: true}
 	case "left_click_drag":
-		return kind{input: true, pointTier: catalog.TierFull, what: "dragging", checkPixels: true}
+		return kind{input: true, pointTier: catalog.TierFull, what: "dragging", bareOK: true, checkPixels: true}
 	case "left_mouse_down", "left_mouse_up":
-		return kind{input: true, pointTier: catalog.TierFull, what: "pressing or releasing the mouse button", checkPixels: true}
+		return kind{input: true, pointTier: catalog.TierFull, what: "pressing or releasing the mouse button", bareOK: true, checkPixels: true}
 	case "type":
 		return kind{input: true, keys: true, what: "typing"}
 	case "key":

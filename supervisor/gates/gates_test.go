@@ -340,7 +340,11 @@ func TestPointOnAnotherApp(t *testing.T) {
 		{mcpserver.Action{Tool: "left_click_drag", From: onZenity, Target: onXterm}, "target app"},
 		{mcpserver.Action{Tool: "left_click", Target: onZenity, Keys: "ctrl"}, "frontmost app: the keys would go to the focused app"},
 		{mcpserver.Action{Tool: "key", Keys: "Return"}, "frontmost app"},
-		{mcpserver.Action{Tool: "left_click", Target: onNothing}, "no window of an approved app"},
+		{mcpserver.Action{Tool: "left_click", Target: onNothing}, ""},
+		{mcpserver.Action{Tool: "left_click_drag", From: onZenity, Target: onNothing}, ""},
+		{mcpserver.Action{Tool: "right_click", Target: onNothing}, "no window at screen point (1000, 900)"},
+		{mcpserver.Action{Tool: "middle_click", Target: onNothing}, "window manager's menus"},
+		{mcpserver.Action{Tool: "scroll", Target: onNothing}, "no window at screen point"},
 		{mcpserver.Action{Tool: "mouse_move", Target: onNothing}, ""},
 	} {
 		err := f.check(tc.a)
@@ -566,23 +570,24 @@ func TestStaleness(t *testing.T) {
 	if got := f.d.patches[len(f.d.patches)-1]; got.Size != 7 {
 		t.Errorf("patch at y=3 has size %d, want 7", got.Size)
 	}
-	// In a batch, the first input is checked and later ones are not.
+	// Once input was sent, the screen differs on purpose: not checked
+	// until the next capture.
 	f.d.patch = bridge.PatchCheck{Changed: true, DifferingPixels: 225}
-	first := click
-	first.Batch = &mcpserver.BatchPosition{Index: 0, Count: 2}
-	if err := f.check(first); err == nil {
-		t.Fatal("first action of a batch on a changed target allowed")
-	}
-	f.d.patch = bridge.PatchCheck{}
-	if err := f.check(first); err != nil {
+	if err := f.exec.Click(ctx, *onZenity, mcpserver.ButtonLeft, 1, ""); err != nil {
 		t.Fatal(err)
 	}
-	f.exec.Click(ctx, *onZenity, mcpserver.ButtonLeft, 1, "")
-	f.d.patch = bridge.PatchCheck{Changed: true, DifferingPixels: 225}
-	second := click
-	second.Batch = &mcpserver.BatchPosition{Index: 1, Count: 2}
-	if err := f.check(second); err != nil {
-		t.Fatalf("second action of a batch, after the batch clicked: %v", err)
+	n := len(f.d.patches)
+	if err := f.check(click); err != nil {
+		t.Fatalf("click after input since the capture: %v", err)
+	}
+	if len(f.d.patches) != n {
+		t.Fatalf("patch checked after input since the capture")
+	}
+	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.check(click); err == nil {
+		t.Fatal("first click after a new capture on a changed target allowed")
 	}
 	// Errors of the helper.
 	f.d.patchErr = &bridge.Error{Name: "out_of_bounds", Message: "outside"}

@@ -1,0 +1,146 @@
+package supervisor
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/cleanup"
+	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/executor"
+	"github.com/deskhand/deskhand/supervisor/gates"
+	"github.com/deskhand/deskhand/supervisor/geometry"
+	"github.com/deskhand/deskhand/supervisor/lock"
+	"github.com/deskhand/deskhand/supervisor/mcpserver"
+)
+
+// safetyFlags are serve's flags for the gates, the lock and turn cleanup.
+type safetyFlags struct {
+	idleTimeout    time.Duration
+	hideUnapproved bool
+}
+
+func addSafetyFlags(fs interface {
+	DurationVar(p *time.Duration, name string, value time.Duration, usage string)
+	BoolVar(p *bool, name string, value bool, usage string)
+}) *safetyFlags {
+	f := &safetyFlags{}
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", cleanup.DefaultIdleTimeout,
+		"give the computer back (show hidden windows, restore the clipboard, release the lock) after this long without an action; 0 never")
+	fs.BoolVar(&f.hideUnapproved, "hide-unapproved", true,
+		"minimise the windows of apps the session has not approved while deskhand acts (they are masked in screenshots either way)")
+	return f
+}
+
+// safety is the safety layer of one server: the cross-session lock, the
+// turn controller with its Escape watcher, and the gates.
+type safety struct {
+	lock    *lock.Lock
+	turns   *cleanup.Controller
+	watcher *cleanup.Watcher
+	display *gates.DisplayCheck
+	gates   *gates.Gates
+	log     *slog.Logger
+}
+
+// newSafety builds the safety layer for a server on xdisplay. stateDir is
+// where the lock lives ("none" means the default state directory: the lock
+// must be shared by every deskhand on the display whatever they keep).
+func newSafety(f *safetyFlags, xdisplay, stateDir string, helper *bridge.Client, exec *executor.Executor, sess *consent.Session, dataDirs []string, logger *slog.Logger) (*safety, error) {
+	if stateDir == "" || stateDir == "none" {
+		dir, err := geometry.DefaultStateDir()
+		if err != nil {
+			return nil, err
+		}
+		stateDir = dir
+	}
+	s := &safety{log: logger}
+	s.lock = lock.New(lock.Path(stateDir, xdisplay), lock.Options{Display: xdisplay})
+	idle := f.idleTimeout
+	if idle <= 0 {
+		idle = -1
+	}
+	notifier := &cleanup.Notifier{}
+	s.turns = cleanup.New(cleanup.Options{
+		Release:        exec.ReleaseAll,
+		Restore:        helper.Restore,
+		WriteClipboard: helper.WriteClipboard,
+		Unlock:         s.lock.Release,
+		Notify:         notifier.Notify,
+		IdleTimeout:    idle,
+		Logger:         logger.With("component", "turns"),
+	})
+	w, err := cleanup.Watch(cleanup.WatcherOptions{
+		Display:  xdisplay,
+		OnEscape: func() { s.turns.Interrupt() },
+		Logger:   logger.With("component", "escape"),
+	})
+	if err != nil {
+		logger.Warn("Escape on the keyboard will not stop deskhand", "err", err)
+	} else {
+		s.watcher = w
+	}
+	s.display = gates.NewDisplayCheck(xdisplay)
+	s.gates, err = gates.New(gates.Options{
+		Desktop:               helper,
+		Consent:               sess,
+		Lock:                  s.lock,
+		Turns:                 s.turns,
+		Escape:                s.watcher,
+		Display:               s.display.Check,
+		KeepUnapprovedVisible: !f.hideUnapproved,
+		ResolveApp:            appResolver(dataDirs),
+		Logger:                logger.With("component", "gates"),
+	})
+	if err != nil {
+		s.close(cleanup.ReasonExit)
+		return nil, err
+	}
+	return s, nil
+}
+
+// options fills in the server options the safety layer owns.
+func (s *safety) options(o *mcpserver.Options, sess *consent.Session) {
+	o.Executor = s.gates.Wrap(o.Executor)
+	o.Gates = s.gates.Chain(mcpserver.AccessGate(sess))
+	o.ActionContext = s.turns.ActionContext
+}
+
+// close ends the turn (giving the desktop back) and stops the watcher. It
+// runs before the helper and the input are closed.
+func (s *safety) close(reason cleanup.Reason) {
+	if s.turns != nil {
+		s.turns.End(reason)
+		s.turns.Close()
+	}
+	if s.watcher != nil {
+		s.watcher.Close()
+	}
+	if s.display != nil {
+		s.display.Close()
+	}
+	if s.lock != nil {
+		if err := s.lock.ReleaseAll(); err != nil {
+			s.log.Warn("releasing the computer-use lock", "err", err)
+		}
+	}
+}
+
+// appResolver finds the identity of an app open_application names, the way
+// the executor finds the desktop entry it launches.
+func appResolver(dirs []string) func(name string) (bridge.App, error) {
+	return func(name string) (bridge.App, error) {
+		if dirs == nil {
+			dirs = executor.DataDirs()
+		}
+		e, err := executor.Resolve(executor.LoadEntries(dirs), name)
+		if err != nil {
+			return bridge.App{}, err
+		}
+		app := bridge.App{Name: e.Name, DesktopID: e.ID, Class: e.StartupWMClass}
+		if cmd, err := e.Command(); err == nil && len(cmd) > 0 {
+			app.Exe = cmd[0]
+		}
+		return app, nil
+	}
+}
