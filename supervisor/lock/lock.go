@@ -379,14 +379,12 @@ func alive(o Owner, host string) bool {
 	if !pidExists(o.PID) {
 		return false
 	}
-	if o.StartTime == 0 {
-		return true
-	}
 	st, err := startTime(o.PID)
-	if err != nil {
-		// Exited between the two checks, or no way to tell: trust the
-		// pid check only if the process is still there.
-		return pidExists(o.PID) && !errors.Is(err, fs.ErrNotExist)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false // exited meanwhile, or a zombie
+	}
+	if o.StartTime == 0 || err != nil || st == 0 {
+		return true // no way to tell a reused pid: keep the lock
 	}
 	return st == o.StartTime
 }

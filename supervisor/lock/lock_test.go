@@ -42,7 +42,7 @@ func child(mode string) int {
 	default:
 		fmt.Println("acquired", fresh)
 	}
-	if mode == "hold" {
+	if mode == "hold" || mode == "race" {
 		time.Sleep(time.Hour)
 	}
 	return 0
@@ -231,6 +231,45 @@ func TestStaleOwners(t *testing.T) {
 	}
 }
 
+// TestZombieOwner: an owner killed but not yet reaped by its parent is
+// stale.
+func TestZombieOwner(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	pid := cmd.Process.Pid
+	st, err := startTime(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	path := filepath.Join(t.TempDir(), "l.lock")
+	writeOwner(t, path, Owner{SessionID: "zombie", PID: pid, StartTime: st, Host: host})
+	l := New(path, Options{})
+	if _, err := l.Acquire("new"); !errors.Is(err, ErrHeld) {
+		t.Fatalf("Acquire over a live owner = %v", err)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		if _, err := startTime(pid); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed process never became a zombie")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !pidExists(pid) {
+		t.Fatal("the zombie's pid is gone already; the test proves nothing")
+	}
+	if fresh, err := l.Acquire("new"); err != nil || !fresh {
+		t.Fatalf("Acquire over a zombie owner = %v, %v; want a takeover", fresh, err)
+	}
+}
+
 // deadPID returns the pid of a process that has exited.
 func deadPID(t *testing.T) int {
 	t.Helper()
@@ -325,11 +364,11 @@ func TestPath(t *testing.T) {
 
 func TestParseStat(t *testing.T) {
 	line := "4242 (we (ird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 18446744073709551615\n"
-	got, err := parseStat([]byte(line))
-	if err != nil || got != 987654 {
-		t.Fatalf("parseStat = %d, %v; want 987654", got, err)
+	state, got, err := parseStat([]byte(line))
+	if err != nil || got != 987654 || state != 'S' {
+		t.Fatalf("parseStat = %c %d, %v; want S 987654", state, got, err)
 	}
-	if _, err := parseStat([]byte("1 (x) S 1 2")); err == nil {
+	if _, _, err := parseStat([]byte("1 (x) S 1 2")); err == nil {
 		t.Errorf("parseStat of a short line: no error")
 	}
 }
