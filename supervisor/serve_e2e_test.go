@@ -188,12 +188,13 @@ func (e *e2e) requestTestApps() {
 // managed policy but the one the test may write to e.policy.
 func serveRaw(t *testing.T, d *desktoptest.Desktop, opts *mcp.ClientOptions, args ...string) *e2e {
 	t.Helper()
-	return serveWith(t, d, opts, t.TempDir(), args...)
+	return serveWith(t, d, opts, "", t.TempDir(), args...)
 }
 
-// serveWith is serveRaw with the config directory given, so that two
-// server processes can share remembered denials.
-func serveWith(t *testing.T, d *desktoptest.Desktop, opts *mcp.ClientOptions, configHome string, args ...string) *e2e {
+// serveWith is serveRaw with the MCP protocol version ("" for the latest)
+// and the config directory given, so that two server processes can share
+// remembered denials.
+func serveWith(t *testing.T, d *desktoptest.Desktop, opts *mcp.ClientOptions, version, configHome string, args ...string) *e2e {
 	t.Helper()
 	bin := deskhandBinary(t)
 	helper := desktoptest.HelperPath(t)
@@ -207,7 +208,7 @@ func serveWith(t *testing.T, d *desktoptest.Desktop, opts *mcp.ClientOptions, co
 	client := mcp.NewClient(&mcp.Implementation{Name: "deskhand-e2e", Version: "1"}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("starting %s %v: %v", bin, full, err)
 	}
