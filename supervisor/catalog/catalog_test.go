@@ -169,13 +169,30 @@ func TestParseRejects(t *testing.T) {
 	}
 }
 
-func TestWildcard(t *testing.T) {
+func TestWildcardAndOrder(t *testing.T) {
+	c, err := Parse([]byte(`{"categories": {"ide": {"tier": "click"}, "browser": {"tier": "read"}},
+		"apps": [{"name": "JB", "category": "ide", "wm_class": ["jetbrains-*"]},
+		         {"name": "Exact", "category": "browser", "wm_class": ["jetbrains-browser"], "exe": ["jb"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
-		pat, v string
-		want   bool
-	}{{"jetbrains-*", "JetBrains-Rider", true}, {"jetbrains-*", "jetbrains", false}, {"xterm", "XTERM", true}, {"xterm", "xterm2", false}} {
-		if got := matchID(tt.pat, tt.v); got != tt.want {
-			t.Errorf("matchID(%q, %q) = %v, want %v", tt.pat, tt.v, got, tt.want)
+		id   Identity
+		want string
+	}{
+		{Identity{Class: "JetBrains-Rider"}, "JB"},
+		{Identity{Class: "jetbrains"}, ""},
+		// The earlier entry wins when a wildcard and an exact id match.
+		{Identity{Class: "jetbrains-browser"}, "JB"},
+		// A stronger identifier wins over a weaker one.
+		{Identity{Class: "other", Exe: "jb"}, "Exact"},
+		{Identity{Class: "jetbrains-x", Exe: "jb"}, "JB"},
+		// Names only count without platform identifiers.
+		{Identity{Name: "exact"}, "Exact"},
+		{Identity{Name: "exact", Exe: "unknown"}, ""},
+	} {
+		if got := c.Classify(tt.id).Name; got != tt.want {
+			t.Errorf("Classify(%+v) = %q, want %q", tt.id, got, tt.want)
 		}
 	}
 }

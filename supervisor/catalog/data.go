@@ -45,6 +45,39 @@ type appRecord struct {
 type Catalog struct {
 	categories map[string]categoryPolicy
 	apps       []appRecord
+	// index maps a kind of identifier and its lower-case value to the
+	// app that lists it; prefixes hold the wildcard entries.
+	index    map[idKind]map[string]int
+	prefixes map[idKind][]prefixEntry
+}
+
+type idKind int
+
+const (
+	kindBundle idKind = iota
+	kindDesktop
+	kindWMClass
+	kindExe
+	kindName
+)
+
+type prefixEntry struct {
+	prefix string // lower case
+	app    int
+}
+
+func (a *appRecord) ids(k idKind) []string {
+	switch k {
+	case kindBundle:
+		return a.BundleID
+	case kindDesktop:
+		return a.DesktopID
+	case kindWMClass:
+		return a.WMClass
+	case kindExe:
+		return a.Exe
+	}
+	return append([]string{a.Name}, a.Names...)
 }
 
 var (
@@ -114,7 +147,21 @@ func Parse(data []byte) (*Catalog, error) {
 			}
 		}
 	}
-	return &Catalog{categories: f.Categories, apps: f.Apps}, nil
+	c := &Catalog{categories: f.Categories, apps: f.Apps, index: map[idKind]map[string]int{}, prefixes: map[idKind][]prefixEntry{}}
+	for k := kindBundle; k <= kindName; k++ {
+		c.index[k] = map[string]int{}
+		for i := range c.apps {
+			for _, id := range c.apps[i].ids(k) {
+				lower := strings.ToLower(id)
+				if p, ok := strings.CutSuffix(lower, "*"); ok {
+					c.prefixes[k] = append(c.prefixes[k], prefixEntry{p, i})
+				} else if _, dup := c.index[k][lower]; !dup {
+					c.index[k][lower] = i
+				}
+			}
+		}
+	}
+	return c, nil
 }
 
 func validSensitive(s string) bool {
@@ -153,43 +200,34 @@ func (c *Catalog) entry(a *appRecord) Entry {
 func (c *Catalog) lookup(id Identity) *appRecord {
 	type probe struct {
 		value string
-		ids   func(*appRecord) []string
+		kind  idKind
 	}
 	desktop := strings.TrimSuffix(id.DesktopID, ".desktop")
-	probes := []probe{
-		{id.BundleID, func(a *appRecord) []string { return a.BundleID }},
-		{desktop, func(a *appRecord) []string { return a.DesktopID }},
-		{id.Class, func(a *appRecord) []string { return a.WMClass }},
-		{id.Instance, func(a *appRecord) []string { return a.WMClass }},
-		{id.Exe, func(a *appRecord) []string { return a.Exe }},
-	}
+	probes := []probe{{id.BundleID, kindBundle}, {desktop, kindDesktop}, {id.Class, kindWMClass}, {id.Instance, kindWMClass}, {id.Exe, kindExe}}
 	if id.BundleID == "" && desktop == "" && id.Class == "" && id.Instance == "" && id.Exe == "" {
-		probes = append(probes, probe{id.Name, func(a *appRecord) []string { return append([]string{a.Name}, a.Names...) }})
+		probes = append(probes, probe{id.Name, kindName})
 	}
 	for _, p := range probes {
 		if p.value == "" {
 			continue
 		}
-		for i := range c.apps {
-			for _, pat := range p.ids(&c.apps[i]) {
-				if matchID(pat, p.value) {
-					return &c.apps[i]
-				}
+		lower := strings.ToLower(p.value)
+		best := -1
+		if i, ok := c.index[p.kind][lower]; ok {
+			best = i
+		}
+		for _, pe := range c.prefixes[p.kind] {
+			if strings.HasPrefix(lower, pe.prefix) && (best < 0 || pe.app < best) {
+				best = pe.app
 			}
+		}
+		if best >= 0 {
+			return &c.apps[best]
 		}
 	}
 	return nil
 }
 
-// matchID compares case-insensitively; a trailing "*" in pat matches any
-// suffix.
-func matchID(pat, v string) bool {
-	if strings.HasSuffix(pat, "*") {
-		prefix := strings.TrimSuffix(pat, "*")
-		return len(v) >= len(prefix) && strings.EqualFold(v[:len(prefix)], prefix)
-	}
-	return strings.EqualFold(pat, v)
-}
 
 // Find looks an app up by any identifier or name; see the package Find.
 func (c *Catalog) Find(query string) (Entry, Identity, bool) {
