@@ -101,10 +101,22 @@ func eqID(a, b string) bool { return a != "" && strings.EqualFold(a, b) }
 
 func trimDesktop(s string) string { return strings.TrimSuffix(s, ".desktop") }
 
+// launchers are programs that run other programs: an app known only by
+// one of these as its executable would match every app they run.
+var launchers = map[string]bool{
+	"sh": true, "bash": true, "dash": true, "zsh": true, "env": true, "exec": true,
+	"python": true, "python2": true, "python3": true, "perl": true, "ruby": true, "node": true, "nodejs": true,
+	"java": true, "mono": true, "dotnet": true, "wine": true, "wine64": true, "electron": true,
+	"flatpak": true, "snap": true, "gtk-launch": true, "xdg-open": true, "gio": true, "kioclient": true, "kioclient5": true,
+}
+
 // refOf makes the ref of a running or installed app.
 func refOf(app bridge.App) AppRef {
 	id := catalog.IdentityOf(app)
 	id.DesktopID = trimDesktop(id.DesktopID)
+	if launchers[strings.ToLower(id.Exe)] || strings.HasPrefix(strings.ToLower(id.Exe), "python3.") {
+		id.Exe = ""
+	}
 	if e := catalog.Classify(id); e.Name != "" {
 		return AppRef{Name: e.Name, Identity: id}
 	}

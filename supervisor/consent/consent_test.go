@@ -475,3 +475,20 @@ func TestDenialsConcurrentWriters(t *testing.T) {
 		t.Errorf("after 8 concurrent adds: %d denials, %v; want 8", len(list), err)
 	}
 }
+
+func TestLauncherExecutablesDoNotIdentify(t *testing.T) {
+	// An installed entry that runs "python3 app.py" must not cover every
+	// python3 window.
+	ref := refOf(bridge.App{Name: "My Tool", DesktopID: "my-tool", Exe: "python3"})
+	if ref.Matches(bridge.App{Name: "Other", Exe: "/usr/bin/python3"}) {
+		t.Error("a python3 desktop entry covers another python3 window")
+	}
+	if !ref.Matches(bridge.App{Name: "My Tool", DesktopID: "my-tool", Exe: "/usr/bin/python3", Class: "Tk"}) {
+		t.Error("the entry does not cover its own window")
+	}
+	// A WM_CLASS pair decides for running windows.
+	ref = refOf(bridge.App{Instance: "foo", Class: "Foo", Exe: "/usr/bin/java"})
+	if ref.Matches(bridge.App{Instance: "bar", Class: "Bar", Exe: "/usr/bin/java"}) || !ref.Matches(bridge.App{Instance: "foo", Class: "Foo"}) {
+		t.Error("WM_CLASS matching is wrong")
+	}
+}
