@@ -204,10 +204,6 @@ func (g *Gates) checkClipboard(ctx context.Context, a *mcpserver.Action) error {
 			return errors.New("writing the clipboard needs the clipboardWrite grant; call request_access with clipboardWrite if the task needs it")
 		}
 	}
-	k := classify(a)
-	if !k.input && !g.opts.Turns.Stashed() {
-		return nil
-	}
 	clickApp, err := g.clickTierInvolved(ctx, a)
 	if err != nil {
 		return err
