@@ -228,7 +228,6 @@ func (c *Catalog) lookup(id Identity) *appRecord {
 	return nil
 }
 
-
 // Find looks an app up by any identifier or name; see the package Find.
 func (c *Catalog) Find(query string) (Entry, Identity, bool) {
 	q := strings.TrimSpace(query)

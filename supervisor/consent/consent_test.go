@@ -127,7 +127,7 @@ func TestAcceptAll(t *testing.T) {
 			t.Errorf("dialog message lacks %q:\n%s", want, msg)
 		}
 	}
-	want := map[string]catalog.Tier{"XTerm": catalog.TierClick, "Firefox": catalog.TierRead, "Zenity": catalog.TierFull, "Calculator": catalog.TierFull, "Files (Nautilus)": catalog.TierFull}
+	want := map[string]catalog.Tier{"XTerm": catalog.TierClick, "Firefox": catalog.TierRead, "Zenity": catalog.TierFull, "Calculator": catalog.TierFull, "Nautilus": catalog.TierFull}
 	if got := names(out.Granted); !equalTiers(got, want) {
 		t.Errorf("granted %v, want %v", got, want)
 	}

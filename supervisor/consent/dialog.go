@@ -40,9 +40,9 @@ type Asker func(ctx context.Context, d *Dialog) (Answer, error)
 func TierAllows(t catalog.Tier) string {
 	switch t {
 	case catalog.TierRead:
-		return "visible in screenshots only: no clicks, scrolling or typing"
+		return "visible in screenshots only; no clicks, scrolling or typing"
 	case catalog.TierClick:
-		return "screenshots, plain left clicks and scrolling: no typing, key presses, right or middle clicks, modifier clicks or dragging"
+		return "screenshots, plain left clicks and scrolling; no typing, key presses, right or middle clicks, modifier clicks or dragging"
 	case catalog.TierFull:
 		return "screenshots, clicks, dragging, typing and key presses"
 	}
@@ -225,7 +225,7 @@ func (o *Outcome) Text() string {
 		line("Not granted: %s: %s.", r.Requested, r.Why)
 	}
 	for _, f := range o.FlagsGranted {
-		line("Granted flag %s: you may %s.", f, flagMeaning[f])
+		line("Granted flag %s: %s.", f, flagEffect[f])
 	}
 	for _, r := range o.FlagsRefused {
 		line("Not granted: flag %s: %s.", r.Requested, r.Why)

@@ -81,6 +81,13 @@ var flagMeaning = map[string]string{
 	FlagSystemKeyCombos: "press system shortcuts such as Alt+Tab, Alt+F4, Ctrl+Alt+Delete, Super or Cmd+Q",
 }
 
+// flagEffect says, for the model, what a granted flag unlocks.
+var flagEffect = map[string]string{
+	FlagClipboardRead:   "read_clipboard works",
+	FlagClipboardWrite:  "write_clipboard works",
+	FlagSystemKeyCombos: "system shortcuts (alt+tab, alt+F4, super, ctrl+alt+… ) are allowed in key, hold_key and modifier clicks",
+}
+
 // Allow is one pre-approved app: an --allow value or a line of the
 // pre-approval file, "APP" or "APP=TIER".
 type Allow struct {
