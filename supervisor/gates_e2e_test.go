@@ -676,6 +676,21 @@ func TestGatesClipboardGuard(t *testing.T) {
 		t.Fatalf("clipboard after clicking the terminal = %q, want cleared", got)
 	}
 	waitFor(t, "the idle turn end to restore the clipboard", 10*time.Second, func() bool { return clipboard(t, d) == "from the model" })
+
+	// Cleared once more, then the client goes away and deskhand exits:
+	// the clipboard it restores outlives it.
+	e.screenshot("screenshot", nil)
+	e.ok("left_click", map[string]any{"coordinate": e.at(tx, ty)})
+	if got := clipboard(t, d); got != "" {
+		t.Fatalf("clipboard after clicking the terminal = %q, want cleared", got)
+	}
+	e.cs.Close()
+	if st := e.cmd.ProcessState; st == nil || !st.Success() {
+		t.Fatalf("the server did not exit cleanly: %v", st)
+	}
+	if got := clipboard(t, d); got != "from the model" {
+		t.Fatalf("clipboard after deskhand exited = %q, want it restored", got)
+	}
 }
 
 // TestGatesLock: a second server on the same display gets cu_lock_held

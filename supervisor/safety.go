@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -65,10 +66,15 @@ func newSafety(f *safetyFlags, xdisplay, stateDir string, helper *bridge.Client,
 		Release:        exec.ReleaseAll,
 		Restore:        helper.Restore,
 		WriteClipboard: helper.WriteClipboard,
-		Unlock:         s.lock.Release,
-		Notify:         notifier.Notify,
-		IdleTimeout:    idle,
-		Logger:         logger.With("component", "turns"),
+		// The helper exits with deskhand, and an X selection with its
+		// owner: a keeper process holds what is put back at exit.
+		KeepClipboard: func(ctx context.Context, text string) error {
+			return cleanup.HandOff(ctx, "", xdisplay, text)
+		},
+		Unlock:      s.lock.Release,
+		Notify:      notifier.Notify,
+		IdleTimeout: idle,
+		Logger:      logger.With("component", "turns"),
 	})
 	w, err := cleanup.Watch(cleanup.WatcherOptions{
 		Display:  xdisplay,

@@ -14,6 +14,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+
+	"github.com/deskhand/deskhand/supervisor/cleanup"
 )
 
 // Version is the deskhand version, set at build time with
@@ -64,6 +66,9 @@ func Main(ctx context.Context, args []string, io Stdio) int {
 	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		args = append([]string{"serve"}, args...)
+	}
+	if args[0] == cleanup.KeeperCommand { // hidden: serve starts it at exit
+		return cleanup.RunKeeper(io.In, io.Out)
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {

@@ -79,6 +79,10 @@ type Options struct {
 	Restore func(ctx context.Context, windows []uint32) ([]uint32, error)
 	// WriteClipboard puts the stashed clipboard text back.
 	WriteClipboard func(ctx context.Context, text string) error
+	// KeepClipboard puts the stashed clipboard text back when deskhand
+	// is about to exit (ReasonExit, ReasonDisconnect), in a way that
+	// outlives it (see HandOff); nil uses WriteClipboard then too.
+	KeepClipboard func(ctx context.Context, text string) error
 	// Unlock releases the cross-session lock held by session.
 	Unlock func(session string) error
 	// Notify shows a desktop notification.
@@ -383,12 +387,18 @@ func (c *Controller) endTurn(t *turn, reason Reason) bool {
 			log.Warn("showing the hidden windows again", "windows", t.hidden, "restored", got, "err", err)
 		}
 	}
-	if t.stashed && t.clipHad && c.opts.WriteClipboard != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		if err := c.opts.WriteClipboard(ctx, t.clipText); err != nil {
-			log.Warn("restoring the clipboard", "err", err)
+	if t.stashed && t.clipHad {
+		write := c.opts.WriteClipboard
+		if (reason == ReasonExit || reason == ReasonDisconnect) && c.opts.KeepClipboard != nil {
+			write = c.opts.KeepClipboard
 		}
-		cancel()
+		if write != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			if err := write(ctx, t.clipText); err != nil {
+				log.Warn("restoring the clipboard", "err", err)
+			}
+			cancel()
+		}
 	}
 	if c.opts.Unlock != nil {
 		if err := c.opts.Unlock(t.session); err != nil {

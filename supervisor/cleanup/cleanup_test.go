@@ -323,3 +323,28 @@ func TestSessionBusAddress(t *testing.T) {
 		t.Errorf("without a bus socket: %v, want ErrNoSessionBus", err)
 	}
 }
+
+// TestKeepClipboardOnExit: a turn that ends because deskhand goes away
+// hands the clipboard to KeepClipboard; other ends write it back directly.
+func TestKeepClipboardOnExit(t *testing.T) {
+	for _, tc := range []struct {
+		reason Reason
+		kept   bool
+	}{{ReasonExit, true}, {ReasonDisconnect, true}, {ReasonIdle, false}, {ReasonEscape, false}} {
+		r := &recorder{}
+		opts := r.options()
+		var kept []string
+		opts.KeepClipboard = func(ctx context.Context, text string) error {
+			kept = append(kept, text)
+			return nil
+		}
+		c := New(opts)
+		c.Begin("s")
+		c.Stash("user text", true)
+		c.End(tc.reason)
+		wrote := slices.Contains(r.snapshot(), "clipboard")
+		if tc.kept != (len(kept) == 1 && kept[0] == "user text") || tc.kept == wrote {
+			t.Errorf("%v: kept %q, wrote %v", tc.reason, kept, wrote)
+		}
+	}
+}
