@@ -887,3 +887,33 @@ func TestGatesEscape(t *testing.T) {
 	// The next action starts a new turn.
 	e.ok("screenshot", nil)
 }
+
+// TestGatesKillSwitch: DESKHAND_DISABLED, or a "disabled" file appearing
+// in the config directory of a running server, refuses every action.
+func TestGatesKillSwitch(t *testing.T) {
+	d := newDesktop(t, desktoptest.Options{})
+	w := d.StartGTK(t, "app")
+	d.Focus(t, w.ID)
+	off := gatedServer(t, d, []string{"DESKHAND_DISABLED=1"}, "--allow", "zenity")
+	off.access([]string{"zenity"})
+	off.bad("screenshot", nil, "kill switch", "DESKHAND_DISABLED")
+
+	e := gatedServer(t, d, nil, "--allow", "zenity")
+	e.access([]string{"zenity"})
+	e.screenshot("screenshot", nil)
+	file := filepath.Join(e.configHome, "deskhand", "disabled")
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x, y := center(d.WindowInfo(t, w.ID), 0, 0)
+	px, py := e.mouseLocation()
+	e.bad("left_click", map[string]any{"coordinate": e.at(x, y)}, "kill switch", file)
+	if !e.pointerNear(px, py, 0) {
+		t.Errorf("the pointer moved while deskhand was switched off")
+	}
+	os.Remove(file)
+	e.ok("left_click", map[string]any{"coordinate": e.at(x, y)})
+}
