@@ -53,6 +53,11 @@ const (
 type Options struct {
 	// Path is the helper executable.
 	Path string
+	// Locate, when set, finds the helper executable before each start
+	// (and so before each restart) and replaces Path. A supervisor uses it
+	// to install the helper on first use, and to re-check an installed
+	// helper's hash every time it is launched.
+	Locate func(ctx context.Context) (string, error)
 	// Args are its command-line arguments.
 	Args []string
 	// Env holds KEY=value entries added to the supervisor's own
@@ -369,6 +374,18 @@ func backoffDelay(failures int, base, max time.Duration) time.Duration {
 
 // start spawns and handshakes a helper. The caller holds slot.
 func (c *Client) start(ctx context.Context) (*process, error) {
+	if c.opts.Locate != nil {
+		path, err := c.opts.Locate(ctx)
+		c.mu.Lock()
+		if err != nil {
+			err = fmt.Errorf("finding the capture helper: %w", err)
+			c.noteFailure(err)
+			c.mu.Unlock()
+			return nil, err
+		}
+		c.opts.Path = path
+		c.mu.Unlock()
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()

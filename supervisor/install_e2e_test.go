@@ -292,3 +292,70 @@ func hashHex(b []byte) (string, error) {
 	f.Close()
 	return installer.HashFile(f.Name())
 }
+
+// An MCP client that launches deskhand on a machine with no helper gets
+// one installed on the first tool call that needs it, and sees the
+// progress as MCP log notifications.
+func TestServeDownloadsHelperOnFirstUse(t *testing.T) {
+	d := desktoptest.Start(t, desktoptest.Options{})
+	d.StartXterm(t, desktoptest.XtermOptions{Title: "first-use"})
+	e := newInstallEnv(t, d.Display())
+
+	cmd := exec.Command(e.bin, "serve", "--virtual-display", "off", "--state-dir", t.TempDir(), "--allow", "xterm=full")
+	cmd.Env = append(append([]string{}, e.env...), "DESKHAND_MANIFEST_URL="+e.srv.At("/1.1.0/manifest.json"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	var mu sync.Mutex
+	var logs []string
+	client := mcp.NewClient(&mcp.Implementation{Name: "deskhand-first-use-e2e", Version: "1"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			logs = append(logs, fmt.Sprint(req.Params.Data))
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("starting deskhand serve: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatalf("logging/setLevel: %v", err)
+	}
+	helper := filepath.Join(e.home, "data", "deskhand", "helpers", "1.1.0", "deskhand-helper")
+	if _, err := os.Stat(helper); err == nil {
+		t.Fatalf("the helper was installed before any tool needed it")
+	}
+	for _, call := range []*mcp.CallToolParams{
+		{Name: "request_access", Arguments: map[string]any{"apps": []string{"xterm"}, "reason": "test the first-use install"}},
+		{Name: "screenshot", Arguments: map[string]any{}},
+	} {
+		res, err := cs.CallTool(ctx, call)
+		if err != nil || res.IsError {
+			t.Fatalf("%s = %v, %v\nserver log:\n%s", call.Name, resultText(res), err, stderr.String())
+		}
+	}
+	if _, err := os.Stat(helper); err != nil {
+		t.Errorf("the helper was not installed on first use: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.ContainsFunc(logs, func(s string) bool { return strings.Contains(s, "installing the capture helper") }) {
+		t.Errorf("no install progress reached the client as log notifications; got %q", logs)
+	}
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	if res == nil {
+		return "<nil>"
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}

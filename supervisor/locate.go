@@ -46,6 +46,10 @@ type LocateOptions struct {
 	Install installer.Options
 }
 
+// errNoLocalHelper says that no helper is on this machine: only a
+// download can provide one.
+var errNoLocalHelper = errors.New("no " + HelperName + " found")
+
 // Located is a helper FindHelper found.
 type Located struct {
 	Path   string
@@ -118,8 +122,8 @@ func FindHelper(ctx context.Context, opts LocateOptions) (Located, error) {
 	data, _ := installDirs(opts.Install)
 	looked = append(looked, data+" (installed versions)")
 	if opts.NoDownload || os.Getenv("DESKHAND_NO_DOWNLOAD") != "" {
-		return Located{}, fmt.Errorf("finding the capture helper: no %s found (looked in %s); run `deskhand install`, build it with `make build`, or pass --helper PATH or set DESKHAND_HELPER",
-			HelperName, strings.Join(looked, ", "))
+		return Located{}, fmt.Errorf("finding the capture helper: %w (looked in %s); run `deskhand install`, build it with `make build`, or pass --helper PATH or set DESKHAND_HELPER",
+			errNoLocalHelper, strings.Join(looked, ", "))
 	}
 	res, err := installer.Install(ctx, opts.Install)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -106,17 +107,36 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	locate := LocateOptions{Explicit: f.helper}
 	locate.Install.ManifestURLs = manifestURLsFromEnv()
 	locate.Install.Logger = logger.With("component", "installer")
+	// A helper that must be downloaded is installed on the first tool call
+	// that needs it, once a client is connected to see the progress as
+	// MCP log notifications.
+	var notify atomic.Pointer[func(string)]
 	locate.Install.Progress = func(e installer.Event) {
-		if e.Message != "" {
-			logger.Info("installing the capture helper: " + e.Message)
+		if e.Message == "" {
+			return
+		}
+		logger.Info("installing the capture helper: " + e.Message)
+		if n := notify.Load(); n != nil {
+			(*n)("installing the capture helper: " + e.Message)
 		}
 	}
-	found, err := FindHelper(ctx, locate)
-	if err != nil {
+	helperOpts := bridge.Options{Logger: logger.With("component", "helper")}
+	local := locate
+	local.NoDownload = true
+	found, err := FindHelper(ctx, local)
+	switch {
+	case err == nil:
+		helperOpts.Path = found.Path
+		logger.Debug("using helper", "path", found.Path, "from", string(found.Source), "version", found.Version, "note", found.Note)
+	case errors.Is(err, errNoLocalHelper) && os.Getenv("DESKHAND_NO_DOWNLOAD") == "":
+		logger.Info("no capture helper on this machine yet: it will be downloaded, verified and installed on first use")
+		helperOpts.Locate = func(ctx context.Context) (string, error) {
+			found, err := FindHelper(ctx, locate)
+			return found.Path, err
+		}
+	default:
 		return err
 	}
-	helperPath := found.Path
-	logger.Debug("using helper", "path", helperPath, "from", string(found.Source), "version", found.Version, "note", found.Note)
 
 	// The display: the user's, or a private virtual one.
 	env := os.Environ()
@@ -154,15 +174,18 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 		return fmt.Errorf("opening display %s for input: %w", xdisplay, err)
 	}
 	defer in.Close()
-	helper := bridge.New(bridge.Options{Path: helperPath, Env: []string{"DISPLAY=" + xdisplay}, Logger: logger.With("component", "helper")})
+	helperOpts.Env = []string{"DISPLAY=" + xdisplay}
+	helper := bridge.New(helperOpts)
 	defer helper.Close()
-	// Warm the helper up while the client initializes; a failure shows up
-	// again, with its reason, on the first tool call that needs it.
-	go func() {
-		if err := helper.Start(ctx); err != nil && ctx.Err() == nil {
-			logger.Warn("starting the capture helper", "path", helperPath, "err", err)
-		}
-	}()
+	// Warm a local helper up while the client initializes; a failure shows
+	// up again, with its reason, on the first tool call that needs it.
+	if helperOpts.Locate == nil {
+		go func() {
+			if err := helper.Start(ctx); err != nil && ctx.Err() == nil {
+				logger.Warn("starting the capture helper", "path", helperOpts.Path, "err", err)
+			}
+		}()
+	}
 	exec, err := executor.New(executor.Options{Helper: helper, Input: in, Env: env, Logger: logger.With("component", "executor")})
 	if err != nil {
 		return err
@@ -195,6 +218,8 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
+	notifyClients := func(msg string) { srv.Notify(ctx, "info", msg) }
+	notify.Store(&notifyClients)
 	logger.Info("serving MCP on stdio", "server", mcpserver.ServerName, "display", xdisplay, "coordinates", string(mode), "state", statePath)
 	transport := &mcp.IOTransport{Reader: io.NopCloser(stdio.In), Writer: nopWriteCloser{stdio.Out}}
 	err = srv.Run(ctx, transport)

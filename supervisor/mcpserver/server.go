@@ -230,6 +230,19 @@ func (s *Server) instructions() string {
 // those Run takes.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
+// Notify sends msg to every connected client as an MCP log notification
+// (notifications/message, logger "deskhand") at level ("info", "warning",
+// ...), for clients that asked for logs at that level. It is how work
+// that outlives one tool call's text, such as installing the capture
+// helper on first use, stays visible to the user.
+func (s *Server) Notify(ctx context.Context, level mcp.LoggingLevel, msg string) {
+	for ss := range s.mcp.Sessions() {
+		if err := ss.Log(ctx, &mcp.LoggingMessageParams{Level: level, Logger: "deskhand", Data: msg}); err != nil {
+			s.log.Debug("sending a log notification", "err", err)
+		}
+	}
+}
+
 // Run serves one client over t until it disconnects or ctx is done, then
 // releases every button and key still held and writes the state file.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
