@@ -19,7 +19,7 @@ var (
 	ErrClosed = errors.New("input: closed")
 	// ErrUnsupported is returned by New where no in-process input backend
 	// exists (anything but Linux with X11).
-	ErrUnsupported = errors.New("input: in-process input needs X11 on Linux")
+	ErrUnsupported = errors.New("input: in-process input needs X11 on Linux or Quartz on macOS")
 )
 
 // Options configure New.

@@ -9,7 +9,7 @@ package input
 // With Command, Control or Option held, a bound ASCII character is sent as
 // its US-layout key instead, because macOS matches shortcuts by key.
 //
-// NewQuartz is the entry point until New routes darwin here.
+// New routes here on darwin; NewQuartz names the backend explicitly.
 
 import (
 	"errors"
