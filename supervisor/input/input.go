@@ -18,7 +18,7 @@ var (
 	// ErrClosed is returned by every method after Close.
 	ErrClosed = errors.New("input: closed")
 	// ErrUnsupported is returned by New where no in-process input backend
-	// exists (anything but Linux with X11).
+	// exists (anything but Linux with X11 and macOS).
 	ErrUnsupported = errors.New("input: in-process input needs X11 on Linux or Quartz on macOS")
 )
 
