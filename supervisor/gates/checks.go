@@ -148,7 +148,7 @@ func (g *Gates) checkTarget(ctx context.Context, a *mcpserver.Action) error {
 		return nil
 	}
 	for _, pt := range points(a) {
-		at, err := g.opts.Desktop.WindowAt(ctx, pt.X, pt.Y)
+		at, err := g.windowAt(ctx, a, pt)
 		if err != nil {
 			return fmt.Errorf("finding the window at (%d, %d): %w", pt.X, pt.Y, err)
 		}
@@ -258,7 +258,7 @@ func (g *Gates) clickTierInvolved(ctx context.Context, a *mcpserver.Action) (*br
 		return nil, nil
 	}
 	for _, pt := range points(a) {
-		at, err := g.opts.Desktop.WindowAt(ctx, pt.X, pt.Y)
+		at, err := g.windowAt(ctx, a, pt)
 		if err != nil {
 			return nil, fmt.Errorf("finding the window at (%d, %d): %w", pt.X, pt.Y, err)
 		}

@@ -48,6 +48,7 @@ import (
 	"github.com/deskhand/deskhand/supervisor/catalog"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/keyblock"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
@@ -56,7 +57,6 @@ import (
 // satisfies it.
 type Desktop interface {
 	Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error)
-	WindowAt(ctx context.Context, x, y int) (*bridge.WindowAt, error)
 	PatchCheck(ctx context.Context, req bridge.PatchCheckRequest) (*bridge.PatchCheck, error)
 	Hide(ctx context.Context, ids []uint32) ([]uint32, error)
 	ReadClipboard(ctx context.Context) (string, error)
@@ -257,6 +257,23 @@ func (g *Gates) windows(ctx context.Context, a *mcpserver.Action) (*bridge.Windo
 	g.memoAction, g.memo = a, list
 	g.mu.Unlock()
 	return list, nil
+}
+
+// windowAt returns the topmost visible window whose frame holds pt, and
+// its app, from the action's window list: the helper's window_at answers
+// the same question, but one listing per action serves every gate.
+func (g *Gates) windowAt(ctx context.Context, a *mcpserver.Action, pt geometry.Point) (*bridge.WindowAt, error) {
+	list, err := g.windows(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range list.Windows {
+		if !w.Minimized && !w.Hidden && w.Bounds.Contains(bridge.Point{X: pt.X, Y: pt.Y}) {
+			w, app := w, w.App
+			return &bridge.WindowAt{Window: &w, App: &app}, nil
+		}
+	}
+	return &bridge.WindowAt{}, nil
 }
 
 func (g *Gates) forget(a *mcpserver.Action) {

@@ -82,18 +82,6 @@ func (d *fakeDesktop) Windows(ctx context.Context, includeHidden bool) (*bridge.
 	return out, nil
 }
 
-func (d *fakeDesktop) WindowAt(ctx context.Context, x, y int) (*bridge.WindowAt, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, w := range d.windows {
-		if !w.Minimized && w.Bounds.Contains(bridge.Point{X: x, Y: y}) {
-			w, app := w, w.App
-			return &bridge.WindowAt{Window: &w, App: &app}, nil
-		}
-	}
-	return &bridge.WindowAt{}, nil
-}
-
 func (d *fakeDesktop) PatchCheck(ctx context.Context, req bridge.PatchCheckRequest) (*bridge.PatchCheck, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
