@@ -4,11 +4,9 @@
 
 use serde::Serialize;
 use x11rb::connection::Connection;
-use x11rb::errors::ReplyError;
-use x11rb::protocol::xproto::{ConnectionExt as _, ImageFormat};
 
 use crate::capture::pixfmt::{self, Layout4, PixelFormat};
-use crate::capture::Snapshot;
+use crate::capture::{get_image, Snapshot};
 use crate::error::{Error, Result};
 use crate::types::Rect;
 
@@ -51,25 +49,7 @@ pub fn check<C: Connection>(
     rect: Rect,
     tolerance: u8,
 ) -> Result<PatchResult> {
-    let reply = conn
-        .get_image(
-            ImageFormat::Z_PIXMAP,
-            root,
-            rect.x as i16,
-            rect.y as i16,
-            rect.width as u16,
-            rect.height as u16,
-            !0,
-        )
-        .map_err(|e| Error::x11("sending GetImage", e))?
-        .reply()
-        .map_err(|e| match e {
-            ReplyError::X11Error(x) => Error::capture_failed(format!(
-                "the X server refused GetImage of the patch {rect}: {:?} (did the screen shrink?)",
-                x.error_kind
-            )),
-            other => Error::x11("reading the GetImage reply", other),
-        })?;
+    let reply = get_image(conn, root, rect, " (did the screen shrink?)")?;
     if reply.data.len() < format.stride(rect.width) * rect.height as usize {
         return Err(Error::capture_failed(format!(
             "GetImage of the patch {rect} returned only {} bytes",

@@ -299,25 +299,7 @@ impl Capturer {
                 Err(e) => shm_failure = Some(e),
             }
         }
-        let reply = conn
-            .get_image(
-                XImageFormat::Z_PIXMAP,
-                root,
-                rect.x as i16,
-                rect.y as i16,
-                rect.width as u16,
-                rect.height as u16,
-                !0,
-            )
-            .map_err(|e| Error::x11("sending GetImage", e))?
-            .reply()
-            .map_err(|e| match e {
-                ReplyError::X11Error(x) => Error::capture_failed(format!(
-                    "the X server refused GetImage of {rect}: {:?}",
-                    x.error_kind
-                )),
-                other => Error::x11("reading the GetImage reply", other),
-            })?;
+        let reply = get_image(conn, root, rect, "")?;
         if reply.data.len() < raw_len {
             return Err(Error::capture_failed(format!(
                 "GetImage of {rect} returned {} bytes, expected {raw_len}",
@@ -361,4 +343,33 @@ impl Capturer {
             last.pixels = Store::Owned(copy);
         }
     }
+}
+
+/// Reads `rect` of the root window with a plain GetImage (ZPixmap, all
+/// planes). `note` is appended to the refusal message, to say what a
+/// refusal most likely means for the caller.
+pub(crate) fn get_image<C: Connection>(
+    conn: &C,
+    root: u32,
+    rect: Rect,
+    note: &str,
+) -> Result<x11rb::protocol::xproto::GetImageReply> {
+    conn.get_image(
+        XImageFormat::Z_PIXMAP,
+        root,
+        rect.x as i16,
+        rect.y as i16,
+        rect.width as u16,
+        rect.height as u16,
+        !0,
+    )
+    .map_err(|e| Error::x11("sending GetImage", e))?
+    .reply()
+    .map_err(|e| match e {
+        ReplyError::X11Error(x) => Error::capture_failed(format!(
+            "the X server refused GetImage of {rect}: {:?}{note}",
+            x.error_kind
+        )),
+        other => Error::x11("reading the GetImage reply", other),
+    })
 }
