@@ -30,7 +30,7 @@ Flags:
 
 func runHelperCommand(ctx context.Context, args []string, io Stdio) error {
 	fs := newFlagSet("helper", helperUsage, io)
-	helperPath := fs.String("helper", "", "path of the capture helper binary (default: $DESKHAND_HELPER, then beside this executable)")
+	helperPath := fs.String("helper", "", "path of the capture helper binary (default: $DESKHAND_HELPER, then a helper bundled beside this executable, then the installed version, then a verified download)")
 	out := fs.String("o", "", "write a capture's decoded image `file` instead of printing its base64 data")
 	timeout := fs.Duration("timeout", 10*time.Second, "deadline for the call")
 	logLevel := fs.String("log-level", envOr("DESKHAND_LOG", "warn"), "stderr log level: debug, info, warn or error")

@@ -65,7 +65,7 @@ type serveFlags struct {
 func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	fs := newFlagSet("serve", serveUsage, stdio)
 	var f serveFlags
-	fs.StringVar(&f.helper, "helper", "", "path of the capture helper `binary` (default: $DESKHAND_HELPER, then beside this executable)")
+	fs.StringVar(&f.helper, "helper", "", "path of the capture helper `binary` (default: $DESKHAND_HELPER, then a helper bundled beside this executable, then the installed version, then a verified download on the first tool call)")
 	fs.StringVar(&f.virtualDisplay, "virtual-display", envOr("DESKHAND_VIRTUAL_DISPLAY", "auto"),
 		"`auto`: use $DISPLAY, or start a private 1920x1080 Xvfb desktop when it is unset; WIDTHxHEIGHT: always start a private desktop of that size; off: never start one")
 	fs.StringVar(&f.coordinates, "coordinates", string(geometry.ModePixels),
