@@ -268,7 +268,7 @@ func (g *Gates) windowAt(ctx context.Context, a *mcpserver.Action, pt geometry.P
 		return nil, err
 	}
 	for _, w := range list.Windows {
-		if !w.Minimized && !w.Hidden && w.Bounds.Contains(bridge.Point{X: pt.X, Y: pt.Y}) {
+		if !w.Minimized && !w.Hidden && w.Bounds.Contains(pt) {
 			w, app := w, w.App
 			return &bridge.WindowAt{Window: &w, App: &app}, nil
 		}

@@ -15,33 +15,18 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/deskhand/deskhand/bridge"
 )
 
-// Point is a position in the global logical coordinate space (X11: root
-// window pixels).
-type Point struct {
-	X int `json:"x"`
-	Y int `json:"y"`
-}
-
-// Size is a width and a height.
-type Size struct {
-	Width  int `json:"width"`
-	Height int `json:"height"`
-}
-
-// Rect is a rectangle in the global logical coordinate space.
-type Rect struct {
-	X      int `json:"x"`
-	Y      int `json:"y"`
-	Width  int `json:"width"`
-	Height int `json:"height"`
-}
-
-// Contains reports whether p lies inside r.
-func (r Rect) Contains(p Point) bool {
-	return p.X >= r.X && p.Y >= r.Y && p.X < r.X+r.Width && p.Y < r.Y+r.Height
-}
+// Point, Size and Rect are the helper protocol's types: positions and
+// rectangles in the global logical coordinate space (X11: root window
+// pixels), the space every model coordinate is converted into.
+type (
+	Point = bridge.Point
+	Size  = bridge.Size
+	Rect  = bridge.Rect
+)
 
 // Limits bound a screenshot's size. The defaults are the sizes a Claude
 // vision encoder takes without resizing: a long edge of at most 1568 px and

@@ -138,19 +138,19 @@ func TestParseMode(t *testing.T) {
 // 1280x800 logical pixels, shown to the model at 1176x735.
 var seedShot = Shot{
 	DisplayID: 1, DisplayName: "Built-in",
-	Logical: Size{1280, 800}, Physical: Size{2560, 1600}, Image: Size{1176, 735},
+	Logical: Size{Width: 1280, Height: 800}, Physical: Size{Width: 2560, Height: 1600}, Image: Size{Width: 1176, Height: 735},
 }
 
 // rightShot is a second monitor to the right of a 1920x1080 one, shown at
 // its native size.
 var rightShot = Shot{
-	DisplayID: 2, DisplayName: "HDMI-1", Origin: Point{1920, 0},
-	Logical: Size{1280, 1024}, Physical: Size{1280, 1024}, Image: Size{1280, 1024},
+	DisplayID: 2, DisplayName: "HDMI-1", Origin: Point{X: 1920, Y: 0},
+	Logical: Size{Width: 1280, Height: 1024}, Physical: Size{Width: 1280, Height: 1024}, Image: Size{Width: 1280, Height: 1024},
 }
 
 var fullHDShot = Shot{
 	DisplayID: 3, DisplayName: "screen",
-	Logical: Size{1920, 1080}, Physical: Size{1920, 1080}, Image: Size{1456, 819},
+	Logical: Size{Width: 1920, Height: 1080}, Physical: Size{Width: 1920, Height: 1080}, Image: Size{Width: 1456, Height: 819},
 }
 
 func TestToLogical(t *testing.T) {
@@ -163,22 +163,22 @@ func TestToLogical(t *testing.T) {
 		// The seed's conversion: [588, 368] in the 1176x735 image. Each
 		// image pixel maps to the logical pixel under its centre, so 368
 		// (covering logical rows 400.5–401.6) gives row 401.
-		{seedShot, ModePixels, 588, 368, Point{640, 401}},
-		{seedShot, ModePixels, 0, 0, Point{0, 0}},
-		{seedShot, ModePixels, 1175, 734, Point{1279, 799}},
-		{seedShot, ModePixels, 1175.99, 734.5, Point{1279, 799}},
-		{seedShot, ModeNormalized, 50, 50, Point{640, 400}},
-		{seedShot, ModeNormalized, 0, 0, Point{0, 0}},
-		{seedShot, ModeNormalized, 100, 100, Point{1279, 799}},
-		{seedShot, ModeNormalized, 25.5, 10, Point{326, 80}},
+		{seedShot, ModePixels, 588, 368, Point{X: 640, Y: 401}},
+		{seedShot, ModePixels, 0, 0, Point{X: 0, Y: 0}},
+		{seedShot, ModePixels, 1175, 734, Point{X: 1279, Y: 799}},
+		{seedShot, ModePixels, 1175.99, 734.5, Point{X: 1279, Y: 799}},
+		{seedShot, ModeNormalized, 50, 50, Point{X: 640, Y: 400}},
+		{seedShot, ModeNormalized, 0, 0, Point{X: 0, Y: 0}},
+		{seedShot, ModeNormalized, 100, 100, Point{X: 1279, Y: 799}},
+		{seedShot, ModeNormalized, 25.5, 10, Point{X: 326, Y: 80}},
 		// A second monitor: the origin is added.
-		{rightShot, ModePixels, 0, 0, Point{1920, 0}},
-		{rightShot, ModePixels, 640, 512, Point{2560, 512}},
-		{rightShot, ModeNormalized, 50, 50, Point{2560, 512}},
+		{rightShot, ModePixels, 0, 0, Point{X: 1920, Y: 0}},
+		{rightShot, ModePixels, 640, 512, Point{X: 2560, Y: 512}},
+		{rightShot, ModeNormalized, 50, 50, Point{X: 2560, Y: 512}},
 		// The default 1080p scaling.
-		{fullHDShot, ModePixels, 728, 409, Point{960, 540}},
-		{fullHDShot, ModePixels, 1455, 818, Point{1919, 1079}},
-		{fullHDShot, "", 1, 1, Point{1, 1}},
+		{fullHDShot, ModePixels, 728, 409, Point{X: 960, Y: 540}},
+		{fullHDShot, ModePixels, 1455, 818, Point{X: 1919, Y: 1079}},
+		{fullHDShot, "", 1, 1, Point{X: 1, Y: 1}},
 	}
 	for _, tt := range tests {
 		got, err := tt.shot.ToLogical(tt.mode, tt.x, tt.y)
@@ -224,7 +224,7 @@ func TestRoundTrip(t *testing.T) {
 		tolY := (shot.Logical.Height + shot.Image.Height - 1) / shot.Image.Height
 		for gx := shot.Origin.X; gx < shot.Origin.X+shot.Logical.Width; gx += 37 {
 			for gy := shot.Origin.Y; gy < shot.Origin.Y+shot.Logical.Height; gy += 41 {
-				p := Point{gx, gy}
+				p := Point{X: gx, Y: gy}
 				x, y, inside := shot.FromLogical(ModePixels, p)
 				if !inside {
 					t.Fatalf("%s.FromLogical(%v) inside = false", shot.DisplayName, p)
@@ -247,7 +247,7 @@ func TestRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if _, _, inside := rightShot.FromLogical(ModePixels, Point{100, 100}); inside {
+	if _, _, inside := rightShot.FromLogical(ModePixels, Point{X: 100, Y: 100}); inside {
 		t.Errorf("rightShot.FromLogical({100, 100}) inside = true for a point on the left monitor")
 	}
 }
@@ -266,11 +266,11 @@ func TestRegionToLogical(t *testing.T) {
 		x0, y0, x1, y1 float64
 		want           Rect
 	}{
-		{seedShot, ModePixels, 0, 0, 1176, 735, Rect{0, 0, 1280, 800}},
-		{seedShot, ModePixels, 588, 367.5, 1176, 735, Rect{640, 400, 640, 400}},
-		{seedShot, ModeNormalized, 25, 25, 75, 75, Rect{320, 200, 640, 400}},
-		{rightShot, ModePixels, 10, 20, 110, 70, Rect{1930, 20, 100, 50}},
-		{fullHDShot, ModePixels, 0, 0, 1, 1, Rect{0, 0, 2, 2}},
+		{seedShot, ModePixels, 0, 0, 1176, 735, Rect{X: 0, Y: 0, Width: 1280, Height: 800}},
+		{seedShot, ModePixels, 588, 367.5, 1176, 735, Rect{X: 640, Y: 400, Width: 640, Height: 400}},
+		{seedShot, ModeNormalized, 25, 25, 75, 75, Rect{X: 320, Y: 200, Width: 640, Height: 400}},
+		{rightShot, ModePixels, 10, 20, 110, 70, Rect{X: 1930, Y: 20, Width: 100, Height: 50}},
+		{fullHDShot, ModePixels, 0, 0, 1, 1, Rect{X: 0, Y: 0, Width: 2, Height: 2}},
 	}
 	for _, tt := range tests {
 		got, err := tt.shot.RegionToLogical(tt.mode, tt.x0, tt.y0, tt.x1, tt.y1)

@@ -103,7 +103,7 @@ func (s *Server) frameFor(ctx context.Context, sess *session) (*geometry.Shot, e
 	}
 	return &geometry.Shot{
 		DisplayID: d.ID, DisplayName: d.Name,
-		Origin:   geometry.Point{X: d.Origin.X, Y: d.Origin.Y},
+		Origin:   d.Origin,
 		Logical:  geometry.Size{Width: d.Logical.Width, Height: d.Logical.Height},
 		Physical: geometry.Size{Width: d.Physical.Width, Height: d.Physical.Height},
 		Image:    geometry.Size{Width: d.Logical.Width, Height: d.Logical.Height},
@@ -490,7 +490,7 @@ func (p *parser) cursorPosition() (*step, error) {
 				where := "outside every display"
 				if displays, err := p.s.exec.Displays(ctx); err == nil {
 					for _, d := range displays {
-						if d.Bounds().Contains(bridge.Point{X: pt.X, Y: pt.Y}) {
+						if d.Bounds().Contains(pt) {
 							where = "on display " + describeDisplay(d)
 							data["display"] = d.Name
 						}
