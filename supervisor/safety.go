@@ -71,8 +71,11 @@ func newSafety(f *safetyFlags, xdisplay, stateDir string, helper *bridge.Client,
 		KeepClipboard: func(ctx context.Context, text string) error {
 			return cleanup.HandOff(ctx, "", xdisplay, text)
 		},
-		Unlock:      s.lock.Release,
-		Notify:      notifier.Notify,
+		Unlock: s.lock.Release,
+		Notify: notifier.Notify,
+		// The user's Escape ends more than the turn: nothing more may
+		// happen until the user approves again.
+		Revoke:      func(string) { sess.Revoke() },
 		IdleTimeout: idle,
 		Logger:      logger.With("component", "turns"),
 	})
@@ -92,7 +95,6 @@ func newSafety(f *safetyFlags, xdisplay, stateDir string, helper *bridge.Client,
 		Consent:               sess,
 		Lock:                  s.lock,
 		Turns:                 s.turns,
-		Escape:                s.watcher,
 		Display:               s.display.Check,
 		KeepUnapprovedVisible: !f.hideUnapproved,
 		ResolveApp:            appResolver(dataDirs),

@@ -169,7 +169,14 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 		statePath = geometry.StatePath(stateDir, xdisplay)
 	}
 
-	in, err := input.New(input.Options{Display: xdisplay, Logger: logger.With("component", "input")})
+	// The Escape watcher starts with the safety layer, after the input it
+	// counts the key presses of.
+	var escape atomic.Pointer[cleanup.Watcher]
+	in, err := input.New(input.Options{
+		Display:  xdisplay,
+		Logger:   logger.With("component", "input"),
+		KeyPress: func(code uint8) { escape.Load().Own(code) },
+	})
 	if err != nil {
 		return fmt.Errorf("opening display %s for input: %w", xdisplay, err)
 	}
@@ -201,6 +208,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	// Runs before the helper and the input close: the turn's end needs
 	// them to give the desktop back.
 	defer safe.close(cleanup.ReasonExit)
+	escape.Store(safe.watcher)
 	serverOpts := mcpserver.Options{
 		Executor:    exec,
 		Mode:        mode,

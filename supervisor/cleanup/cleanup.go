@@ -2,7 +2,10 @@
 // with a session's first ordinary action (when it takes the cross-session
 // lock) and ends when the client disconnects, after an idle period, when
 // the user presses Escape on their own keyboard, or when deskhand exits.
-// Ending a turn gives the desktop back the way the user left it: held
+// The user's Escape also withdraws the session's approvals (Options.Revoke),
+// so that nothing more happens until the user approves again; an idle
+// period or a disconnect only ends the turn. Ending a turn gives the
+// desktop back the way the user left it: held
 // buttons and keys are released, windows hidden during the turn come back
 // (within a five-second ceiling), the clipboard stashed by the clipboard
 // guard is restored, an action still running is stopped (a batch reports
@@ -62,8 +65,9 @@ func (r Reason) String() string {
 // cause of its context).
 var (
 	// ErrInterrupted: the user pressed Escape.
-	ErrInterrupted = errors.New("the user pressed Escape to take back control, so deskhand stopped and released the computer. " +
-		"Stop here and ask the user how to continue; do not carry on or retry on your own")
+	ErrInterrupted = errors.New("the user pressed Escape to take back control, so deskhand stopped, released the computer and withdrew this session's approvals. " +
+		"Stop here and ask the user how to continue; do not carry on or retry on your own. Every action is refused until you call request_access again " +
+		"and the user approves the apps again")
 	// ErrTurnEnded: the turn ended for another reason (the client went
 	// away, deskhand is exiting, or it was idle too long).
 	ErrTurnEnded = errors.New("deskhand's turn at the computer ended and the computer was released; take a new screenshot before acting again")
@@ -87,6 +91,10 @@ type Options struct {
 	Unlock func(session string) error
 	// Notify shows a desktop notification.
 	Notify func(ctx context.Context, summary, body string) error
+	// Revoke withdraws the session's approvals. Interrupt calls it
+	// before the turn's cleanup begins, so that no action can start
+	// after the user's Escape; the other ends of a turn do not.
+	Revoke func(session string)
 	// IdleTimeout ends a turn after this long without an action; 0 means
 	// DefaultIdleTimeout, a negative value never.
 	IdleTimeout time.Duration
@@ -306,8 +314,11 @@ func (c *Controller) ActionContext(ctx context.Context) (context.Context, contex
 	}
 }
 
-// Interrupt is the user's Escape: it ends the current turn, if any, in the
-// background, and reports whether there was one.
+// Interrupt is the user's Escape: it withdraws the session's approvals
+// (Options.Revoke) and ends the current turn, if any, in the background,
+// and reports whether there was one. An Escape while no turn is current
+// (deskhand has not acted since its last turn ended) is the user's own
+// business and changes nothing.
 func (c *Controller) Interrupt() bool {
 	c.mu.Lock()
 	t := c.turn
@@ -315,7 +326,10 @@ func (c *Controller) Interrupt() bool {
 	if t == nil {
 		return false
 	}
-	c.log.Info("the user pressed Escape; ending the turn", "session", t.session)
+	c.log.Info("the user pressed Escape; withdrawing the approvals and ending the turn", "session", t.session)
+	if c.opts.Revoke != nil {
+		c.opts.Revoke(t.session)
+	}
 	go c.endTurn(t, ReasonEscape)
 	return true
 }
@@ -420,7 +434,7 @@ func (c *Controller) body(reason Reason, restored int) string {
 	var s string
 	switch reason {
 	case ReasonEscape:
-		s = "You pressed Escape, so it stopped and gave the computer back."
+		s = "You pressed Escape, so it stopped and gave the computer back. It does nothing more until you approve it again."
 	case ReasonIdle:
 		s = fmt.Sprintf("It had nothing to do for %s, so it gave the computer back.", c.opts.IdleTimeout.Round(time.Second))
 	case ReasonDisconnect:

@@ -348,3 +348,44 @@ func TestKeepClipboardOnExit(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyEscapeRevokes: the user's Escape withdraws the approvals before
+// the turn's cleanup; an idle period, a disconnect and an exit do not.
+func TestOnlyEscapeRevokes(t *testing.T) {
+	r := &recorder{}
+	opts := r.options()
+	var revoked []string
+	opts.Revoke = func(session string) { r.add("revoke"); revoked = append(revoked, session) }
+	opts.IdleTimeout = 50 * time.Millisecond
+	c := New(opts)
+	if _, err := c.Begin("idle"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !slices.Contains(r.snapshot(), "notify") && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, reason := range []Reason{ReasonDisconnect, ReasonExit} {
+		if _, err := c.Begin("s-" + reason.String()); err != nil {
+			t.Fatal(err)
+		}
+		c.End(reason)
+	}
+	if len(revoked) != 0 {
+		t.Fatalf("revoked by %v", revoked)
+	}
+	if c.Interrupt() {
+		t.Fatal("Interrupt without a turn reported one")
+	}
+	if _, err := c.Begin("escape"); err != nil {
+		t.Fatal(err)
+	}
+	before := len(r.snapshot())
+	if !c.Interrupt() {
+		t.Fatal("Interrupt found no turn")
+	}
+	if ev := r.snapshot(); len(ev) <= before || ev[before] != "revoke" || !slices.Equal(revoked, []string{"escape"}) {
+		t.Fatalf("after Interrupt: events %v, revoked %v; want revoke first", ev[before:], revoked)
+	}
+	c.Close()
+}

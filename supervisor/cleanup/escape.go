@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// DefaultSyntheticGrace is how long after deskhand's own Escape key ends an
-// Escape from the XTEST device still counts as deskhand's: the X server
-// reports the raw event to the watcher's connection a little after the
-// input connection has sent it.
-const DefaultSyntheticGrace = 500 * time.Millisecond
+// DefaultOwnTimeout is how long a key press deskhand announced with Own
+// waits for the X server to report it. The raw event normally arrives
+// within milliseconds; one that never arrives (the press failed) must not
+// hide a later Escape of the user's for longer than this.
+const DefaultOwnTimeout = 5 * time.Second
 
 // WatcherOptions configure Watch.
 type WatcherOptions struct {
@@ -20,8 +20,8 @@ type WatcherOptions struct {
 	// OnEscape is called, on the watcher's goroutine, for each Escape the
 	// user presses.
 	OnEscape func()
-	// SyntheticGrace: see DefaultSyntheticGrace; 0 means the default.
-	SyntheticGrace time.Duration
+	// OwnTimeout: see DefaultOwnTimeout; 0 means the default.
+	OwnTimeout time.Duration
 	// Logger receives the records; nil discards them.
 	Logger *slog.Logger
 }
@@ -29,21 +29,28 @@ type WatcherOptions struct {
 // Watcher reports the Escape presses of the user, not deskhand's own.
 //
 // It listens to XInput 2 raw key events on the root window, which name the
-// slave device each key came from. A press from a real keyboard device is
-// always the user's. deskhand's own keys come through XTEST, but so do the
-// keys of a user on a remote desktop (x11vnc, xrdp) or of the user's own
-// tools (xdotool), so XTEST alone does not make a press deskhand's: an
-// Escape from an XTEST device counts as deskhand's only while deskhand is
-// itself sending an Escape (between Synthetic and the function it returns,
-// plus a short grace period).
+// slave device each key came from and are sent once per press (never for
+// autorepeat, and also for a press of a key already down). A press from a
+// real keyboard device is always the user's. deskhand's own keys come
+// through XTEST, but so do the keys of a user on a remote desktop (x11vnc,
+// xrdp) or of the user's own tools (xdotool), so XTEST alone does not make
+// a press deskhand's. Instead the input package announces each key press it
+// is about to send (Own, by keycode), and each raw XTEST press of that
+// keycode takes one announcement: a press left over is not deskhand's. So
+// every Escape the user presses counts, whatever deskhand sends meanwhile:
+// holding Escape itself, pressing it in a loop, or typing without pause.
+//
+// A private XTEST device for deskhand (a master pair made with XI2) would
+// tell the devices apart instead of counting, but keys of a second master
+// keyboard go to that master's own focus, which window managers do not
+// manage, and XTEST slaves cannot be reattached to the core keyboard.
 type Watcher struct {
 	onEscape func()
-	grace    time.Duration
+	timeout  time.Duration
 	log      *slog.Logger
 
-	mu     sync.Mutex
-	active int       // deskhand's Escape injections in progress
-	until  time.Time // end of the grace period of the last one
+	mu  sync.Mutex
+	own map[uint8][]time.Time // keycode → deadlines of announced presses, oldest first
 
 	stop  func()
 	ready chan struct{}
@@ -58,13 +65,14 @@ var ErrWatchUnsupported = errors.New("watching the keyboard for Escape needs X11
 func Watch(opts WatcherOptions) (*Watcher, error) {
 	w := &Watcher{
 		onEscape: opts.OnEscape,
-		grace:    opts.SyntheticGrace,
+		timeout:  opts.OwnTimeout,
 		log:      opts.Logger,
+		own:      map[uint8][]time.Time{},
 		ready:    make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	if w.grace <= 0 {
-		w.grace = DefaultSyntheticGrace
+	if w.timeout <= 0 {
+		w.timeout = DefaultOwnTimeout
 	}
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
@@ -76,37 +84,68 @@ func Watch(opts WatcherOptions) (*Watcher, error) {
 	return w, nil
 }
 
-// Synthetic marks the start of an Escape that deskhand itself sends; call
-// the returned function when it has been sent.
-func (w *Watcher) Synthetic() func() {
+// Own announces that deskhand is about to press the key with this keycode
+// through XTEST, once. Call it before each press is sent, for every key
+// (the keycode of Escape may change while deskhand borrows keycodes); a
+// nil Watcher ignores it.
+func (w *Watcher) Own(code uint8) {
 	if w == nil {
-		return func() {}
+		return
 	}
+	now := time.Now()
 	w.mu.Lock()
-	w.active++
-	w.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			w.mu.Lock()
-			w.active--
-			if u := time.Now().Add(w.grace); u.After(w.until) {
-				w.until = u
-			}
-			w.mu.Unlock()
-		})
+	defer w.mu.Unlock()
+	w.pruneLocked(now)
+	w.own[code] = append(w.own[code], now.Add(w.timeout))
+}
+
+// pruneLocked drops the announcements whose press never showed up.
+func (w *Watcher) pruneLocked(now time.Time) {
+	for code, ds := range w.own {
+		i := 0
+		for i < len(ds) && now.After(ds[i]) {
+			i++
+		}
+		if i > 0 {
+			w.log.Warn("a key press deskhand sent was never reported by the X server", "keycode", code, "presses", i)
+		}
+		if i == len(ds) {
+			delete(w.own, code)
+		} else if i > 0 {
+			w.own[code] = ds[i:]
+		}
 	}
 }
 
-func (w *Watcher) escape(fromXTEST bool, source int) {
-	if fromXTEST {
-		w.mu.Lock()
-		ours := w.active > 0 || time.Now().Before(w.until)
-		w.mu.Unlock()
-		if ours {
+// takeOwn uses up one announcement for code, reporting whether there was
+// one.
+func (w *Watcher) takeOwn(code uint8) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pruneLocked(time.Now())
+	ds := w.own[code]
+	if len(ds) == 0 {
+		return false
+	}
+	if len(ds) == 1 {
+		delete(w.own, code)
+	} else {
+		w.own[code] = ds[1:]
+	}
+	return true
+}
+
+// press handles one raw key press: from an XTEST device or not, from which
+// device, which keycode, and whether that keycode is Escape.
+func (w *Watcher) press(fromXTEST bool, source int, code uint8, escape bool) {
+	if fromXTEST && w.takeOwn(code) {
+		if escape {
 			w.log.Debug("Escape from deskhand's own input; ignored", "device", source)
-			return
 		}
+		return
+	}
+	if !escape {
+		return
 	}
 	w.log.Info("the user pressed Escape", "device", source, "xtest", fromXTEST)
 	if w.onEscape != nil {

@@ -100,10 +100,12 @@ static int dhw_is_escape(dhw_conn *c, int keycode) {
 }
 
 // dhw_next handles the events already read or readable without blocking.
-// It returns 1 with *source set for a raw press of Escape, 2 when the
-// device hierarchy changed, 0 when nothing of interest is queued, -1 when
-// the connection is dead.
-static int dhw_next(dhw_conn *c, int *source) {
+// It returns 1 for a raw key press, with *source, *code and *escape (the
+// keycode produces Escape) set, 2 when the device hierarchy changed, 0
+// when nothing of interest is queued, -1 when the connection is dead.
+// Every press is reported, not only Escape: deskhand's own presses are
+// counted off by keycode (see Watcher).
+static int dhw_next(dhw_conn *c, int *source, int *code, int *escape) {
 	while (!c->dead && XPending(c->d) > 0) {
 		XEvent ev;
 		XNextEvent(c->d, &ev);
@@ -117,14 +119,11 @@ static int dhw_next(dhw_conn *c, int *source) {
 		int r = 0;
 		if (cookie->evtype == XI_RawKeyPress) {
 			XIRawEvent *raw = (XIRawEvent *)cookie->data;
-			int src = raw->sourceid ? raw->sourceid : raw->deviceid;
-			int code = raw->detail;
+			*source = raw->sourceid ? raw->sourceid : raw->deviceid;
+			*code = raw->detail;
 			XFreeEventData(c->d, cookie);
-			if (dhw_is_escape(c, code)) {
-				*source = src;
-				return 1;
-			}
-			continue;
+			*escape = dhw_is_escape(c, *code);
+			return 1;
 		} else if (cookie->evtype == XI_HierarchyChanged) {
 			r = 2;
 		}
@@ -201,18 +200,18 @@ func startWatcher(w *Watcher, display string) error {
 			}
 			return out
 		}
-		synthetic := xtest()
-		w.log.Debug("watching for Escape", "display", display, "xtest_devices", synthetic)
+		xtestDevices := xtest()
+		w.log.Debug("watching for Escape", "display", display, "xtest_devices", xtestDevices)
 		close(w.ready)
 		for {
 			for {
-				var src C.int
-				switch C.dhw_next(conn, &src) {
+				var src, code, escape C.int
+				switch C.dhw_next(conn, &src, &code, &escape) {
 				case 1:
-					w.escape(slices.Contains(synthetic, int(src)), int(src))
+					w.press(slices.Contains(xtestDevices, int(src)), int(src), uint8(code), escape != 0)
 					continue
 				case 2:
-					synthetic = xtest()
+					xtestDevices = xtest()
 					continue
 				case -1:
 					w.log.Warn("the X connection watching for Escape died; Escape no longer interrupts deskhand", "display", display)

@@ -142,13 +142,14 @@ type Request struct {
 
 // Refusal kinds.
 const (
-	RefusedCatalog    = "catalog_policy" // the catalog denies the app (media, reading)
-	RefusedPolicy     = "managed_policy" // the managed policy denies it
-	RefusedRemembered = "user_denied"    // the user declined it before
-	RefusedDeclined   = "declined"       // the user declined it now
-	RefusedCancelled  = "cancelled"      // the user dismissed the dialog
-	RefusedNotAsked   = "not_approved"   // the client cannot ask and it is not pre-approved
-	RefusedUnanswered = "unanswered"     // the dialog came back without a choice for it
+	RefusedCatalog    = "catalog_policy"  // the catalog denies the app (media, reading)
+	RefusedPolicy     = "managed_policy"  // the managed policy denies it
+	RefusedRemembered = "user_denied"     // the user declined it before
+	RefusedDeclined   = "declined"        // the user declined it now
+	RefusedCancelled  = "cancelled"       // the user dismissed the dialog
+	RefusedNotAsked   = "not_approved"    // the client cannot ask and it is not pre-approved
+	RefusedUnanswered = "unanswered"      // the dialog came back without a choice for it
+	RefusedStopped    = "stopped_by_user" // the user pressed Escape and the client cannot ask again
 )
 
 // Refusal is an app or flag that was not granted, and why.
@@ -217,15 +218,27 @@ type Pending struct {
 	items  []dialogItem
 	reason string
 	now    time.Time
+	// epoch is the session's revocation count when the dialog was made:
+	// an answer to a dialog shown before the user's Escape is void.
+	epoch int
 }
 
 // Begin runs a request's checks. When the user must be asked and canAsk
 // is set, it returns a Pending whose Dialog the caller shows, then passes
 // the answer to Finish; otherwise it returns the Outcome, with the session
 // already updated.
+//
+// After the user's Escape (Session.Revoke) the session is stopped: what was
+// granted is gone and pre-approvals grant nothing by themselves, so every
+// app and flag goes to the dialog, and the user's approval there resumes
+// the session. A client that cannot show the dialog gets nothing back:
+// the pre-approval is what the user allowed before pressing Escape, and the
+// only later act of the user's that deskhand can see without a dialog is
+// starting the server again (a new session).
 func (m *Manager) Begin(ctx context.Context, req Request, canAsk bool) (*Outcome, *Pending, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	stopped, epoch := m.session.state()
 	out := &Outcome{Granted: []Grant{}, AlreadyGranted: []Grant{}, Refused: []Refusal{}, FlagsGranted: []string{}, FlagsRefused: []Refusal{}}
 
 	var apps []string
@@ -262,7 +275,7 @@ func (m *Manager) Begin(ctx context.Context, req Request, canAsk bool) (*Outcome
 			out.Refused = append(out.Refused, r)
 			continue
 		}
-		if a, ok := m.preapproved(c.ref); ok {
+		if a, ok := m.preapproved(c.ref); ok && !stopped {
 			out.Granted = append(out.Granted, m.grant(c, a.Tier, SourcePreapproved, now))
 			continue
 		}
@@ -282,7 +295,7 @@ func (m *Manager) Begin(ctx context.Context, req Request, canAsk bool) (*Outcome
 		case m.policy.DeniesFlag(f):
 			out.FlagsRefused = append(out.FlagsRefused, Refusal{Requested: f, Kind: RefusedPolicy,
 				Why: "the managed policy of this computer does not allow " + f + policySuffix(m.policy)})
-		case m.preFlags.Has(f):
+		case m.preFlags.Has(f) && !stopped:
 			out.FlagsGranted = append(out.FlagsGranted, f)
 		default:
 			flagsToAsk = append(flagsToAsk, f)
@@ -292,11 +305,19 @@ func (m *Manager) Begin(ctx context.Context, req Request, canAsk bool) (*Outcome
 	if len(toAsk) > 0 || len(flagsToAsk) > 0 {
 		if canAsk {
 			d, items := buildDialog(req.Reason, toAsk, flagsToAsk)
-			p := &Pending{ID: newToken(), Dialog: d, out: out, items: items, reason: req.Reason, now: now}
+			if stopped {
+				d.Message = "You pressed Escape to stop deskhand, which withdrew every approval. " +
+					"Approve again only if you want it to carry on.\n\n" + d.Message
+			}
+			p := &Pending{ID: newToken(), Dialog: d, out: out, items: items, reason: req.Reason, now: now, epoch: epoch}
 			m.keep(p)
 			return nil, p, nil
 		}
-		m.refuseUnasked(out, toAsk, flagsToAsk)
+		if stopped {
+			refuseStopped(out, toAsk, flagsToAsk)
+		} else {
+			m.refuseUnasked(out, toAsk, flagsToAsk)
+		}
 	}
 	return m.finish(out), nil, nil
 }
@@ -311,6 +332,9 @@ func (m *Manager) Finish(p *Pending, ans Answer) (*Outcome, error) {
 		return nil, errors.New("this approval was already answered or has expired; call request_access again")
 	}
 	delete(m.pending, p.ID)
+	if _, epoch := m.session.state(); epoch != p.epoch {
+		return nil, errors.New("the user pressed Escape after this approval dialog was shown, which withdrew every approval; call request_access again to ask anew")
+	}
 	if err := m.applyAnswer(p, ans); err != nil {
 		return nil, err
 	}
@@ -362,9 +386,14 @@ func newToken() string {
 	return hex.EncodeToString(b)
 }
 
-// finish adds an outcome's grants to the session.
+// finish adds an outcome's grants to the session. A stopped session
+// grants only through the dialog, so any grant here is the user's new
+// approval and resumes it.
 func (m *Manager) finish(out *Outcome) *Outcome {
 	m.session.Add(out.Granted, FlagsOf(out.FlagsGranted))
+	if len(out.Granted)+len(out.FlagsGranted) > 0 {
+		m.session.resume()
+	}
 	out.Flags = m.session.Flags()
 	for _, g := range out.Granted {
 		m.log.Info("granted", "app", g.Name, "tier", g.Tier.String(), "source", g.Source)
@@ -528,6 +557,23 @@ func (m *Manager) refuseUnasked(out *Outcome, apps []candidate, flags []string) 
 	for _, f := range flags {
 		out.FlagsRefused = append(out.FlagsRefused, Refusal{Requested: f, Kind: RefusedNotAsked,
 			Why: f + " is not pre-approved and the user cannot be asked from this client"})
+	}
+}
+
+// refuseStopped refuses what a stopped session asked for when the client
+// cannot show the dialog.
+func refuseStopped(out *Outcome, apps []candidate, flags []string) {
+	out.CannotAsk = true
+	out.HowToPreapprove = "The user pressed Escape to stop deskhand, which withdrew every approval, and this MCP client cannot show deskhand's approval dialog, " +
+		"so the pre-approvals do not count again in this session. If the user wants deskhand to carry on, they restart the deskhand MCP server " +
+		"(for example by reconnecting it in the MCP client); until then every action is refused."
+	for _, c := range apps {
+		out.Refused = append(out.Refused, Refusal{Requested: c.query, Name: c.ref.Name, Kind: RefusedStopped,
+			Why: "the user pressed Escape to stop deskhand, and this client cannot ask them to approve " + c.ref.Name + " again"})
+	}
+	for _, f := range flags {
+		out.FlagsRefused = append(out.FlagsRefused, Refusal{Requested: f, Kind: RefusedStopped,
+			Why: "the user pressed Escape to stop deskhand, and this client cannot ask them to grant " + f + " again"})
 	}
 }
 

@@ -48,6 +48,11 @@ type Session struct {
 	flags  Flags
 	// denied reports apps the managed policy denies; nil denies none.
 	denied func(catalog.Identity) bool
+	// stopped is set by the user's Escape: the grants are gone, and
+	// request_access grants nothing again without asking the user.
+	stopped bool
+	// revoked counts the Revoke calls.
+	revoked int
 }
 
 // NewSession returns a session with no grants.
@@ -138,4 +143,37 @@ func (s *Session) Add(grants []Grant, flags Flags) {
 	s.flags.ClipboardRead = s.flags.ClipboardRead || flags.ClipboardRead
 	s.flags.ClipboardWrite = s.flags.ClipboardWrite || flags.ClipboardWrite
 	s.flags.SystemKeyCombos = s.flags.SystemKeyCombos || flags.SystemKeyCombos
+}
+
+// Revoke withdraws every grant and flag because the user pressed Escape to
+// take back control. Until the user approves something again in the
+// consent dialog, the session is stopped: pre-approvals no longer grant
+// anything on their own (see Manager.Begin).
+func (s *Session) Revoke() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.grants, s.flags, s.stopped = nil, Flags{}, true
+	s.revoked++
+}
+
+// Stopped reports whether the user's Escape revoked the grants and has not
+// been followed by a new approval.
+func (s *Session) Stopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
+}
+
+// state returns whether the session is stopped and how often it was
+// revoked.
+func (s *Session) state() (stopped bool, revoked int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped, s.revoked
+}
+
+func (s *Session) resume() {
+	s.mu.Lock()
+	s.stopped = false
+	s.mu.Unlock()
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/geometry"
-	"github.com/deskhand/deskhand/supervisor/input"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
@@ -23,8 +22,7 @@ const maskAttempts = 3
 //     appeared meanwhile;
 //   - remembers the latest capture, for the staleness gate;
 //   - clears the clipboard again after each input action while the
-//     clipboard guard is on;
-//   - tells the Escape watcher about deskhand's own Escape keys.
+//     clipboard guard is on.
 func (g *Gates) Wrap(inner mcpserver.Executor) mcpserver.Executor {
 	return &guarded{Executor: inner, g: g}
 }
@@ -140,37 +138,14 @@ func (e *guarded) Type(ctx context.Context, text string) error {
 }
 
 func (e *guarded) Key(ctx context.Context, keys string) error {
-	defer e.ownEscape(keys)()
 	return e.after(ctx, e.Executor.Key(ctx, keys))
 }
 
 func (e *guarded) HoldKey(ctx context.Context, combo string, d time.Duration) error {
-	defer e.ownEscape(combo)()
 	return e.after(ctx, e.Executor.HoldKey(ctx, combo, d))
 }
 
 func (e *guarded) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
 	out, err := e.Executor.OpenApplication(ctx, app)
 	return out, e.after(ctx, err)
-}
-
-const keysymEscape input.Keysym = 0xff1b
-
-// ownEscape tells the Escape watcher, when keys press Escape, that this
-// Escape is deskhand's own; it returns the function that ends the mark.
-func (e *guarded) ownEscape(keys string) func() {
-	w := e.g.opts.Escape
-	if w == nil {
-		return func() {}
-	}
-	combos, err := input.ParseKeys(keys)
-	if err != nil {
-		return func() {}
-	}
-	for _, c := range combos {
-		if slices.Contains(c.Keys, keysymEscape) {
-			return w.Synthetic()
-		}
-	}
-	return func() {}
 }

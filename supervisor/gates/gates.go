@@ -78,9 +78,6 @@ type Options struct {
 	Lock Locker
 	// Turns tracks the turn the lock begins. Required.
 	Turns *cleanup.Controller
-	// Escape, when set, is told about deskhand's own Escape keys so it
-	// does not take them for the user's.
-	Escape *cleanup.Watcher
 	// Blocklist is the system-shortcut list; nil means keyblock.Default().
 	Blocklist *keyblock.List
 	// KillSwitch says whether deskhand is switched off, and how to

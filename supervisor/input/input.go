@@ -29,6 +29,10 @@ type Options struct {
 	Display string
 	// Logger receives debug and warning records; nil discards them.
 	Logger *slog.Logger
+	// KeyPress, when set, is called with the keycode of every key press
+	// just before it is sent, on the input goroutine: the Escape watcher
+	// counts deskhand's own presses off with it (cleanup.Watcher.Own).
+	KeyPress func(code uint8)
 }
 
 // Point is a position in X root-window coordinates (pixels, origin at the
@@ -138,9 +142,10 @@ const (
 // its context is cancelled, it releases whatever it pressed. ReleaseAll
 // releases everything the package still holds, and Close calls it.
 type Input struct {
-	display string
-	log     *slog.Logger
-	settle  time.Duration
+	display  string
+	log      *slog.Logger
+	settle   time.Duration
+	keyPress func(code uint8)
 
 	calls     chan call
 	quit      chan struct{}
@@ -186,13 +191,14 @@ func newInput(opts Options, open func(display string) (backend, string, error)) 
 		log = slog.New(slog.DiscardHandler)
 	}
 	in := &Input{
-		display: opts.Display,
-		log:     log,
-		settle:  remapSettle,
-		calls:   make(chan call),
-		quit:    make(chan struct{}),
-		done:    make(chan struct{}),
-		bound:   make(map[keycode]Keysym),
+		display:  opts.Display,
+		log:      log,
+		settle:   remapSettle,
+		keyPress: opts.KeyPress,
+		calls:    make(chan call),
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
+		bound:    make(map[keycode]Keysym),
 	}
 	ready := make(chan error, 1)
 	go in.loop(open, ready)
@@ -348,6 +354,9 @@ func (in *Input) press(p pressed) error {
 	in.held = append(in.held, p)
 	if p.button {
 		return in.be.button(Button(p.code), true)
+	}
+	if in.keyPress != nil {
+		in.keyPress(p.code)
 	}
 	return in.be.key(keycode(p.code), true)
 }
