@@ -884,8 +884,9 @@ func TestGatesEscape(t *testing.T) {
 	} else if got := bus.Notifications()[0]; !strings.Contains(got.Body, "Escape") {
 		t.Errorf("notification %+v", got)
 	}
-	// The next action starts a new turn.
-	e.ok("screenshot", nil)
+	// The Escape withdrew the approvals, and this client cannot show the
+	// dialog to get them back (see safety_escape_e2e_test.go).
+	e.bad("screenshot", nil, "pressed Escape", "request_access")
 }
 
 // TestGatesKillSwitch: DESKHAND_DISABLED, or a "disabled" file appearing
