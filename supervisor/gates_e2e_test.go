@@ -701,7 +701,7 @@ func TestGatesLock(t *testing.T) {
 	w := d.StartGTK(t, "app")
 	d.Focus(t, w.ID)
 	state := t.TempDir()
-	lockFile := lock.Path(state, d.Display())
+	lockFile := lockFileOf(d)
 	first := gatedServer(t, d, nil, "--allow", "zenity", "--state-dir", state)
 	second := gatedServer(t, d, nil, "--allow", "zenity", "--state-dir", state)
 	first.access([]string{"zenity"})
@@ -770,7 +770,7 @@ func TestGatesCleanup(t *testing.T) {
 	d.Focus(t, app.ID)
 	app = d.WindowInfo(t, app.ID)
 	state := t.TempDir()
-	lockFile := lock.Path(state, d.Display())
+	lockFile := lockFileOf(d)
 	e := gatedServer(t, d, []string{"DBUS_SESSION_BUS_ADDRESS=" + bus.Address()}, "--allow", "zenity", "--state-dir", state, "--idle-timeout", "2s")
 	e.access([]string{"zenity"})
 

@@ -10,7 +10,6 @@ import (
 	"github.com/deskhand/deskhand/supervisor/consent"
 	"github.com/deskhand/deskhand/supervisor/executor"
 	"github.com/deskhand/deskhand/supervisor/gates"
-	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/lock"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
@@ -44,19 +43,13 @@ type safety struct {
 	log     *slog.Logger
 }
 
-// newSafety builds the safety layer for a server on xdisplay. stateDir is
-// where the lock lives ("none" means the default state directory: the lock
-// must be shared by every deskhand on the display whatever they keep).
-func newSafety(f *safetyFlags, xdisplay, stateDir string, helper *bridge.Client, exec *executor.Executor, sess *consent.Session, dataDirs []string, logger *slog.Logger) (*safety, error) {
-	if stateDir == "" || stateDir == "none" {
-		dir, err := geometry.DefaultStateDir()
-		if err != nil {
-			return nil, err
-		}
-		stateDir = dir
-	}
+// newSafety builds the safety layer for a server on xdisplay. The lock
+// lives in the user's runtime directory, keyed by the X server, not in
+// --state-dir: every deskhand on the display must find the same one.
+func newSafety(f *safetyFlags, xdisplay string, helper *bridge.Client, exec *executor.Executor, sess *consent.Session, dataDirs []string, logger *slog.Logger) (*safety, error) {
 	s := &safety{log: logger}
-	s.lock = lock.New(lock.Path(stateDir, xdisplay), lock.Options{Display: xdisplay})
+	s.lock = lock.New(lock.Path(lock.Dir(), xdisplay), lock.Options{Display: xdisplay})
+	logger.Debug("computer-use lock", "path", s.lock.Path())
 	idle := f.idleTimeout
 	if idle <= 0 {
 		idle = -1

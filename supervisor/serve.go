@@ -201,7 +201,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	safe, err := newSafety(safetyFlags, xdisplay, stateDir, helper, exec, consentMgr.Session(), nil, logger)
+	safe, err := newSafety(safetyFlags, xdisplay, helper, exec, consentMgr.Session(), nil, logger)
 	if err != nil {
 		return err
 	}

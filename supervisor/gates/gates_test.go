@@ -189,7 +189,7 @@ func newFixture(t *testing.T, flags consent.Flags) *fixture {
 		{AppRef: consent.AppRef{Name: "Firefox", Identity: catalog.IdentityOf(firefoxApp)}, Tier: catalog.TierRead},
 		{AppRef: consent.AppRef{Name: "Zenity", Identity: catalog.IdentityOf(zenityApp)}, Tier: catalog.TierFull},
 	}, flags)
-	f.lock = lock.New(filepath.Join(t.TempDir(), "computer-use-test.lock"), lock.Options{})
+	f.lock = lock.New(filepath.Join(t.TempDir(), "locks", "computer-use-test.lock"), lock.Options{})
 	f.turns = cleanup.New(cleanup.Options{
 		IdleTimeout: -1,
 		Restore: func(ctx context.Context, ids []uint32) ([]uint32, error) {

@@ -1,7 +1,10 @@
 // Package lock is the cross-session lock: one deskhand session at a time
 // controls a desktop, whichever MCP client started it. The lock is a file
-// in the user's state directory, one per X display, recording the owner's
-// session id, pid, process start time and acquisition time.
+// per X server (DisplayKey: ":1", ":1.0", "unix:1" and "localhost:1" are
+// one), recording the owner's session id, pid, process start time and
+// acquisition time. It lives in a per-user runtime directory (Dir) that
+// every deskhand of the user finds whatever its flags (--state-dir plays no
+// part), and that must belong to the user and be closed to everyone else.
 //
 // A session takes the lock with its first ordinary action (the read-only
 // consent tools never take it) and keeps it until its turn ends or the
@@ -24,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,27 +92,69 @@ func (e *HeldError) Error() string {
 
 func (e *HeldError) Unwrap() error { return ErrHeld }
 
-// Path returns the lock file for X display xdisplay in dir. ":1" and
-// ":1.0" are the same desktop and share a lock.
+// Path returns the lock file for X display xdisplay in dir (see Dir):
+// every spelling of one X server's display gives the same file.
 func Path(dir, xdisplay string) string {
+	return filepath.Join(dir, "computer-use-"+DisplayKey(xdisplay)+".lock")
+}
+
+// DisplayKey names the X server an X display string reaches, for the lock
+// file's name. The screen number is dropped (one server drives all its
+// screens), and every local spelling of display N is the same server: no
+// host, "unix", a loopback address, "localhost" or this machine's host
+// name, with or without a protocol ("unix/:1", "tcp/localhost:1"), so
+// ":1", ":1.0", "unix:1" and "localhost:1.0" all give "1". A TCP display
+// on localhost is usually the local server's own port (6000+N), though it
+// may be an SSH-forwarded one; taking them for one server can only make a
+// second deskhand wait, never let two drive one desktop. Other hosts give
+// "HOST_N". A string that is not HOST:N[.S] is kept, made safe for a file
+// name.
+func DisplayKey(xdisplay string) string {
+	host, _ := os.Hostname()
+	return displayKey(xdisplay, host)
+}
+
+func displayKey(xdisplay, hostname string) string {
 	d := strings.TrimSpace(xdisplay)
-	if host, rest, ok := strings.Cut(d, ":"); ok && (host == "" || host == "unix") {
-		if num, _, ok := strings.Cut(rest, "."); ok {
-			rest = num
-		}
-		d = ":" + rest
+	if d == "" {
+		return "default"
 	}
-	name := strings.Map(func(r rune) rune {
+	local := false
+	if proto, rest, ok := strings.Cut(d, "/"); ok && !strings.HasPrefix(d, "/") && strings.Contains(rest, ":") {
+		local = strings.EqualFold(proto, "unix")
+		d = rest
+	}
+	colon := strings.LastIndexByte(d, ':')
+	if colon < 0 {
+		return fileSafe(d)
+	}
+	host, num := d[:colon], d[colon+1:]
+	num, _, _ = strings.Cut(num, ".")
+	if num == "" || strings.Trim(num, "0123456789") != "" {
+		return fileSafe(d)
+	}
+	num = strings.TrimLeft(num, "0")
+	if num == "" {
+		num = "0"
+	}
+	h := strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	if ip := net.ParseIP(h); local || h == "" || h == "unix" || h == "localhost" || (ip != nil && ip.IsLoopback()) ||
+		(hostname != "" && h == strings.ToLower(hostname)) {
+		return num
+	}
+	return fileSafe(h) + "_" + num
+}
+
+// fileSafe keeps letters, digits, '.', '-' and '_', and replaces the rest
+// with '_', so that a display name cannot leave the lock directory.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
 			return r
 		}
 		return '_'
-	}, strings.TrimPrefix(d, ":"))
-	if name == "" {
-		name = "default"
-	}
-	return filepath.Join(dir, "computer-use-"+name+".lock")
+	}, s)
 }
 
 // NewSessionID returns a random session id.
@@ -185,8 +231,8 @@ func (l *Lock) Acquire(session string) (fresh bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	me := l.me()
-	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
-		return false, fmt.Errorf("creating the state directory for the computer-use lock: %w", err)
+	if err := ensureDir(filepath.Dir(l.path)); err != nil {
+		return false, err
 	}
 	unlock, err := guard(l.path + ".guard")
 	if err != nil {

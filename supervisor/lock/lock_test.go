@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -167,7 +168,7 @@ func writeOwner(t *testing.T, path string, o Owner) {
 }
 
 func TestLiveForeignOwner(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "l.lock")
+	path := filepath.Join(t.TempDir(), "locks", "l.lock")
 	// The test's parent process stands in for a live foreign deskhand.
 	ppid := os.Getppid()
 	st, err := startTime(ppid)
@@ -213,7 +214,7 @@ func TestStaleOwners(t *testing.T) {
 		{name: "empty", raw: ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "l.lock")
+			path := filepath.Join(t.TempDir(), "locks", "l.lock")
 			if tc.raw != "" || tc.owner.PID == 0 {
 				os.WriteFile(path, []byte(tc.raw), 0o600)
 			} else {
@@ -245,7 +246,7 @@ func TestZombieOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	host, _ := os.Hostname()
-	path := filepath.Join(t.TempDir(), "l.lock")
+	path := filepath.Join(t.TempDir(), "locks", "l.lock")
 	writeOwner(t, path, Owner{SessionID: "zombie", PID: pid, StartTime: st, Host: host})
 	l := New(path, Options{})
 	if _, err := l.Acquire("new"); !errors.Is(err, ErrHeld) {
@@ -287,7 +288,7 @@ func deadPID(t *testing.T) int {
 // TestOtherProcess: a second process gets cu_lock_held while the first
 // lives, and takes over once the first is killed with SIGKILL.
 func TestOtherProcess(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "l.lock")
+	path := filepath.Join(t.TempDir(), "locks", "l.lock")
 	holder := startChild(t, "hold", path, "first")
 	if got := holder.result(t); got != "acquired true" {
 		t.Fatalf("holder: %q", got)
@@ -317,7 +318,7 @@ func TestOtherProcess(t *testing.T) {
 // TestTakeoverRace: processes that all find the same stale owner at once
 // end with exactly one of them holding the lock.
 func TestTakeoverRace(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "l.lock")
+	path := filepath.Join(t.TempDir(), "locks", "l.lock")
 	host, _ := os.Hostname()
 	writeOwner(t, path, Owner{SessionID: "gone", PID: deadPID(t), Host: host})
 	const n = 6
@@ -347,18 +348,77 @@ func TestTakeoverRace(t *testing.T) {
 	}
 }
 
-func TestPath(t *testing.T) {
+func TestDisplayKey(t *testing.T) {
 	for _, tc := range []struct{ display, want string }{
-		{":1", "computer-use-1.lock"},
-		{":1.0", "computer-use-1.lock"},
-		{"unix:1.0", "computer-use-1.lock"},
-		{"localhost:10.0", "computer-use-localhost_10.0.lock"},
-		{"", "computer-use-default.lock"},
-		{":0/../x", "computer-use-0_.lock"}, {"host/../..:3", "computer-use-host_.._.._3.lock"},
+		// One local server, however it is spelled.
+		{":1", "1"}, {":1.0", "1"}, {":1.2", "1"}, {" :1 ", "1"}, {":01", "1"},
+		{"unix:1", "1"}, {"unix:1.0", "1"}, {"unix/:1", "1"}, {"unix/anything:1", "1"},
+		{"localhost:1", "1"}, {"LocalHost:1.0", "1"}, {"tcp/localhost:1", "1"},
+		{"127.0.0.1:1", "1"}, {"127.0.1.1:1", "1"}, {"[::1]:1", "1"}, {"::1:1", "1"},
+		{"myhost:1", "1"}, {"MyHost.:1", "myhost._1"},
+		// Other servers.
+		{":0", "0"}, {":10.0", "10"}, {"other:1", "other_1"}, {"other:1.0", "other_1"},
+		{"10.0.0.5:2", "10.0.0.5_2"}, {"tcp/other:3", "other_3"},
+		// Not HOST:N: kept, file-safe.
+		{"", "default"}, {":0/../x", "_0_.._x"}, {"host/../..:3", ".._.._3"}, {"../../etc", ".._.._etc"}, {":x", "_x"},
 	} {
-		if got := filepath.Base(Path("/s", tc.display)); got != tc.want {
-			t.Errorf("Path(%q) = %q, want %q", tc.display, got, tc.want)
+		if got := displayKey(tc.display, "myhost"); got != tc.want {
+			t.Errorf("displayKey(%q) = %q, want %q", tc.display, got, tc.want)
 		}
+	}
+	if a, b := filepath.Base(Path("/r", ":3")), filepath.Base(Path("/r", "localhost:3.0")); a != b || a != "computer-use-3.lock" {
+		t.Errorf("Path(:3) = %q, Path(localhost:3.0) = %q; want both computer-use-3.lock", a, b)
+	}
+}
+
+func TestDir(t *testing.T) {
+	rt := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", rt)
+	if got := Dir(); got != filepath.Join(rt, "deskhand") {
+		t.Errorf("Dir() with XDG_RUNTIME_DIR = %q", got)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	uid := strconv.Itoa(os.Getuid())
+	if got := Dir(); got != filepath.Join("/run/user", uid, "deskhand") && got != filepath.Join("/tmp", "deskhand-"+uid) {
+		t.Errorf("Dir() without XDG_RUNTIME_DIR = %q", got)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", "relative/dir")
+	if got := Dir(); strings.HasPrefix(got, "relative") {
+		t.Errorf("Dir() took a relative XDG_RUNTIME_DIR: %q", got)
+	}
+}
+
+// TestLockDirChecked: the lock is made in a fresh private directory, and
+// refused in one that others may write to or that is a symbolic link.
+func TestLockDirChecked(t *testing.T) {
+	base := t.TempDir()
+	fresh := filepath.Join(base, "a", "deskhand")
+	l := New(Path(fresh, ":1"), Options{})
+	if _, err := l.Acquire("s"); err != nil {
+		t.Fatalf("Acquire in a fresh directory: %v", err)
+	}
+	if fi, err := os.Stat(fresh); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("lock directory: %v, %v; want mode 0700", fi.Mode(), err)
+	}
+	l.ReleaseAll()
+
+	open := filepath.Join(base, "open")
+	if err := os.Mkdir(open, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(open, 0o777)
+	if _, err := New(Path(open, ":1"), Options{}).Acquire("s"); err == nil || !strings.Contains(err.Error(), "mode 0777") {
+		t.Errorf("Acquire in a 0777 directory: %v", err)
+	}
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(fresh, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Path(link, ":1"), Options{}).Acquire("s"); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Acquire through a symbolic link: %v", err)
+	}
+	if err := private(base, os.Getuid()+1); err == nil || !strings.Contains(err.Error(), "belongs to uid") {
+		t.Errorf("private() of another user's directory: %v", err)
 	}
 }
 
