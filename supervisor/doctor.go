@@ -13,6 +13,7 @@ import (
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/installer"
 	"github.com/deskhand/deskhand/installer/store"
+	"github.com/deskhand/deskhand/supervisor/lock"
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
 )
@@ -22,7 +23,8 @@ const doctorUsage = `doctor [--helper PATH]
 Checks what deskhand needs and explains each problem with the exact fix:
 the display (reachable, X11 or Wayland), the X extensions (XTEST, MIT-SHM,
 RANDR), the capture helper (where it comes from, its version and protocol),
-the installer lock, the config and state paths and their permissions. The
+the installer lock, the computer-use lock of the display (where it is and
+who holds it), the config and state paths and their permissions. The
 exit status is 0 only when everything deskhand needs works.
 
 Flags:
@@ -71,7 +73,34 @@ func doctor(ctx context.Context, explicitHelper string) []check {
 	checks = append(checks, displayChecks(display)...)
 	checks = append(checks, helperChecks(ctx, explicitHelper, display)...)
 	checks = append(checks, storeChecks()...)
+	checks = append(checks, sessionLockCheck(display))
 	return checks
+}
+
+// sessionLockCheck reports the cross-session lock of display: where every
+// deskhand on it looks, whether that directory is private, and who holds
+// the lock.
+func sessionLockCheck(display string) check {
+	const name = "cu lock"
+	if display == "" {
+		return check{status: "ok", name: name, detail: "no DISPLAY: each private virtual desktop deskhand starts has its own lock"}
+	}
+	path := lock.Path(lock.Dir(), display)
+	if err := lock.CheckDir(filepath.Dir(path)); err != nil {
+		return check{status: "FAIL", name: name, detail: err.Error() + ", so deskhand refuses to take the computer-use lock there",
+			fix: fmt.Sprintf("remove it (`rm -r %s`; deskhand makes it again), or set XDG_RUNTIME_DIR to your own runtime directory", filepath.Dir(path))}
+	}
+	o, err := lock.Read(path)
+	switch {
+	case err != nil:
+		return check{status: "warn", name: name, detail: err.Error(), fix: "the next deskhand replaces it; or delete " + path}
+	case o == nil:
+		return check{status: "ok", name: name, detail: "computer-use lock of " + display + " is free (" + path + ")"}
+	case lock.Stale(*o):
+		return check{status: "ok", name: name, detail: fmt.Sprintf("computer-use lock %s was left by a deskhand that is gone (pid %d); the next one takes it over", path, o.PID)}
+	}
+	return check{status: "ok", name: name, detail: fmt.Sprintf("computer-use lock %s is held by deskhand pid %d (session %s) since %s; other sessions on %s wait for it",
+		path, o.PID, o.SessionID, o.Acquired.Local().Format("15:04:05"), display)}
 }
 
 // displayChecks connects to the X server and asks for the extensions

@@ -10,7 +10,9 @@ package supervisor_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,4 +73,33 @@ func TestSafetyLockPerDisplay(t *testing.T) {
 	})
 	second.ok("screenshot", nil)
 	third.bad("screenshot", nil, "cu_lock_held", fmt.Sprintf("pid %d", second.cmd.Process.Pid))
+}
+
+// TestSafetyLockDirRefused: a lock directory other users may write to is
+// refused with a message that says how to fix it, and nothing acts;
+// `deskhand doctor` reports the same.
+func TestSafetyLockDirRefused(t *testing.T) {
+	d := newDesktop(t, desktoptest.Options{})
+	w := d.StartGTK(t, "app")
+	d.Focus(t, w.ID)
+	runDir := t.TempDir()
+	dir := filepath.Join(runDir, "deskhand")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	e := gatedServer(t, d, []string{"XDG_RUNTIME_DIR=" + runDir}, "--allow", "zenity")
+	e.access([]string{"zenity"})
+	e.bad("screenshot", nil, dir, "mode 0777", "XDG_RUNTIME_DIR")
+	if matches, _ := filepath.Glob(filepath.Join(dir, "*.lock")); len(matches) > 0 {
+		t.Errorf("a lock was taken in the open directory: %v", matches)
+	}
+	doctor := exec.Command(deskhandBinary(t), "doctor")
+	doctor.Env = append(d.AppEnv(), "XDG_RUNTIME_DIR="+runDir, "DESKHAND_HELPER="+desktoptest.HelperPath(t))
+	out, _ := doctor.CombinedOutput()
+	if !strings.Contains(string(out), "FAIL  cu lock") || !strings.Contains(string(out), "mode 0777") {
+		t.Errorf("deskhand doctor with an open lock directory:\n%s", out)
+	}
 }

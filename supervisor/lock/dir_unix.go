@@ -68,3 +68,14 @@ func private(path string, uid int) error {
 	}
 	return nil
 }
+
+// CheckDir reports why dir (see Dir) cannot hold the lock, nil when it is
+// private to this user or does not exist yet (Acquire makes it), for
+// `deskhand doctor`.
+func CheckDir(dir string) error {
+	err := private(dir, os.Getuid())
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return fmt.Errorf("the computer-use lock directory %s %v", dir, err)
+}
