@@ -49,7 +49,8 @@ var requestAccessSpec = &toolSpec{
 		"The user approves or declines each app, and each grant flag, in a dialog; when the client cannot show one, only pre-approved apps are granted and the result says how the user can pre-approve. " +
 		"Each app gets a tier: read (visible in screenshots only; browsers, trading and finance apps), click (plus plain left clicks and scrolling; terminals and IDEs) or full (everything else). " +
 		"Media and reading apps, and apps the system policy denies, are always refused. Apps the user declined stay refused in later sessions: do not ask for them again. " +
-		"Windows of apps that are not approved are hidden or blacked out in screenshots. Grants last until this server session ends.",
+		"Windows of apps that are not approved are hidden or blacked out in screenshots. Grants last until this server session ends, " +
+		"or until the user presses Escape, which stops you and withdraws them all: then every action is refused until you call request_access again and the user approves again.",
 	props: []prop{
 		{"apps", map[string]any{
 			"type":        "array",
