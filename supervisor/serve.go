@@ -169,8 +169,9 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 		statePath = geometry.StatePath(stateDir, xdisplay)
 	}
 
-	// The Escape watcher starts with the safety layer, after the input it
-	// counts the key presses of.
+	// The input announces each key press to the Escape watcher (started
+	// with the safety layer, below), which tells deskhand's own Escapes
+	// from the user's by them.
 	var escape atomic.Pointer[cleanup.Watcher]
 	in, err := input.New(input.Options{
 		Display:  xdisplay,

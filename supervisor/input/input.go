@@ -142,10 +142,10 @@ const (
 // its context is cancelled, it releases whatever it pressed. ReleaseAll
 // releases everything the package still holds, and Close calls it.
 type Input struct {
-	display  string
-	log      *slog.Logger
-	settle   time.Duration
-	keyPress func(code uint8)
+	display string
+	log     *slog.Logger
+	settle  time.Duration
+	onKey   func(code uint8)
 
 	calls     chan call
 	quit      chan struct{}
@@ -191,14 +191,14 @@ func newInput(opts Options, open func(display string) (backend, string, error)) 
 		log = slog.New(slog.DiscardHandler)
 	}
 	in := &Input{
-		display:  opts.Display,
-		log:      log,
-		settle:   remapSettle,
-		keyPress: opts.KeyPress,
-		calls:    make(chan call),
-		quit:     make(chan struct{}),
-		done:     make(chan struct{}),
-		bound:    make(map[keycode]Keysym),
+		display: opts.Display,
+		log:     log,
+		settle:  remapSettle,
+		onKey:   opts.KeyPress,
+		calls:   make(chan call),
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
+		bound:   make(map[keycode]Keysym),
 	}
 	ready := make(chan error, 1)
 	go in.loop(open, ready)
@@ -355,8 +355,8 @@ func (in *Input) press(p pressed) error {
 	if p.button {
 		return in.be.button(Button(p.code), true)
 	}
-	if in.keyPress != nil {
-		in.keyPress(p.code)
+	if in.onKey != nil {
+		in.onKey(p.code)
 	}
 	return in.be.key(keycode(p.code), true)
 }
