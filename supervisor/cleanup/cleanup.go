@@ -4,8 +4,9 @@
 // the user presses Escape on their own keyboard, or when deskhand exits.
 // The user's Escape also withdraws the session's approvals (Options.Revoke),
 // so that nothing more happens until the user approves again; an idle
-// period or a disconnect only ends the turn. Ending a turn gives the
-// desktop back the way the user left it: held
+// period or a disconnect only ends the turn.
+//
+// Ending a turn gives the desktop back the way the user left it: held
 // buttons and keys are released, windows hidden during the turn come back
 // (within a five-second ceiling), the clipboard stashed by the clipboard
 // guard is restored, an action still running is stopped (a batch reports

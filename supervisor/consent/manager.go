@@ -142,15 +142,18 @@ type Request struct {
 
 // Refusal kinds.
 const (
-	RefusedCatalog    = "catalog_policy"  // the catalog denies the app (media, reading)
-	RefusedPolicy     = "managed_policy"  // the managed policy denies it
-	RefusedRemembered = "user_denied"     // the user declined it before
-	RefusedDeclined   = "declined"        // the user declined it now
-	RefusedCancelled  = "cancelled"       // the user dismissed the dialog
-	RefusedNotAsked   = "not_approved"    // the client cannot ask and it is not pre-approved
-	RefusedUnanswered = "unanswered"      // the dialog came back without a choice for it
-	RefusedStopped    = "stopped_by_user" // the user pressed Escape and the client cannot ask again
+	RefusedCatalog    = "catalog_policy" // the catalog denies the app (media, reading)
+	RefusedPolicy     = "managed_policy" // the managed policy denies it
+	RefusedRemembered = "user_denied"    // the user declined it before
+	RefusedDeclined   = "declined"       // the user declined it now
+	RefusedCancelled  = "cancelled"      // the user dismissed the dialog
+	RefusedNotAsked   = "not_approved"   // the client cannot ask and it is not pre-approved
+	RefusedUnanswered = "unanswered"     // the dialog came back without a choice for it
 )
+
+// RefusedStopped is the refusal kind after the user's Escape when the
+// client cannot show the dialog to approve again.
+const RefusedStopped = "stopped_by_user"
 
 // Refusal is an app or flag that was not granted, and why.
 type Refusal struct {
