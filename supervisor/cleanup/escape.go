@@ -92,6 +92,11 @@ func (w *Watcher) Own(code uint8) {
 	if w == nil {
 		return
 	}
+	select {
+	case <-w.done:
+		return // no raw event will take it
+	default:
+	}
 	now := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
