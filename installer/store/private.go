@@ -17,9 +17,12 @@ type UnsafeDirError struct {
 	Fix     string // a command that fixes it
 }
 
-func (e *UnsafeDirError) Error() string {
-	return fmt.Sprintf("%s %s: another user could swap the helper deskhand runs, so it is refused; fix: %s", e.Path, e.Problem, e.Fix)
+// Detail is the error without its fix: what doctor reports.
+func (e *UnsafeDirError) Detail() string {
+	return fmt.Sprintf("%s %s: another user could swap the helper deskhand runs, so it is refused", e.Path, e.Problem)
 }
+
+func (e *UnsafeDirError) Error() string { return e.Detail() + "; fix: " + e.Fix }
 
 func (e *UnsafeDirError) Unwrap() error { return ErrUnsafeDir }
 
