@@ -7,10 +7,13 @@
 // the archive resumably and checks its size and SHA-256; extracts exactly
 // the listed files into a staging directory; starts the staged helper and
 // completes the protocol handshake; and only then activates it atomically,
-// under a lock that serialises installers. Rollback returns to the version
-// kept from before. Active finds the active version and checks its files
-// against its signed manifest again, so a helper changed after install is
-// refused at launch.
+// under a lock that serialises installers; only then is the rollback floor
+// raised to its version. Rollback returns to the version kept from before.
+// Both rebuild a damaged active.json from the installed versions that
+// verify. Active finds the active version and checks its files against its
+// signed manifest again, and its directories for write access by others,
+// so a helper changed after install is refused at launch; Use does the
+// same and leases the version, so that installs keep it while it runs.
 //
 // The pieces live in subpackages: manifest (schema and signatures), fetch
 // (HTTP with retries, caps, watchdog and resume), archive (safe

@@ -43,7 +43,7 @@ func (d *deadlineTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		default:
 			what = "did not accept a connection"
 		}
-		return nil, fmt.Errorf("%w: %s %s within %v", ErrStalled, req.URL.Redacted(), what, d.header)
+		return nil, &stallError{fmt.Sprintf("%s %s within %v", req.URL.Redacted(), what, d.header)}
 	}
 	if err != nil {
 		cancel()
@@ -83,8 +83,15 @@ func (b *firstByteBody) Read(p []byte) (int, error) {
 }
 
 func (b *firstByteBody) stalled() error {
-	return fmt.Errorf("%w: %s sent its headers (%s) but no body within %v", ErrStalled, b.url, b.status, b.limit)
+	return &stallError{fmt.Sprintf("%s sent its headers (%s) but no body within %v", b.url, b.status, b.limit)}
 }
+
+// stallError is ErrStalled with what the server did; a type of its own
+// so that do can unwrap it from the HTTP client's wrapping.
+type stallError struct{ what string }
+
+func (e *stallError) Error() string        { return ErrStalled.Error() + ": " + e.what }
+func (e *stallError) Is(target error) bool { return target == ErrStalled }
 
 func (b *firstByteBody) Close() error {
 	b.timer.Stop()

@@ -250,6 +250,12 @@ func (c *Client) do(ctx context.Context, url string, header http.Header) (*http.
 	resp, err := c.rc.Do(req)
 	if err != nil {
 		cancel(nil)
+		// The stall names the URL and what the server did; the HTTP
+		// client's wrapping around it would only repeat the URL.
+		var stall *stallError
+		if errors.As(err, &stall) {
+			return nil, nil, stall
+		}
 		return nil, nil, fmt.Errorf("fetching %s: %w", url, err)
 	}
 	return resp, cancel, nil
