@@ -40,8 +40,8 @@ func (b *syncBuffer) String() string {
 // short deadlines, and whose log is kept.
 func stallEnv(t *testing.T) (*env, *syncBuffer) {
 	e := newEnv(t)
-	e.opts.Fetch.HeaderTimeout = 300 * time.Millisecond
-	e.opts.Fetch.FirstByteTimeout = 300 * time.Millisecond
+	e.opts.Fetch.HeaderTimeout = time.Second
+	e.opts.Fetch.FirstByteTimeout = time.Second
 	// Longer than the deadlines, so that they, not the watchdog, act.
 	e.opts.Fetch.ThroughputWindow = time.Minute
 	log := &syncBuffer{}

@@ -56,7 +56,7 @@ func TestInstallFromMirrorWhenPrimaryStalls(t *testing.T) {
 	e := newInstallEnv(t, "")
 	e.srv.Handle("/stalled/manifest.json", blackHoleHandler)
 	primary := e.srv.At("/stalled/manifest.json")
-	code, out, errOut := e.run(nil, "install", "--stall-timeout", "1s", "--manifest-url", primary, "--manifest-url", e.srv.At("/1.0.0/manifest.json"))
+	code, out, errOut := e.run(nil, "install", "--stall-timeout", "2s", "--manifest-url", primary, "--manifest-url", e.srv.At("/1.0.0/manifest.json"))
 	if code != 0 || !strings.Contains(out, "installed helper 1.0.0") {
 		t.Fatalf("install with a black-hole primary exited %d:\n%s%s", code, out, errOut)
 	}
@@ -67,7 +67,7 @@ func TestInstallFromMirrorWhenPrimaryStalls(t *testing.T) {
 	e.srv.Handle("/stalled/helper.tar.gz", blackHoleHandler)
 	stalled := e.srv.At("/stalled/helper.tar.gz")
 	u := e.publishWith("1.2.0", stalled, e.srv.At("/helper-1.2.0.tar.gz"))
-	code, out, errOut = e.run(nil, "install", "--stall-timeout", "1s", "--manifest-url", u)
+	code, out, errOut = e.run(nil, "install", "--stall-timeout", "2s", "--manifest-url", u)
 	if code != 0 || !strings.Contains(out, "installed helper 1.2.0") {
 		t.Fatalf("install with a stalled first archive URL exited %d:\n%s%s", code, out, errOut)
 	}

@@ -91,7 +91,7 @@ var stalls = []struct {
 func stallClient() *Client {
 	return New(Options{
 		Retries: 3, BackoffMin: 5 * time.Millisecond, BackoffMax: 50 * time.Millisecond,
-		HeaderTimeout: 300 * time.Millisecond, FirstByteTimeout: 300 * time.Millisecond,
+		HeaderTimeout: time.Second, FirstByteTimeout: time.Second,
 		// Longer than the deadlines, so that they, not the watchdog,
 		// abandon the server.
 		MinThroughput: 1, ThroughputWindow: time.Minute, AttemptTimeout: 5 * time.Minute,
