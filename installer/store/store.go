@@ -301,6 +301,11 @@ func (s *Store) NewStaging() (string, error) {
 // deskhand holds a lease on it: then the new directory gets the name with
 // a "~N" suffix instead.
 func (s *Store) Commit(staging, version string, inUse ...string) (string, error) {
+	// The lease file comes with the version, so that leasing it never
+	// depends on being able to create files there later.
+	if err := os.WriteFile(filepath.Join(staging, leaseFile), nil, 0o644); err != nil {
+		return "", fmt.Errorf("creating the lease file of %s: %w", version, err)
+	}
 	if err := syncTree(staging); err != nil {
 		return "", err
 	}
