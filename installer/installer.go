@@ -7,10 +7,13 @@
 // the archive resumably and checks its size and SHA-256; extracts exactly
 // the listed files into a staging directory; starts the staged helper and
 // completes the protocol handshake; and only then activates it atomically,
-// under a lock that serialises installers. Rollback returns to the version
-// kept from before. Active finds the active version and checks its files
-// against its signed manifest again, so a helper changed after install is
-// refused at launch.
+// under a lock that serialises installers; only then is the rollback floor
+// raised to its version. Rollback returns to the version kept from before.
+// Both rebuild a damaged active.json from the installed versions that
+// verify. Active finds the active version and checks its files against its
+// signed manifest again, and its directories for write access by others,
+// so a helper changed after install is refused at launch; Use does the
+// same and leases the version, so that installs keep it while it runs.
 //
 // The pieces live in subpackages: manifest (schema and signatures), fetch
 // (HTTP with retries, caps, watchdog and resume), archive (safe
@@ -66,6 +69,10 @@ var (
 	ErrNoPrevious = errors.New("no previous helper version to roll back to")
 	// ErrNotInstalled means no helper version is active.
 	ErrNotInstalled = store.ErrNotInstalled
+	// ErrUnsafeDir means the helper's directory, the store or a
+	// directory above them can be changed by another user; the helper is
+	// refused until it is fixed (the error says how).
+	ErrUnsafeDir = store.ErrUnsafeDir
 )
 
 // Step names a phase of an install, for progress reports.
@@ -193,11 +200,16 @@ type Result struct {
 	Previous string
 	// Removed lists leftovers and old versions that were deleted.
 	Removed []string
+	// Repaired, when not empty, says why the install record
+	// (active.json) was damaged; it has been rebuilt and rewritten.
+	Repaired string
 }
 
 // Install installs and activates the newest release for this platform.
 // It is a no-op when that version is already active and intact. On any
-// error nothing is activated and the active helper is untouched.
+// error nothing is activated and the active helper is untouched. A
+// damaged active.json (unreadable, naming something outside the store)
+// is rebuilt from the versions on disk that verify, and rewritten.
 func Install(ctx context.Context, opts Options) (*Result, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -215,49 +227,56 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 	defer lock.Unlock()
 	defer opts.at("unlocking")
 	opts.at("locked")
+	if err := store.CheckPrivate(st.Dir, st.StateDir); err != nil {
+		return nil, err
+	}
 	removed, err := st.Cleanup()
 	if err != nil {
 		return nil, fmt.Errorf("cleaning up after an earlier run: %w", err)
+	}
+	active, damaged, err := readActive(st, &opts)
+	if err != nil {
+		return nil, err
+	}
+	if active != nil {
+		// A run killed between activating a version and raising the
+		// floor finishes here.
+		if inst, err := verifyDir(st, active.Record, &opts); err == nil {
+			if err := raiseFloor(st, &opts, inst.Version); err != nil {
+				return nil, err
+			}
+		}
 	}
 
 	doc, m, art, err := fetchManifest(ctx, &opts, st)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Version: m.Version, Removed: removed}
+	res := &Result{Version: m.Version, Removed: removed, Repaired: damaged}
 
-	// Raise the rollback floor before anything else can fail: from now on
-	// an older manifest is refused even if this install does not finish.
-	acc, err := st.Accepted()
-	if err != nil {
-		return nil, err
-	}
-	if manifest.CompareVersions(m.Version, acc.Highest) > 0 {
-		if err := st.SetAccepted(store.Accepted{Highest: m.Version, At: opts.Now().UTC()}); err != nil {
-			return nil, err
-		}
-	}
-	opts.at("accepted")
-
-	active, err := st.Active()
-	if err != nil && !errors.Is(err, store.ErrNotInstalled) {
-		return nil, err
-	}
 	if active != nil && active.Version == m.Version {
 		if inst, err := verifyDir(st, active.Record, &opts); err == nil && inst.archiveSHA == art.SHA256 {
 			res.Path = inst.Path
+			previous := pickPrevious(st, &opts, active, m.Version)
+			if !sameRecord(previous, active.Previous) && res.Repaired == "" {
+				res.Repaired = fmt.Sprintf("the previous version %s recorded there does not verify", active.Previous.Version)
+			}
+			if res.Repaired != "" {
+				rec := store.Active{Record: active.Record, Previous: previous, Activated: opts.Now().UTC()}
+				if err := st.SetActive(rec); err != nil {
+					return nil, err
+				}
+				opts.report(Event{Step: StepActivate, Message: "rewrote " + filepath.Join(st.Dir, "active.json") + ": " + res.Repaired})
+			}
 			keep := []string{active.Dir}
-			if active.Previous != nil {
-				res.Previous = active.Previous.Version
-				keep = append(keep, active.Previous.Dir)
+			if previous != nil {
+				res.Previous = previous.Version
+				keep = append(keep, previous.Dir)
 			}
-			// Finish what a run killed after activation left undone.
-			gone, err := st.GC(keep...)
-			res.Removed = append(res.Removed, gone...)
-			if err != nil {
-				opts.Logger.Warn("removing old helper versions", "error", err)
-			}
-			gone, _ = st.PruneDownloads("")
+			// Finish what a run killed after activation left undone, and
+			// remove versions that were in use at the last install.
+			res.Removed = append(res.Removed, collect(st, &opts, keep)...)
+			gone, _ := st.PruneDownloads("")
 			res.Removed = append(res.Removed, gone...)
 			opts.report(Event{Step: StepDone, Message: fmt.Sprintf("helper %s is already installed and intact", m.Version)})
 			return res, nil
@@ -304,40 +323,37 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 
 	opts.report(Event{Step: StepActivate, Message: "activating helper " + m.Version})
 	var inUse []string
-	var previous *store.Record
 	if active != nil {
 		inUse = append(inUse, active.Dir)
-		prev := active.Record
-		previous = &prev
 		if active.Previous != nil {
 			inUse = append(inUse, active.Previous.Dir)
 		}
 	}
+	previous := pickPrevious(st, &opts, active, m.Version)
 	dir, err := st.Commit(staging, m.Version, inUse...)
 	if err != nil {
 		return nil, err
 	}
 	committed = true
 	opts.at("committed")
-	if previous != nil && previous.Version == m.Version {
-		// A repair of the active version: keep the older one for rollback.
-		previous = active.Previous
-	}
 	if err := st.SetActive(store.Active{Record: store.Record{Version: m.Version, Dir: dir}, Previous: previous, Activated: opts.Now().UTC()}); err != nil {
 		return nil, err
 	}
 	opts.at("activated")
+	// The floor rises only now: a release that was fetched but never
+	// activated (a download that failed, a helper that did not start)
+	// must not lock the machine out of the version it runs.
+	if err := raiseFloor(st, &opts, m.Version); err != nil {
+		return nil, err
+	}
+	opts.at("accepted")
 
 	keep := []string{dir}
 	if previous != nil {
 		keep = append(keep, previous.Dir)
 		res.Previous = previous.Version
 	}
-	gone, err = st.GC(keep...)
-	res.Removed = append(res.Removed, gone...)
-	if err != nil {
-		opts.Logger.Warn("removing old helper versions", "error", err)
-	}
+	res.Removed = append(res.Removed, collect(st, &opts, keep)...)
 	os.Remove(archivePath)
 	opts.at("collected")
 
@@ -345,6 +361,122 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 	res.Changed = true
 	opts.report(Event{Step: StepDone, Message: fmt.Sprintf("helper %s installed at %s", m.Version, res.Path)})
 	return res, nil
+}
+
+// raiseFloor records version as the highest accepted when it is above
+// the current floor.
+func raiseFloor(st *store.Store, opts *Options, version string) error {
+	acc, err := st.Accepted()
+	if err != nil {
+		return err
+	}
+	if manifest.CompareVersions(version, acc.Highest) <= 0 {
+		return nil
+	}
+	return st.SetAccepted(store.Accepted{Highest: version, At: opts.Now().UTC()})
+}
+
+// collect removes the versions other than keep, leaving those a running
+// deskhand uses for a later run.
+func collect(st *store.Store, opts *Options, keep []string) []string {
+	removed, inUse, err := st.GC(keep...)
+	if err != nil {
+		opts.Logger.Warn("removing old helper versions", "error", err)
+	}
+	if len(inUse) > 0 {
+		opts.Logger.Info("keeping old helper versions that a running deskhand uses; a later install removes them", "versions", inUse)
+	}
+	return removed
+}
+
+// readActive reads active.json. When it is damaged (unreadable, or a
+// record that names something outside the store), it returns the record
+// rebuilt from the versions on disk that verify (the highest active, the
+// next one previous; nil when none does) and why it was rebuilt.
+func readActive(st *store.Store, opts *Options) (*store.Active, string, error) {
+	a, err := st.Active()
+	if err == nil {
+		return a, "", nil
+	}
+	if errors.Is(err, store.ErrNotInstalled) {
+		return nil, "", nil
+	}
+	opts.Logger.Warn("the install record is damaged; rebuilding it from the verified versions on disk", "error", err)
+	vs := scanVerified(st, opts)
+	why := err.Error()
+	if len(vs) == 0 {
+		return nil, why, nil
+	}
+	rebuilt := &store.Active{Record: vs[0]}
+	if len(vs) > 1 {
+		rebuilt.Previous = &vs[1]
+	}
+	return rebuilt, why, nil
+}
+
+// scanVerified returns the version directories whose files verify
+// against the signed manifest in them, highest version first.
+func scanVerified(st *store.Store, opts *Options) []store.Record {
+	entries, err := os.ReadDir(st.Dir)
+	if err != nil {
+		return nil
+	}
+	var out []store.Record
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		doc, err := os.ReadFile(filepath.Join(st.Path(e.Name()), ManifestFile))
+		if err != nil {
+			continue
+		}
+		m, err := manifest.Open(doc, opts.TrustedKeys)
+		if err != nil {
+			continue
+		}
+		rec := store.Record{Version: m.Version, Dir: e.Name()}
+		if _, err := verifyDir(st, rec, opts); err != nil {
+			opts.Logger.Info("not using an installed version that does not verify", "dir", e.Name(), "error", err)
+			continue
+		}
+		if slices.ContainsFunc(out, func(r store.Record) bool { return r.Version == rec.Version }) {
+			continue
+		}
+		out = append(out, rec)
+	}
+	slices.SortFunc(out, func(a, b store.Record) int { return manifest.CompareVersions(b.Version, a.Version) })
+	return out
+}
+
+// pickPrevious chooses the version to keep for rollback when version
+// becomes active: the active one (unless it is version itself), else the
+// one it kept, whichever verifies first.
+func pickPrevious(st *store.Store, opts *Options, active *store.Active, version string) *store.Record {
+	if active == nil {
+		return nil
+	}
+	var candidates []store.Record
+	if active.Version != version {
+		candidates = append(candidates, active.Record)
+	}
+	if active.Previous != nil && active.Previous.Version != version {
+		candidates = append(candidates, *active.Previous)
+	}
+	for _, c := range candidates {
+		if _, err := verifyDir(st, c, opts); err == nil {
+			return &c
+		} else {
+			opts.Logger.Info("not keeping a version for rollback that does not verify", "version", c.Version, "error", err)
+		}
+	}
+	return nil
+}
+
+func sameRecord(a, b *store.Record) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // fetchManifest returns the first manifest from opts.ManifestURLs that
@@ -511,6 +643,56 @@ type Installed struct {
 	Previous         string // version kept for rollback, "" if none
 
 	archiveSHA string
+	lease      *store.Lease
+}
+
+// Release gives up the lease Use took; it may be called more than once,
+// and on an Installed from Active it does nothing.
+func (i *Installed) Release() error {
+	if i == nil {
+		return nil
+	}
+	return i.lease.Release()
+}
+
+// Use is Active for a deskhand that is about to run the helper: it also
+// takes a lease on the version, so that installs running meanwhile do
+// not remove it (they remove it later, once it is released). The lease
+// is taken before the files are checked, so what was checked stays.
+// Release it when the helper no longer runs; the kernel releases it if
+// the process dies.
+func Use(ctx context.Context, opts Options) (*Installed, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	st := store.New(opts.DataDir, opts.StateDir)
+	for attempt := 1; ; attempt++ {
+		a, err := st.Active()
+		if err != nil {
+			return nil, err
+		}
+		lease, err := st.Lease(ctx, a.Dir)
+		if errors.Is(err, store.ErrVersionGone) && attempt < 5 {
+			continue // an install switched versions under us: read the record again
+		}
+		if errors.Is(err, store.ErrVersionGone) {
+			return nil, fmt.Errorf("%w: helper %s: %v; run `deskhand install` to reinstall it", ErrModified, a.Version, err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		inst, err := verifyDir(st, a.Record, &opts)
+		if err != nil {
+			lease.Release()
+			return nil, err
+		}
+		if a.Previous != nil {
+			inst.Previous = a.Previous.Version
+		}
+		inst.lease = lease
+		return inst, nil
+	}
 }
 
 // Active returns the active helper after checking its manifest's
@@ -541,6 +723,13 @@ func Active(opts Options) (*Installed, error) {
 // in its directory.
 func verifyDir(st *store.Store, rec store.Record, opts *Options) (*Installed, error) {
 	dir := st.Path(rec.Dir)
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: helper %s: %v; run `deskhand install` to reinstall it", ErrModified, rec.Version, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%w: helper %s: %s is not a directory (mode %v) but should be the version's own; run `deskhand install` to reinstall it", ErrModified, rec.Version, dir, fi.Mode())
+	}
 	doc, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	if err != nil {
 		return nil, fmt.Errorf("%w: helper %s: reading its manifest: %v; run `deskhand install` to reinstall it", ErrModified, rec.Version, err)
@@ -556,6 +745,10 @@ func verifyDir(st *store.Store, rec store.Record, opts *Options) (*Installed, er
 	if err != nil {
 		return nil, err
 	}
+	helper := filepath.Join(dir, filepath.FromSlash(art.Helper))
+	if err := store.CheckPrivate(st.Dir, dir, filepath.Dir(helper)); err != nil {
+		return nil, fmt.Errorf("helper %s: %w", rec.Version, err)
+	}
 	for _, f := range art.Files {
 		p := filepath.Join(dir, filepath.FromSlash(f.Path))
 		if err := checkFile(p, f); err != nil {
@@ -564,7 +757,7 @@ func verifyDir(st *store.Store, rec store.Record, opts *Options) (*Installed, er
 	}
 	return &Installed{
 		Version:          m.Version,
-		Path:             filepath.Join(dir, filepath.FromSlash(art.Helper)),
+		Path:             helper,
 		Dir:              dir,
 		HelperVersion:    art.HelperVersion,
 		ProtocolVersions: art.ProtocolVersions,
@@ -612,7 +805,9 @@ func HashFile(path string) (string, error) {
 }
 
 // Rollback makes the previous version active again (the current one
-// becomes the previous), after verifying it.
+// becomes the previous), after verifying it. When active.json is
+// damaged, it is rebuilt from the versions on disk that verify first (the
+// highest counts as current), so a rollback still goes to the one below.
 func Rollback(ctx context.Context, opts Options) (*Result, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -626,15 +821,30 @@ func Rollback(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer lock.Unlock()
+	if err := store.CheckPrivate(st.Dir, st.StateDir); err != nil {
+		return nil, err
+	}
 	removed, err := st.Cleanup()
 	if err != nil {
 		return nil, err
 	}
-	a, err := st.Active()
+	a, damaged, err := readActive(st, &opts)
 	if err != nil {
 		return nil, err
 	}
+	if a == nil && damaged != "" {
+		return nil, fmt.Errorf("%w: the install record is damaged (%s) and no installed version verifies; run `deskhand install`", ErrNotInstalled, damaged)
+	}
+	if a == nil {
+		return nil, ErrNotInstalled
+	}
 	if a.Previous == nil {
+		if damaged != "" {
+			if err := st.SetActive(store.Active{Record: a.Record, Activated: opts.Now().UTC()}); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: the install record was damaged (%s) and has been rewritten; only %s verifies here", ErrNoPrevious, damaged, a.Version)
+		}
 		return nil, fmt.Errorf("%w: only %s has been installed here", ErrNoPrevious, a.Version)
 	}
 	inst, err := verifyDir(st, *a.Previous, &opts)
@@ -642,10 +852,18 @@ func Rollback(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("rolling back to %s: %w", a.Previous.Version, err)
 	}
 	cur := a.Record
+	var keep *store.Record
+	if _, err := verifyDir(st, cur, &opts); err == nil {
+		keep = &cur
+	}
 	opts.report(Event{Step: StepActivate, Message: "activating helper " + a.Previous.Version})
-	if err := st.SetActive(store.Active{Record: *a.Previous, Previous: &cur, Activated: opts.Now().UTC()}); err != nil {
+	if err := st.SetActive(store.Active{Record: *a.Previous, Previous: keep, Activated: opts.Now().UTC()}); err != nil {
 		return nil, err
 	}
+	res := &Result{Version: a.Previous.Version, Path: inst.Path, Changed: true, Removed: removed, Repaired: damaged}
+	if keep != nil {
+		res.Previous = keep.Version
+	}
 	opts.report(Event{Step: StepDone, Message: fmt.Sprintf("rolled back from %s to %s", cur.Version, a.Previous.Version)})
-	return &Result{Version: a.Previous.Version, Path: inst.Path, Changed: true, Previous: cur.Version, Removed: removed}, nil
+	return res, nil
 }

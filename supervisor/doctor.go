@@ -186,11 +186,16 @@ func helperChecks(ctx context.Context, explicit, display string) []check {
 	loc, err := FindHelper(ctx, LocateOptions{Explicit: explicit, NoDownload: true})
 	if err != nil {
 		fix := "run `deskhand install` to download and verify it, or build it with `make build`"
-		if errors.Is(err, installer.ErrModified) {
+		var unsafe *store.UnsafeDirError
+		switch {
+		case errors.As(err, &unsafe):
+			fix = unsafe.Fix
+		case errors.Is(err, installer.ErrModified):
 			fix = "run `deskhand install` to reinstall it, and find out what changed the installed files"
 		}
 		return []check{{status: "FAIL", name: "helper", detail: err.Error(), fix: fix}}
 	}
+	defer loc.Release()
 	where := string(loc.Source)
 	if loc.Version != "" {
 		where += " version " + loc.Version
@@ -232,7 +237,10 @@ func storeChecks() []check {
 		if a.Previous != nil {
 			detail += fmt.Sprintf(", previous %s (for `deskhand install --rollback`)", a.Previous.Version)
 		}
-		if _, err := installer.Active(installer.Options{DataDir: data, StateDir: state}); err != nil {
+		var unsafe *store.UnsafeDirError
+		if _, err := installer.Active(installer.Options{DataDir: data, StateDir: state}); errors.As(err, &unsafe) {
+			out = append(out, check{status: "FAIL", name: "installed", detail: detail + ": " + unsafe.Detail(), fix: unsafe.Fix})
+		} else if err != nil {
 			out = append(out, check{status: "FAIL", name: "installed", detail: detail + ": " + err.Error(), fix: "run `deskhand install` to reinstall it"})
 		} else {
 			out = append(out, check{status: "ok", name: "installed", detail: detail + ", verified against its signed manifest"})
@@ -240,14 +248,18 @@ func storeChecks() []check {
 	} else if errors.Is(err, store.ErrNotInstalled) {
 		out = append(out, check{status: "ok", name: "installed", detail: "no downloaded helper (`deskhand install` fetches one)"})
 	} else {
-		out = append(out, check{status: "FAIL", name: "installed", detail: err.Error(), fix: "run `deskhand install` to rewrite it"})
+		out = append(out, check{status: "FAIL", name: "installed", detail: err.Error(),
+			fix: "run `deskhand install`: it rebuilds the record from the installed versions that verify, and rewrites it"})
 	}
 	if acc, err := st.Accepted(); err != nil {
 		out = append(out, check{status: "FAIL", name: "installed", detail: err.Error(), fix: "delete " + filepath.Join(state, "installer.json") + " if you trust the release you install next"})
 	} else if acc.Highest != "" {
 		out = append(out, check{status: "ok", name: "rollback", detail: "manifests older than " + acc.Highest + " are refused"})
 	}
-	if held, pid, err := st.LockHolder(); err != nil {
+	if held, pid, err := st.LockHolder(); errors.Is(err, store.ErrSymlink) {
+		lock := filepath.Join(data, ".lock")
+		out = append(out, check{status: "FAIL", name: "lock", detail: "installs are refused: " + err.Error(), fix: fmt.Sprintf("`rm %s`", lock)})
+	} else if err != nil {
 		out = append(out, check{status: "warn", name: "lock", detail: "cannot read the installer lock: " + err.Error(), fix: "check the permissions of " + data})
 	} else if held {
 		out = append(out, check{status: "warn", name: "lock", detail: fmt.Sprintf("an install is running now (pid %d); other installs wait for it", pid),
@@ -272,8 +284,8 @@ func xdgDir(env, fallback string) string {
 
 // pathCheck reports a directory deskhand writes: missing is fine (it is
 // created when needed) as long as its nearest existing parent is
-// writable; writable by group or others is not, since the helpers there
-// run with access to the screen.
+// writable; one that another user could change (store.CheckPrivate) is
+// not, since the helpers there run with access to the screen.
 func pathCheck(name, dir string) check {
 	fi, err := os.Stat(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -296,9 +308,12 @@ func pathCheck(name, dir string) check {
 	if !fi.IsDir() {
 		return check{status: "FAIL", name: name, detail: dir + " is not a directory", fix: fmt.Sprintf("move it away: `mv %s %s.bak`", dir, dir)}
 	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		return check{status: "FAIL", name: name, detail: fmt.Sprintf("%s is writable by group or others (mode %v): another user could swap what deskhand runs", dir, fi.Mode().Perm()),
-			fix: fmt.Sprintf("`chmod go-w %s`", dir)}
+	// The same check, and so the same words, as the refusal at launch.
+	var unsafe *store.UnsafeDirError
+	if err := store.CheckPrivate(dir); errors.As(err, &unsafe) {
+		return check{status: "FAIL", name: name, detail: unsafe.Detail(), fix: unsafe.Fix}
+	} else if err != nil {
+		return check{status: "FAIL", name: name, detail: err.Error(), fix: "check the permissions of " + dir}
 	}
 	if err := writable(dir); err != nil {
 		return check{status: "FAIL", name: name, detail: fmt.Sprintf("%s is not writable: %v", dir, err), fix: fmt.Sprintf("`chown -R %s %s`", os.Getenv("USER"), dir)}

@@ -9,16 +9,24 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/installer"
+	"github.com/deskhand/deskhand/installer/fetch"
 )
 
-const installUsage = `install [--manifest-url URL]... [--rollback]
+const installUsage = `install [--manifest-url URL]... [--stall-timeout D] [--rollback]
 
 Downloads the capture helper for this platform from the signed release
 manifest, verifies it, checks that it starts and speaks the protocol, and
 makes it the active helper (under $XDG_DATA_HOME/deskhand/helpers). The
 manifest URLs are tried in order: the first is the primary, the rest are
-mirrors. Installing the active version again does nothing. --rollback makes
-the previously active version active again.
+mirrors; a server that sends no response headers, or no first body byte,
+within --stall-timeout is abandoned for the next one, and the error names
+each URL and what it did. Installing the active version again does nothing,
+except that a damaged install record (active.json) is rebuilt from the
+installed versions that verify and rewritten. --rollback makes the
+previously active version active again (repairing the record the same way).
+Versions that a running deskhand uses are kept until it stops; a later
+install removes them. The helper is refused while its directory, the store
+or a directory above them is writable by another user.
 
 Flags:
 `
@@ -34,6 +42,7 @@ func runInstallCommand(ctx context.Context, args []string, io Stdio) error {
 	fs.Var(&urls, "manifest-url", "release manifest `URL`; repeat for mirrors (default: $DESKHAND_MANIFEST_URL, then the project's release page)")
 	rollback := fs.Bool("rollback", false, "make the previously installed version active again")
 	timeout := fs.Duration("timeout", 15*time.Minute, "give up after this long")
+	stall := fs.Duration("stall-timeout", fetch.DefaultHeaderTimeout, "abandon a server that sends no response headers, or no first body byte after them, within this long, and try the next URL")
 	logLevel := fs.String("log-level", envOr("DESKHAND_LOG", "warn"), "stderr log level: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -52,6 +61,7 @@ func runInstallCommand(ctx context.Context, args []string, io Stdio) error {
 	}
 	bar := newProgressBar(io.Err)
 	opts := installer.Options{ManifestURLs: urls, Logger: logger, Progress: bar.event}
+	opts.Fetch.HeaderTimeout, opts.Fetch.FirstByteTimeout = *stall, *stall
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 
@@ -64,6 +74,9 @@ func runInstallCommand(ctx context.Context, args []string, io Stdio) error {
 	bar.finish()
 	if err != nil {
 		return err
+	}
+	if res.Repaired != "" {
+		fmt.Fprintf(io.Out, "repaired the install record, which was damaged: %s\n", res.Repaired)
 	}
 	switch {
 	case *rollback:

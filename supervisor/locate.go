@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/deskhand/deskhand/installer"
 	"github.com/deskhand/deskhand/installer/store"
@@ -60,14 +61,24 @@ type Located struct {
 	// Note qualifies the source, for example an unverified development
 	// build.
 	Note string
+
+	// installed holds the lease on an installed version; see Release.
+	installed *installer.Installed
 }
+
+// Release gives up the lease that keeps an installed helper's version
+// from being removed by installs while it runs (see installer.Use). It
+// does nothing for other sources and may be called more than once.
+func (l Located) Release() { l.installed.Release() }
 
 // FindHelper finds the capture helper in this order: an explicit path
 // (--helper, then $DESKHAND_HELPER); a helper bundled beside the
 // executable or in the app's resources, checked against the bundle's
 // SHA256SUMS; the active installed version, whose files are checked
 // against its signed manifest (a modified helper is refused, not skipped);
-// and finally a download and install from the release manifest.
+// and finally a download and install from the release manifest. An
+// installed or downloaded helper comes with a lease on its version:
+// Release it once the helper has stopped.
 func FindHelper(ctx context.Context, opts LocateOptions) (Located, error) {
 	if opts.Explicit != "" {
 		p, err := checkExecutable(opts.Explicit)
@@ -112,10 +123,10 @@ func FindHelper(ctx context.Context, opts LocateOptions) (Located, error) {
 			return Located{Path: p, Source: b.source, Note: note}, nil
 		}
 	}
-	inst, err := installer.Active(opts.Install)
+	inst, err := installer.Use(ctx, opts.Install)
 	switch {
 	case err == nil:
-		return Located{Path: inst.Path, Source: FromInstalled, Version: inst.Version}, nil
+		return Located{Path: inst.Path, Source: FromInstalled, Version: inst.Version, installed: inst}, nil
 	case !errors.Is(err, installer.ErrNotInstalled):
 		return Located{}, fmt.Errorf("checking the installed helper: %w", err)
 	}
@@ -125,12 +136,57 @@ func FindHelper(ctx context.Context, opts LocateOptions) (Located, error) {
 		return Located{}, fmt.Errorf("finding the capture helper: %w (looked in %s); run `deskhand install`, build it with `make build`, or pass --helper PATH or set DESKHAND_HELPER",
 			errNoLocalHelper, strings.Join(looked, ", "))
 	}
-	res, err := installer.Install(ctx, opts.Install)
-	if err != nil {
+	if _, err := installer.Install(ctx, opts.Install); err != nil {
 		return Located{}, fmt.Errorf("no %s found (looked in %s), and downloading one failed: %w; build it with `make build` and pass --helper PATH, or run `deskhand install` when the network is back",
 			HelperName, strings.Join(looked, ", "), err)
 	}
-	return Located{Path: res.Path, Source: FromDownload, Version: res.Version}, nil
+	// Checked and leased like any installed helper, so that an install
+	// running meanwhile cannot slip another one in.
+	inst, err = installer.Use(ctx, opts.Install)
+	if err != nil {
+		return Located{}, fmt.Errorf("checking the helper just installed: %w", err)
+	}
+	return Located{Path: inst.Path, Source: FromDownload, Version: inst.Version, installed: inst}, nil
+}
+
+// helperLocator is a serving deskhand's bridge.Options.Locate: it finds
+// (and so verifies) the helper again before every start, restarts after
+// a crash included, so a helper swapped while deskhand runs is refused,
+// and an upgrade or rollback is taken at the next start. It holds the
+// lease of the version it found until the next start or Close.
+type helperLocator struct {
+	opts LocateOptions
+	mu   sync.Mutex
+	held Located
+}
+
+func (l *helperLocator) locate(ctx context.Context) (string, error) {
+	found, err := FindHelper(ctx, l.opts)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// A start runs only when no helper does: the last one's version is
+	// free now.
+	l.held.Release()
+	l.held = found
+	if err != nil {
+		return "", err
+	}
+	return found.Path, nil
+}
+
+// Close releases the lease on the version last found.
+func (l *helperLocator) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.held.Release()
+	l.held = Located{}
+}
+
+// oneShotLeases keeps the leases of helpers found by LocateHelper for the
+// rest of the process: a one-shot command runs its helper until it exits.
+var oneShotLeases struct {
+	mu   sync.Mutex
+	kept []Located
 }
 
 // LocateHelper is FindHelper with the defaults a command-line run wants:
@@ -147,6 +203,9 @@ func LocateHelper(explicit string) (string, HelperSource, error) {
 		}
 	}
 	h, err := FindHelper(context.Background(), opts)
+	oneShotLeases.mu.Lock()
+	oneShotLeases.kept = append(oneShotLeases.kept, h)
+	oneShotLeases.mu.Unlock()
 	return h.Path, h.Source, err
 }
 

@@ -120,20 +120,21 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 			(*n)("installing the capture helper: " + e.Message)
 		}
 	}
-	helperOpts := bridge.Options{Logger: logger.With("component", "helper")}
+	// The helper is found again, and so verified again, before every
+	// start: restarts after a crash too.
+	locator := &helperLocator{opts: locate}
+	defer locator.Close()
+	helperOpts := bridge.Options{Logger: logger.With("component", "helper"), Locate: locator.locate}
 	local := locate
 	local.NoDownload = true
 	found, err := FindHelper(ctx, local)
+	warmUp := err == nil
 	switch {
 	case err == nil:
-		helperOpts.Path = found.Path
+		found.Release()
 		logger.Debug("using helper", "path", found.Path, "from", string(found.Source), "version", found.Version, "note", found.Note)
 	case errors.Is(err, errNoLocalHelper) && os.Getenv("DESKHAND_NO_DOWNLOAD") == "":
 		logger.Info("no capture helper on this machine yet: it will be downloaded, verified and installed on first use")
-		helperOpts.Locate = func(ctx context.Context) (string, error) {
-			found, err := FindHelper(ctx, locate)
-			return found.Path, err
-		}
 	default:
 		return err
 	}
@@ -187,10 +188,10 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	defer helper.Close()
 	// Warm a local helper up while the client initializes; a failure shows
 	// up again, with its reason, on the first tool call that needs it.
-	if helperOpts.Locate == nil {
+	if warmUp {
 		go func() {
 			if err := helper.Start(ctx); err != nil && ctx.Err() == nil {
-				logger.Warn("starting the capture helper", "path", helperOpts.Path, "err", err)
+				logger.Warn("starting the capture helper", "path", found.Path, "err", err)
 			}
 		}()
 	}

@@ -65,7 +65,7 @@ func (c *Client) Download(ctx context.Context, url, partial string, want Target,
 		switch {
 		case err == nil && !restart:
 			return c.finish(partial, metaPath, want)
-		case errors.Is(err, ErrTooLarge), errors.Is(err, ErrTooSlow), errors.Is(err, ErrStatus):
+		case errors.Is(err, ErrTooLarge), errors.Is(err, ErrTooSlow), errors.Is(err, ErrStalled), errors.Is(err, ErrStatus):
 			return err
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -166,11 +166,7 @@ func (c *Client) receive(resp *http.Response, cancel context.CancelCauseFunc, ur
 	w := &progressWriter{w: f, done: offset, total: want.Size, progress: progress}
 	n, err := io.Copy(w, io.LimitReader(body, remaining+1))
 	if err != nil {
-		err = body.cause(err)
-		if errors.Is(err, ErrTooSlow) {
-			return false, fmt.Errorf("downloading %s: %w", url, err)
-		}
-		return false, fmt.Errorf("downloading %s: %w", url, err)
+		return false, fmt.Errorf("downloading %s: %w", url, body.cause(err))
 	}
 	if n > remaining {
 		f.Close()

@@ -2,8 +2,10 @@
 // installer, with the defences a download that ends up running on the
 // user's desktop needs: retries through go-retryablehttp with a capped
 // exponential backoff that ignores an absurd Retry-After, a deadline on
-// every attempt, a minimum-throughput watchdog that abandons a server
-// trickling bytes, hard caps on every body, and resumable downloads that
+// every attempt, header and first-byte deadlines that abandon a server
+// which accepts a connection and then stalls (without retrying it, so the
+// next mirror is tried within seconds), a minimum-throughput watchdog that
+// abandons a server trickling bytes, hard caps on every body, and resumable downloads that
 // restart from zero (never append) whenever the server's answer to a Range
 // request cannot be trusted to continue the same bytes.
 package fetch
@@ -39,6 +41,11 @@ var (
 	// ErrStatus means the server answered with an HTTP status that is
 	// not a success.
 	ErrStatus = errors.New("unexpected HTTP status")
+	// ErrStalled means the server missed a deadline of one attempt: it
+	// did not finish its response headers within Options.HeaderTimeout,
+	// or sent no body byte within Options.FirstByteTimeout after them.
+	// A stalled request is not retried: the next URL is tried instead.
+	ErrStalled = errors.New("server stalled")
 )
 
 // Defaults for the zero values of Options.
@@ -47,6 +54,8 @@ const (
 	DefaultBackoffMin       = 250 * time.Millisecond
 	DefaultBackoffMax       = 8 * time.Second
 	DefaultAttemptTimeout   = 5 * time.Minute
+	DefaultHeaderTimeout    = 15 * time.Second
+	DefaultFirstByteTimeout = 15 * time.Second
 	DefaultMinThroughput    = 2048 // bytes per second
 	DefaultThroughputWindow = 20 * time.Second
 	DefaultMaxResumes       = 8
@@ -70,6 +79,14 @@ type Options struct {
 	// AttemptTimeout bounds one request from connecting to the last body
 	// byte; a download cut short by it resumes where it stopped.
 	AttemptTimeout time.Duration
+	// HeaderTimeout bounds one attempt from sending the request
+	// (connecting included) to the end of its response headers, so a
+	// server that accepts connections and never answers, or trickles its
+	// headers, is abandoned in seconds.
+	HeaderTimeout time.Duration
+	// FirstByteTimeout bounds the wait for the first body byte after the
+	// headers.
+	FirstByteTimeout time.Duration
 	// MinThroughput (bytes per second) is what the body must average
 	// over every ThroughputWindow; a slower server is abandoned.
 	MinThroughput    int64
@@ -105,6 +122,12 @@ func New(opts Options) *Client {
 	if opts.AttemptTimeout <= 0 {
 		opts.AttemptTimeout = DefaultAttemptTimeout
 	}
+	if opts.HeaderTimeout <= 0 {
+		opts.HeaderTimeout = DefaultHeaderTimeout
+	}
+	if opts.FirstByteTimeout <= 0 {
+		opts.FirstByteTimeout = DefaultFirstByteTimeout
+	}
 	if opts.MinThroughput <= 0 {
 		opts.MinThroughput = DefaultMinThroughput
 	}
@@ -127,6 +150,7 @@ func New(opts Options) *Client {
 		t.DisableCompression = true
 		transport = t
 	}
+	transport = &deadlineTransport{rt: transport, header: opts.HeaderTimeout, firstByte: opts.FirstByteTimeout}
 	c := &Client{opts: opts, log: logger}
 	c.rc = &retryablehttp.Client{
 		HTTPClient: &http.Client{
@@ -146,10 +170,20 @@ func New(opts Options) *Client {
 		RetryWaitMin: opts.BackoffMin,
 		RetryWaitMax: opts.BackoffMax,
 		RetryMax:     opts.Retries,
-		CheckRetry:   retryablehttp.DefaultRetryPolicy,
+		CheckRetry:   checkRetry,
 		Backoff:      c.backoff,
 	}
 	return c
+}
+
+// checkRetry is retryablehttp's default policy, except that a stalled
+// server is not asked again: it already cost a whole deadline, and the
+// next mirror is more likely to answer.
+func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if errors.Is(err, ErrStalled) && ctx.Err() == nil {
+		return false, nil
+	}
+	return retryablehttp.DefaultRetryPolicy(ctx, resp, err)
 }
 
 // backoff is the retryablehttp.Backoff: jittered exponential between min
@@ -216,6 +250,12 @@ func (c *Client) do(ctx context.Context, url string, header http.Header) (*http.
 	resp, err := c.rc.Do(req)
 	if err != nil {
 		cancel(nil)
+		// The stall names the URL and what the server did; the HTTP
+		// client's wrapping around it would only repeat the URL.
+		var stall *stallError
+		if errors.As(err, &stall) {
+			return nil, nil, stall
+		}
 		return nil, nil, fmt.Errorf("fetching %s: %w", url, err)
 	}
 	return resp, cancel, nil

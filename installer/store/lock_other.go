@@ -7,6 +7,12 @@ import (
 	"os"
 )
 
-func tryLock(*os.File) (bool, error) {
-	return false, errors.New("installing helpers is supported on Unix systems only")
-}
+const oNoFollow = 0
+
+var errUnsupported = errors.New("installing helpers is supported on Unix systems only")
+
+func tryLock(*os.File) (bool, error)   { return false, errUnsupported }
+func tryShared(*os.File) (bool, error) { return false, errUnsupported }
+func isLoop(error) bool                { return false }
+func owner(os.FileInfo) (int, bool)    { return 0, false }
+func links(os.FileInfo) uint64         { return 1 }

@@ -6,6 +6,7 @@
 //	active.json        which version runs, and the previous one (rollback)
 //	<version>/         one installed version: its files and manifest.json
 //	.lock              flock(2)ed by an installer for its whole run
+//	<version>/.in-use  flock(2)ed shared by every deskhand running it
 //	.downloads/        partial archive downloads, kept to resume
 //	.staging-*/        a version being extracted and validated
 //	.trash-*/          a version being deleted
@@ -19,6 +20,15 @@
 // removed by Cleanup on the next run. The highest version ever accepted is
 // kept apart, in $XDG_STATE_HOME/deskhand/installer.json, so that removing
 // or editing active.json does not reopen the door to a rollback.
+//
+// A running deskhand holds a lease on the version it runs (a shared flock
+// on the version's .in-use file, which the kernel drops when the process
+// dies, so a killed deskhand never leaves a stale lease); GC and Commit
+// remove a version only while they hold that file exclusively, so a
+// version in use is kept and removed by a later run once it is free. The
+// lock and lease files are opened without following symbolic links.
+// CheckPrivate refuses directories that anyone but the user (or root)
+// could change, since what they hold runs with access to the screen.
 package store
 
 import (
@@ -28,6 +38,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -36,8 +47,25 @@ import (
 	"time"
 )
 
-// ErrNotInstalled means no version has been activated yet.
-var ErrNotInstalled = errors.New("no helper installed")
+// Errors, wrapped with the detail; test with errors.Is.
+var (
+	// ErrNotInstalled means no version has been activated yet.
+	ErrNotInstalled = errors.New("no helper installed")
+	// ErrUnsafeDir means a directory on the way to the helper can be
+	// changed by someone other than this user and root; see
+	// UnsafeDirError.
+	ErrUnsafeDir = errors.New("directory can be changed by another user")
+	// ErrSymlink means a file the store opens itself (a lock, a lease,
+	// active.json) is a symbolic link, which it refuses to follow.
+	ErrSymlink = errors.New("refusing to follow a symbolic link")
+	// ErrVersionGone means a version directory was removed (or is being
+	// removed) before it could be leased.
+	ErrVersionGone = errors.New("helper version directory is gone")
+)
+
+// leaseFile is the file in a version directory that users of the version
+// hold a shared flock on.
+const leaseFile = ".in-use"
 
 // Record names one installed version.
 type Record struct {
@@ -111,12 +139,12 @@ func (s *Store) ensure() error {
 
 // Active reads active.json; ErrNotInstalled when there is none.
 func (s *Store) Active() (*Active, error) {
-	raw, err := os.ReadFile(s.activePath())
+	raw, err := readNoFollow(s.activePath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNotInstalled
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", s.activePath(), err)
+		return nil, fmt.Errorf("reading %s: %w; run `deskhand install` to replace it", s.activePath(), err)
 	}
 	var a Active
 	if err := json.Unmarshal(raw, &a); err != nil {
@@ -127,10 +155,30 @@ func (s *Store) Active() (*Active, error) {
 	}
 	if a.Previous != nil {
 		if err := a.Previous.check(); err != nil {
-			return nil, fmt.Errorf("reading %s: previous: %w", s.activePath(), err)
+			return nil, fmt.Errorf("reading %s: previous: %w; run `deskhand install` to replace it", s.activePath(), err)
 		}
 	}
 	return &a, nil
+}
+
+// readNoFollow reads a small file that must not be a symbolic link.
+func readNoFollow(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
+	if isLoop(err) {
+		return nil, fmt.Errorf("%w: %s is a symbolic link", ErrSymlink, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return io.ReadAll(io.LimitReader(f, 1<<20))
 }
 
 func (r Record) check() error {
@@ -249,22 +297,35 @@ func (s *Store) NewStaging() (string, error) {
 // Commit gives a complete, validated staging directory its version
 // directory name and returns that name. A directory already holding the
 // name (left by an interrupted removal, say) is moved aside first, unless
-// it is one of inUse (the active and previous versions): then the new
-// directory gets the name with a "~N" suffix instead.
+// it is one of inUse (the active and previous versions) or a running
+// deskhand holds a lease on it: then the new directory gets the name with
+// a "~N" suffix instead.
 func (s *Store) Commit(staging, version string, inUse ...string) (string, error) {
+	// The lease file comes with the version, so that leasing it never
+	// depends on being able to create files there later.
+	if err := os.WriteFile(filepath.Join(staging, leaseFile), nil, 0o644); err != nil {
+		return "", fmt.Errorf("creating the lease file of %s: %w", version, err)
+	}
 	if err := syncTree(staging); err != nil {
 		return "", err
 	}
 	name := version
-	for n := 2; contains(inUse, name); n++ {
+	for n := 2; ; n++ {
+		if !contains(inUse, name) {
+			if _, err := os.Lstat(s.Path(name)); errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			removed, err := s.trashIfFree(name)
+			if err != nil {
+				return "", err
+			}
+			if removed {
+				break
+			}
+		}
 		name = version + "~" + strconv.Itoa(n)
 	}
 	target := s.Path(name)
-	if _, err := os.Lstat(target); err == nil {
-		if err := s.trash(name); err != nil {
-			return "", err
-		}
-	}
 	if err := os.Rename(staging, target); err != nil {
 		return "", fmt.Errorf("moving the staged helper into place: %w", err)
 	}
@@ -317,23 +378,125 @@ func randomSuffix() string {
 }
 
 // GC removes every version directory except those named in keep and
-// returns the names it removed.
-func (s *Store) GC(keep ...string) ([]string, error) {
+// those a running deskhand holds a lease on, and returns the names it
+// removed and the names it kept because they are in use.
+func (s *Store) GC(keep ...string) (removed, inUse []string, err error) {
 	entries, err := os.ReadDir(s.Dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var removed []string
 	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || contains(keep, e.Name()) {
 			continue
 		}
-		if err := s.trash(e.Name()); err != nil {
-			return removed, err
+		ok, err := s.trashIfFree(e.Name())
+		if err != nil {
+			return removed, inUse, err
 		}
-		removed = append(removed, e.Name())
+		if ok {
+			removed = append(removed, e.Name())
+		} else {
+			inUse = append(inUse, e.Name())
+		}
 	}
-	return removed, nil
+	return removed, inUse, nil
+}
+
+// trashIfFree removes the entry name unless it is a version directory
+// that someone holds a lease on. The exclusive flock is held across the
+// rename, so a lease is taken either before (and the version is kept) or
+// after, on a file that is no longer at the version's path (see Lease).
+func (s *Store) trashIfFree(name string) (bool, error) {
+	dir := s.Path(name)
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return false, err
+	}
+	if fi.IsDir() {
+		f, err := os.OpenFile(filepath.Join(dir, leaseFile), os.O_RDONLY|os.O_CREATE|oNoFollow, 0o644)
+		switch {
+		case isLoop(err):
+			// No lease can be taken through a link: nobody uses it.
+		case err != nil:
+			return false, fmt.Errorf("checking whether %s is in use: %w", dir, err)
+		default:
+			defer f.Close()
+			ok, err := tryLock(f)
+			if err != nil {
+				return false, fmt.Errorf("checking whether %s is in use: %w", dir, err)
+			}
+			if !ok {
+				return false, nil
+			}
+		}
+	}
+	return true, s.trash(name)
+}
+
+// Lease is a running deskhand's hold on one installed version: while it
+// is held, GC and Commit leave the version's directory alone.
+type Lease struct {
+	f *os.File
+	// Dir is the leased version's directory name.
+	Dir string
+}
+
+// Lease takes a lease on the version directory dir. It fails with
+// ErrVersionGone when the directory is gone or being removed, and with
+// ErrSymlink when its lease file is a link.
+func (s *Store) Lease(ctx context.Context, dir string) (*Lease, error) {
+	if fi, err := os.Lstat(s.Path(dir)); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("leasing helper version %s: %s is not a directory (mode %v); run `deskhand install` to reinstall it", dir, s.Path(dir), fi.Mode())
+	}
+	path := filepath.Join(s.Path(dir), leaseFile)
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|oNoFollow, 0o644)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w: %s", ErrVersionGone, s.Path(dir))
+	case isLoop(err):
+		return nil, fmt.Errorf("%w: %s is a symbolic link; remove it (`rm %s`) and run `deskhand install`", ErrSymlink, path, path)
+	case err != nil:
+		return nil, fmt.Errorf("leasing helper version %s: %w", dir, err)
+	}
+	for {
+		ok, err := tryShared(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("leasing helper version %s: %w", dir, err)
+		}
+		if ok {
+			break
+		}
+		// An installer holds it for the moment it takes to rename the
+		// directory away.
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("leasing helper version %s: %w", dir, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	held, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	now, err := os.Lstat(path)
+	if err != nil || !os.SameFile(held, now) {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s was removed while it was being leased", ErrVersionGone, s.Path(dir))
+	}
+	return &Lease{f: f, Dir: dir}, nil
+}
+
+// Release gives the lease up; it may be called more than once.
+func (l *Lease) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
 }
 
 // DownloadPath is where the archive with the given SHA-256 is downloaded.
@@ -404,9 +567,9 @@ func (s *Store) Lock(ctx context.Context, onWait func(pid int)) (*Lock, error) {
 		return nil, err
 	}
 	path := filepath.Join(s.Dir, ".lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openLock(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", path, err)
+		return nil, err
 	}
 	waited := false
 	for {
@@ -451,7 +614,7 @@ func (l *Lock) Unlock() error {
 // and its pid when it does.
 func (s *Store) LockHolder() (held bool, pid int, err error) {
 	path := filepath.Join(s.Dir, ".lock")
-	f, err := os.Open(path)
+	f, err := openLock(path, os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, 0, nil
 	}
@@ -467,6 +630,31 @@ func (s *Store) LockHolder() (held bool, pid int, err error) {
 		return false, 0, nil
 	}
 	return true, readPID(path), nil
+}
+
+// openLock opens the lock file without following a link and refuses
+// anything but a plain file of its own: the installer writes its pid
+// there, and a link (or a second hard link) would make it truncate
+// another file.
+func openLock(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|oNoFollow, 0o600)
+	if isLoop(err) {
+		target, _ := os.Readlink(path)
+		return nil, fmt.Errorf("%w: the installer lock %s is a symbolic link (to %s), which deskhand does not follow since it would truncate the file it points to; remove it with `rm %s` and run the command again",
+			ErrSymlink, path, target, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	fi, err := f.Stat()
+	if err == nil && (!fi.Mode().IsRegular() || links(fi) > 1) {
+		err = fmt.Errorf("the installer lock %s is not a plain file of its own (mode %v, %d links); remove it with `rm %s` and run the command again", path, fi.Mode(), links(fi), path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 func readPID(path string) int {

@@ -95,7 +95,7 @@ func TestCommitGCAndCleanup(t *testing.T) {
 	if _, err := os.Stat(s.Path("2.0.0/junk")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the stale directory's content survived")
 	}
-	removed, err := s.GC("2.0.0", "1.0.0~2")
+	removed, _, err := s.GC("2.0.0", "1.0.0~2")
 	if err != nil || len(removed) != 1 || removed[0] != "1.0.0" {
 		t.Errorf("GC = %v, %v; want [1.0.0]", removed, err)
 	}

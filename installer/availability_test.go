@@ -1,0 +1,286 @@
+package installer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/deskhand/deskhand/installer/fetch"
+	"github.com/deskhand/deskhand/installer/releasetest"
+	"github.com/deskhand/deskhand/installer/store"
+)
+
+// syncBuffer is a log sink safe for the installer's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// stallEnv is an env whose fetches give up on a stalled server after
+// short deadlines, and whose log is kept.
+func stallEnv(t *testing.T) (*env, *syncBuffer) {
+	e := newEnv(t)
+	e.opts.Fetch.HeaderTimeout = time.Second
+	e.opts.Fetch.FirstByteTimeout = time.Second
+	// Longer than the deadlines, so that they, not the watchdog, act.
+	e.opts.Fetch.ThroughputWindow = time.Minute
+	log := &syncBuffer{}
+	e.opts.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return e, log
+}
+
+// blackHole accepts the request and never answers, until the client
+// hangs up.
+func blackHole(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+
+// headersThenNothing sends its headers and then no body.
+func headersThenNothing(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Length", "1000000")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+	<-r.Context().Done()
+}
+
+func TestStalledServersFallBackToMirrors(t *testing.T) {
+	t.Run("black-hole primary manifest", func(t *testing.T) {
+		e, log := stallEnv(t)
+		u, _ := e.publish("1.0.0", nil)
+		e.srv.Handle("/primary.json", blackHole)
+		primary := e.srv.At("/primary.json")
+		e.mustInstall(primary, u)
+		e.checkActive("1.0.0")
+		if !strings.Contains(log.String(), primary) || !strings.Contains(log.String(), "sent no response") {
+			t.Errorf("the log does not name the stalled primary %s:\n%s", primary, log)
+		}
+		if n := e.srv.Hits("/primary.json"); n != 1 {
+			t.Errorf("the stalled primary got %d requests, want 1", n)
+		}
+	})
+	t.Run("first archive URL of a valid manifest stalls", func(t *testing.T) {
+		for name, h := range map[string]http.HandlerFunc{"no headers": blackHole, "no body": headersThenNothing} {
+			t.Run(name, func(t *testing.T) {
+				e, log := stallEnv(t)
+				stalled := e.srv.At("/stalled/helper.tar.gz")
+				u, _ := e.publish("1.0.0", func(s *releasetest.Spec) {
+					s.URLs = []string{stalled, e.srv.At("/helper-1.0.0.tar.gz")}
+				})
+				e.srv.Handle("/stalled/helper.tar.gz", h)
+				e.mustInstall(u)
+				e.checkActive("1.0.0")
+				if !strings.Contains(log.String(), stalled) || !strings.Contains(log.String(), "stalled") {
+					t.Errorf("the log does not name the stalled archive URL %s:\n%s", stalled, log)
+				}
+			})
+		}
+	})
+}
+
+// When every archive URL stalls the install fails naming each URL and
+// what it did, and the floor is not raised: the machine can still take a
+// release between the active one and the one that failed.
+func TestFailedInstallDoesNotRaiseFloor(t *testing.T) {
+	e, _ := stallEnv(t)
+	u1, _ := e.publish("1.0.0", nil)
+	e.mustInstall(u1)
+	a, b := e.srv.At("/a/helper.tar.gz"), e.srv.At("/b/helper.tar.gz")
+	u2, _ := e.publish("2.0.0", func(s *releasetest.Spec) { s.URLs = []string{a, b} })
+	e.srv.Handle("/a/helper.tar.gz", blackHole)
+	e.srv.Handle("/b/helper.tar.gz", headersThenNothing)
+	_, err := e.install(u2)
+	if !errors.Is(err, fetch.ErrStalled) {
+		t.Fatalf("Install with every archive URL stalled = %v, want ErrStalled", err)
+	}
+	for _, want := range []string{a, "sent no response", b, "sent its headers (200 OK) but no body"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	st := store.New(e.opts.DataDir, e.opts.StateDir)
+	if acc, _ := st.Accepted(); acc.Highest != "1.0.0" {
+		t.Errorf("after a failed install of 2.0.0 the floor is %q, want 1.0.0", acc.Highest)
+	}
+	// A helper that fails validation does not raise it either.
+	u3 := scriptHelper(`exec sleep 30`)(e)[0]
+	e.opts.ValidateTimeout = time.Second
+	if _, err := e.install(u3); !errors.Is(err, ErrInvalidHelper) {
+		t.Fatalf("Install of a helper that never answers = %v, want ErrInvalidHelper", err)
+	}
+	if acc, _ := st.Accepted(); acc.Highest != "1.0.0" {
+		t.Errorf("after a failed validation of 2.0.0 the floor is %q, want 1.0.0", acc.Highest)
+	}
+	u4, _ := e.publish("1.1.0", nil)
+	e.mustInstall(u4)
+	e.checkActive("1.1.0")
+	if acc, _ := st.Accepted(); acc.Highest != "1.1.0" {
+		t.Errorf("after activating 1.1.0 the floor is %q, want 1.1.0", acc.Highest)
+	}
+}
+
+// install repairs whatever state active.json is in, from the versions on
+// disk that verify, without downloading what is there.
+func TestInstallRepairsActiveRecord(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		damage  func(t *testing.T, e *env, path string)
+		damaged bool // Result.Repaired must say why
+	}{
+		{"garbage", func(t *testing.T, e *env, path string) { os.WriteFile(path, []byte("\x00{garbage"), 0o600) }, true},
+		{"empty", func(t *testing.T, e *env, path string) { os.WriteFile(path, nil, 0o600) }, true},
+		{"dir outside the store", func(t *testing.T, e *env, path string) {
+			os.WriteFile(path, []byte(`{"version":"1.1.0","dir":"../../../../etc"}`), 0o600)
+		}, true},
+		{"symlink to a record elsewhere", func(t *testing.T, e *env, path string) {
+			elsewhere := filepath.Join(t.TempDir(), "active.json")
+			os.WriteFile(elsewhere, []byte(`{"version":"1.1.0","dir":"1.1.0"}`), 0o600)
+			os.Remove(path)
+			os.Symlink(elsewhere, path)
+		}, true},
+		{"version directory is a symlink out of the store", func(t *testing.T, e *env, path string) {
+			outside := t.TempDir()
+			os.Rename(filepath.Join(e.opts.DataDir, "1.1.0"), filepath.Join(outside, "1.1.0"))
+			os.Symlink(filepath.Join(outside, "1.1.0"), filepath.Join(e.opts.DataDir, "1.1.0"))
+		}, false},
+		{"names a missing directory", func(t *testing.T, e *env, path string) {
+			os.WriteFile(path, []byte(`{"version":"1.1.0","dir":"9.9.9","previous":{"version":"1.0.0","dir":"1.0.0"}}`), 0o600)
+		}, false},
+		{"previous is missing", func(t *testing.T, e *env, path string) { os.RemoveAll(filepath.Join(e.opts.DataDir, "1.0.0")) }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			u1, _ := e.publish("1.0.0", nil)
+			u2, _ := e.publish("1.1.0", nil)
+			e.mustInstall(u1)
+			e.mustInstall(u2)
+			path := filepath.Join(e.opts.DataDir, "active.json")
+			tc.damage(t, e, path)
+			if _, err := Active(e.opts); err == nil && tc.name != "previous is missing" {
+				t.Fatalf("Active() after the damage = nil error, want a refusal")
+			}
+			res, err := e.install(u2)
+			if err != nil {
+				t.Fatalf("Install over a record that is %s = %v, want a repair", tc.name, err)
+			}
+			if tc.damaged && res.Repaired == "" {
+				t.Errorf("Install = %+v, want Repaired to say what was wrong", res)
+			}
+			inst := e.checkActive("1.1.0")
+			fi, err := os.Lstat(path)
+			if err != nil || !fi.Mode().IsRegular() {
+				t.Fatalf("active.json after the repair: %v, %v; want a regular file", fi, err)
+			}
+			if !strings.HasPrefix(inst.Path, e.opts.DataDir+string(filepath.Separator)) {
+				t.Errorf("the repaired record runs %s, outside the store %s", inst.Path, e.opts.DataDir)
+			}
+			if real, _ := filepath.EvalSymlinks(inst.Path); real != inst.Path {
+				t.Errorf("the repaired record runs %s through a link to %s", inst.Path, real)
+			}
+		})
+	}
+}
+
+func TestRollbackRepairsActiveRecord(t *testing.T) {
+	e := newEnv(t)
+	u1, _ := e.publish("1.0.0", nil)
+	u2, _ := e.publish("1.1.0", nil)
+	e.mustInstall(u1)
+	e.mustInstall(u2)
+	os.WriteFile(filepath.Join(e.opts.DataDir, "active.json"), []byte("not json"), 0o600)
+	res, err := Rollback(context.Background(), e.opts)
+	if err != nil {
+		t.Fatalf("Rollback over a garbage record = %v, want a repair and a rollback", err)
+	}
+	if res.Version != "1.0.0" || res.Previous != "1.1.0" || res.Repaired == "" {
+		t.Errorf("Rollback = %+v, want 1.0.0 active, 1.1.0 kept, and the repair reported", res)
+	}
+	e.checkActive("1.0.0")
+}
+
+// A version leased by a running deskhand (Use) survives two upgrades, and
+// the next install after the lease is released removes it.
+func TestUseLeasesVersion(t *testing.T) {
+	e := newEnv(t)
+	u1, _ := e.publish("1.0.0", nil)
+	e.mustInstall(u1)
+	inst, err := Use(context.Background(), e.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u2, _ := e.publish("1.1.0", nil)
+	u3, _ := e.publish("1.2.0", nil)
+	e.mustInstall(u2)
+	e.mustInstall(u3)
+	if _, err := os.Stat(inst.Path); err != nil {
+		t.Fatalf("two upgrades removed the helper a running deskhand uses: %v", err)
+	}
+	inst.Release()
+	res := e.mustInstall(u3)
+	if !strings.Contains(strings.Join(res.Removed, " "), "1.0.0") {
+		t.Errorf("the install after the release removed %v, want 1.0.0 among them", res.Removed)
+	}
+	if _, err := os.Stat(filepath.Dir(inst.Path)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("1.0.0 is still there after its lease was released: %v", err)
+	}
+}
+
+// A helper whose directory, or the store, others can write is refused at
+// launch and by install, with the same message.
+func TestUnsafeDirectoriesRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dir  func(e *env, inst *Result) string
+	}{
+		{"world-writable version directory", func(e *env, inst *Result) string { return filepath.Dir(inst.Path) }},
+		{"world-writable store", func(e *env, inst *Result) string { return e.opts.DataDir }},
+		{"group-writable parent of the store", func(e *env, inst *Result) string { return filepath.Dir(e.opts.DataDir) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			u, _ := e.publish("1.0.0", nil)
+			inst := e.mustInstall(u)
+			dir := tc.dir(e, inst)
+			mode := os.FileMode(0o777)
+			if strings.HasPrefix(tc.name, "group") {
+				mode = 0o775
+			}
+			os.Chmod(dir, mode)
+			_, err := Active(e.opts)
+			var ue *store.UnsafeDirError
+			if !errors.Is(err, ErrUnsafeDir) || !errors.As(err, &ue) || ue.Path != dir {
+				t.Fatalf("Active() with %s = %v, want ErrUnsafeDir naming %s", tc.name, err, dir)
+			}
+			if !strings.Contains(err.Error(), "chmod go-w "+dir) {
+				t.Errorf("refusal %q does not say how to fix it", err)
+			}
+			if _, err := Use(context.Background(), e.opts); !errors.Is(err, ErrUnsafeDir) {
+				t.Errorf("Use() with %s = %v, want ErrUnsafeDir", tc.name, err)
+			}
+			if tc.name != "world-writable version directory" {
+				if _, err := e.install(u); !errors.Is(err, ErrUnsafeDir) || !strings.Contains(err.Error(), ue.Error()) {
+					t.Errorf("Install with %s = %v, want the same refusal %q", tc.name, err, ue)
+				}
+			}
+			os.Chmod(dir, 0o755)
+			e.checkActive("1.0.0")
+		})
+	}
+}
