@@ -1,0 +1,250 @@
+package supervisor_test
+
+// End-to-end tests of malformed requests and the computer_batch duration
+// cap: the real binary over raw stdio pipes (the handshake written by
+// hand, so that the test can send what no SDK client would), and the
+// go-sdk client for the batch cap.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/deskhand/deskhand/internal/desktoptest"
+)
+
+// rawServer is `deskhand serve` on raw pipes.
+type rawServer struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan []byte // stdout, one frame a line; closed at EOF
+}
+
+func startRaw(t *testing.T, d *desktoptest.Desktop) *rawServer {
+	t.Helper()
+	logs := &testLog{t: t}
+	t.Cleanup(logs.stop)
+	configHome := t.TempDir()
+	cmd := exec.Command(deskhandBinary(t), "serve", "--virtual-display", "off", "--state-dir", t.TempDir(), "--log-level", "debug")
+	cmd.Env = append(d.AppEnv(), "DESKHAND_HELPER="+desktoptest.HelperPath(t), "XDG_CONFIG_HOME="+configHome, "DESKHAND_POLICY_FILE="+filepath.Join(configHome, "policy.json"))
+	cmd.Stderr = logs
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting deskhand serve: %v", err)
+	}
+	r := &rawServer{t: t, cmd: cmd, in: in, lines: make(chan []byte, 64)}
+	go func() {
+		defer close(r.lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			r.lines <- bytes.Clone(sc.Bytes())
+		}
+	}()
+	t.Cleanup(func() {
+		in.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if resp := r.await(`1`); resp.Error != nil {
+		t.Fatalf("initialize: %s", resp.Error.Message)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return r
+}
+
+func (r *rawServer) send(line string) {
+	r.t.Helper()
+	if _, err := io.WriteString(r.in, line+"\n"); err != nil {
+		r.t.Fatalf("writing to the server: %v (the server is gone)", err)
+	}
+}
+
+type rawResponse struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Method string `json:"method"`
+}
+
+// await returns the first response whose id is id (raw JSON), skipping
+// notifications; before it, it returns every other response it read.
+func (r *rawServer) await(id string) rawResponse {
+	resp, _ := r.awaitAfter(id)
+	return resp
+}
+
+func (r *rawServer) awaitAfter(id string) (rawResponse, []rawResponse) {
+	r.t.Helper()
+	var before []rawResponse
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				r.t.Fatalf("the server closed stdout before answering id %s: it stopped serving (exit: %v)", id, r.cmd.Wait())
+			}
+			var resp rawResponse
+			if err := json.Unmarshal(line, &resp); err != nil {
+				r.t.Fatalf("the server wrote a line that is not JSON: %q: %v", line, err)
+			}
+			if resp.Method != "" {
+				continue
+			}
+			if string(resp.ID) == id {
+				return resp, before
+			}
+			before = append(before, resp)
+		case <-deadline:
+			r.t.Fatalf("no answer to id %s within a minute", id)
+		}
+	}
+}
+
+func TestSafetyMalformedRequests(t *testing.T) {
+	d := newDesktop(t, desktoptest.Options{})
+	nested := strings.Repeat("[", 1200) + strings.Repeat("]", 1200)
+	long := `{"jsonrpc":"2.0","id":99,"method":"ping","params":{"pad":"` + strings.Repeat("x", 17<<20) + `"}}`
+	cases := []struct {
+		name string
+		line string
+		// want is the error code of the answer, 0 for no answer at all;
+		// id the answer's id (raw JSON).
+		want int
+		id   string
+	}{
+		{"not JSON", `hello there`, -32700, "null"},
+		{"truncated JSON", `{"jsonrpc":"2.0","id":2,"method":"ping"`, -32700, "null"},
+		{"batch", `[{"jsonrpc":"2.0","id":3,"method":"ping"}]`, -32600, "null"},
+		{"empty batch", `[]`, -32600, "null"},
+		{"null", `null`, -32600, "null"},
+		{"string", `"tools/list"`, -32600, "null"},
+		{"number", `42`, -32600, "null"},
+		{"wrong version", `{"jsonrpc":"1.0","id":4,"method":"ping"}`, -32600, "4"},
+		{"no version", `{"id":5,"method":"ping"}`, -32600, "5"},
+		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, -32600, "null"},
+		{"array id", `{"jsonrpc":"2.0","id":[6],"method":"ping"}`, -32600, "null"},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, -32600, "null"},
+		{"fractional id", `{"jsonrpc":"2.0","id":7.5,"method":"ping"}`, -32600, "null"},
+		{"invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"zoom\",\"arguments\":{\"region\":\"\xff\xfe\"}}}", -32700, "8"},
+		{"nested 1200 deep", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"screenshot","arguments":{"a":` + nested + `}}}`, -32600, "9"},
+		{"over-long line", long, -32600, "null"},
+		{"missing method", `{"jsonrpc":"2.0","id":10,"params":{}}`, -32600, "10"},
+		{"missing method and id", `{"jsonrpc":"2.0"}`, -32600, "null"},
+		{"method not a string", `{"jsonrpc":"2.0","id":11,"method":5}`, -32600, "11"},
+		{"empty line", ``, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := startRaw(t, d)
+			r.send(c.line)
+			r.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+			resp, before := r.awaitAfter(`"after"`)
+			if resp.Error != nil {
+				t.Fatalf("ping after %s: %s", c.name, resp.Error.Message)
+			}
+			if c.want == 0 {
+				if len(before) != 0 {
+					t.Errorf("%s was answered %+v, want it dropped", c.name, before)
+				}
+			} else {
+				if len(before) != 1 || before[0].Error == nil {
+					t.Fatalf("%s was answered %+v before the ping, want one error response", c.name, before)
+				}
+				e := before[0]
+				if e.Error.Code != c.want || string(e.ID) != c.id {
+					t.Errorf("%s: answer code %d id %s (%q), want code %d id %s", c.name, e.Error.Code, e.ID, e.Error.Message, c.want, c.id)
+				}
+				if e.Error.Message == "" {
+					t.Errorf("%s: the error has no message", c.name)
+				}
+				t.Logf("%s → %d %s", c.name, e.Error.Code, e.Error.Message)
+			}
+			r.send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
+			if resp := r.await(`"list"`); resp.Error != nil || !bytes.Contains(resp.Result, []byte(`"screenshot"`)) {
+				t.Fatalf("tools/list after %s: %+v %s", c.name, resp.Error, resp.Result)
+			}
+		})
+	}
+	t.Run("all in a row", func(t *testing.T) {
+		r := startRaw(t, d)
+		for _, c := range cases {
+			r.send(c.line)
+		}
+		r.send(`{"jsonrpc":"2.0","id":"last","method":"ping"}`)
+		_, before := r.awaitAfter(`"last"`)
+		want := 0
+		for _, c := range cases {
+			if c.want != 0 {
+				want++
+			}
+		}
+		if len(before) != want {
+			t.Errorf("got %d answers before the ping, want %d: %+v", len(before), want, before)
+		}
+	})
+}
+
+// TestSafetyBatchDurationCap sends a computer_batch whose waits add up to
+// more than the cap, with a pointer move first: it is refused and the
+// pointer did not move.
+func TestSafetyBatchDurationCap(t *testing.T) {
+	d := newDesktop(t, desktoptest.Options{})
+	e := serve(t, d)
+	d.Run(t, "xdotool", "mousemove", "10", "10")
+	e.screenshot("screenshot", map[string]any{})
+	x0, y0 := e.mouseLocation()
+	actions := []map[string]any{{"action": "mouse_move", "coordinate": e.at(400, 300)}}
+	for range 11 {
+		actions = append(actions, map[string]any{"action": "wait", "duration": 30})
+	}
+	// A bounded call: without the cap the batch would run for minutes,
+	// and the pointer check below is the evidence either way.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	res, err := e.cs.CallTool(ctx, &mcp.CallToolParams{Name: "computer_batch", Arguments: map[string]any{"actions": actions}})
+	cancel()
+	switch {
+	case err != nil:
+		t.Errorf("computer_batch over the cap: %v (it was not refused at once)", err)
+	case !res.IsError || !strings.Contains(resultText(res), "limit of 300 s") || !strings.Contains(resultText(res), "Nothing was run"):
+		t.Errorf("computer_batch over the cap = %v %q, want a refusal naming the 300 s limit", res.IsError, resultText(res))
+	default:
+		t.Logf("refusal: %s", resultText(res))
+	}
+	if x, y := e.mouseLocation(); x != x0 || y != y0 {
+		t.Fatalf("the pointer moved from (%d,%d) to (%d,%d): the batch ran", x0, y0, x, y)
+	}
+	// A batch under the cap still runs.
+	e.ok("computer_batch", map[string]any{"actions": []map[string]any{{"action": "mouse_move", "coordinate": e.at(400, 300)}, {"action": "wait", "duration": 0.1}}})
+	waitFor(t, "the pointer to move", 30*time.Second, func() bool {
+		x, y := e.mouseLocation()
+		return x != x0 || y != y0
+	})
+}
