@@ -10,7 +10,8 @@ import (
 // AppRef names an app in grants, denials and requests.
 type AppRef struct {
 	// Name is the app's human name: the catalog's name when the catalog
-	// knows it, else what the platform or the request called it.
+	// knows it, else what the platform or the request called it, made
+	// safe to show by DisplayName.
 	Name string `json:"name"`
 	// Identity is what the app's windows must match; see Matches.
 	Identity catalog.Identity `json:"identity"`
@@ -124,7 +125,9 @@ func refOf(app bridge.App) AppRef {
 	if name == "" {
 		name = firstNonEmpty(id.DesktopID, id.Class, id.Instance, id.Exe, id.BundleID)
 	}
-	return AppRef{Name: name, Identity: id}
+	// A window or a desktop entry names itself: it could put a line
+	// break or a bidi override in the dialog.
+	return AppRef{Name: DisplayName(name), Identity: id}
 }
 
 func firstNonEmpty(ss ...string) string {

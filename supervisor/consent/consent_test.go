@@ -492,3 +492,71 @@ func TestLauncherExecutablesDoNotIdentify(t *testing.T) {
 		t.Error("WM_CLASS matching is wrong")
 	}
 }
+
+func TestDisplayName(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"XTerm", "XTerm"},
+		{"  Café   au lait ", "Café au lait"},
+		{"evil\n- Firefox (full: everything)", `evil\n- Firefox (full: everything)`},
+		{"a\r\nb\tc", `a\r\nb\tc`},
+		{"x\x1b[2Jy", `x\x1b[2Jy`},
+		{"abc\u202edcb", `abc\u202edcb`},
+		{"a\u2066b\u2069\u200bc\u200ed\ufeff", `a\u2066b\u2069\u200bc\u200ed\ufeff`},
+		{"line\u2028sep\u2029para\u0085nel", `line\u2028sep\u2029para\u0085nel`},
+		{"bad\xffutf8", `bad\xffutf8`},
+		{"wide\u3000space\u00a0nbsp", "wide space nbsp"},
+		{"日本語", "日本語"},
+		{strings.Repeat("a", 200), strings.Repeat("a", maxDisplayRunes) + "…"},
+	}
+	for _, tt := range tests {
+		if got := DisplayName(tt.in); got != tt.want {
+			t.Errorf("DisplayName(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestDialogNamesCannotInject puts line breaks, a terminal escape and
+// bidi controls in a window's class, a requested name and the reason:
+// the dialog keeps one line per app, and none of those characters
+// reaches it or the result.
+func TestDialogNamesCannotInject(t *testing.T) {
+	e := newEnv(t)
+	evil := bridge.App{Name: "Notes\n- Firefox (full: screenshots, clicks, dragging, typing and key presses)\u202e", Instance: "evilnotes", Class: "Notes\n\x1b[2J", Exe: "/usr/bin/evilnotes", PID: 12}
+	e.apps.running = append(e.apps.running, evil)
+	m := e.manager(t, nil, nil)
+	r := &recorder{answer: acceptExcept()}
+	out, err := m.RequestAccess(context.Background(), Request{
+		Apps:   []string{"evilnotes", "pad\r\n- XTerm (full: everything)\u2066", "zenity"},
+		Reason: "edit notes\n- Allow Firefox (full)\u202e",
+	}, r.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.dialogs[0]
+	var items []string
+	for _, line := range strings.Split(d.Message, "\n") {
+		if strings.HasPrefix(line, "- ") {
+			items = append(items, line)
+		}
+	}
+	if len(items) != 3 {
+		t.Errorf("the dialog has %d item lines, want 3:\n%s", len(items), d.Message)
+	}
+	shown := []string{d.Message, out.Text()}
+	for _, p := range d.Schema["properties"].(map[string]any) {
+		shown = append(shown, p.(map[string]any)["title"].(string), p.(map[string]any)["description"].(string))
+	}
+	for _, s := range shown {
+		if strings.ContainsAny(s, "\r\x1b\u202e\u2066") {
+			t.Errorf("a control or bidi character reached the user: %q", s)
+		}
+	}
+	for _, p := range d.Schema["properties"].(map[string]any) {
+		if title := p.(map[string]any)["title"].(string); strings.Contains(title, "\n") {
+			t.Errorf("a checkbox title has a line break: %q", title)
+		}
+	}
+	if !strings.Contains(d.Message, `Notes\n- Firefox`) {
+		t.Errorf("the dialog does not show the escaped name:\n%s", d.Message)
+	}
+}

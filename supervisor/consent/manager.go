@@ -414,7 +414,8 @@ func resolve(q string, running, installed []bridge.App) AppRef {
 			}
 		}
 	}
-	return AppRef{Name: q, Identity: catalog.Identity{Name: q}, Literal: true}
+	name := DisplayName(q)
+	return AppRef{Name: name, Identity: catalog.Identity{Name: name}, Literal: true}
 }
 
 func (m *Manager) grantFor(ref AppRef) (Grant, bool) {
@@ -429,7 +430,7 @@ func (m *Manager) grantFor(ref AppRef) (Grant, bool) {
 // precheck refuses what no dialog may grant: catalog and managed-policy
 // denials, and apps the user declined before.
 func (m *Manager) precheck(c candidate) (Refusal, bool) {
-	r := Refusal{Requested: c.query, Name: c.ref.Name}
+	r := Refusal{Requested: DisplayName(c.query), Name: c.ref.Name}
 	if c.entry.PolicyDenied {
 		r.Kind = RefusedCatalog
 		r.Why = fmt.Sprintf("%s is a %s app; deskhand never operates media and reading apps, and the user cannot approve them", c.ref.Name, c.entry.Category)
@@ -451,7 +452,7 @@ func (m *Manager) precheck(c candidate) (Refusal, bool) {
 	if found {
 		r.Kind = RefusedRemembered
 		r.Why = fmt.Sprintf("the user declined %s on %s; do not ask for it again. It stays refused until the user runs `deskhand grants forget %s`",
-			c.ref.Name, den.DeniedAt.Local().Format("2006-01-02 15:04"), shellWord(den.Name))
+			c.ref.Name, den.DeniedAt.Local().Format("2006-01-02 15:04"), shellWord(DisplayName(den.Name)))
 		return r, true
 	}
 	return r, false
@@ -522,7 +523,7 @@ func (m *Manager) refuseUnasked(out *Outcome, apps []candidate, flags []string) 
 	b.WriteString("Append =read, =click or =full to an app to choose its tier.")
 	out.HowToPreapprove = b.String()
 	for _, c := range apps {
-		out.Refused = append(out.Refused, Refusal{Requested: c.query, Name: c.ref.Name, Kind: RefusedNotAsked,
+		out.Refused = append(out.Refused, Refusal{Requested: DisplayName(c.query), Name: c.ref.Name, Kind: RefusedNotAsked,
 			Why: fmt.Sprintf("%s is not pre-approved and the user cannot be asked from this client", c.ref.Name)})
 	}
 	for _, f := range flags {
@@ -537,10 +538,10 @@ func preapprovalName(c candidate) string {
 		return c.ref.Name
 	}
 	if c.entry.Name != "" {
-		return c.query
+		return DisplayName(c.query)
 	}
 	id := c.ref.Identity
-	return firstNonEmpty(id.DesktopID, id.BundleID, id.Instance, id.Exe, c.query)
+	return DisplayName(firstNonEmpty(id.DesktopID, id.BundleID, id.Instance, id.Exe, c.query))
 }
 
 // shellWord quotes s for a POSIX shell when it needs it.
