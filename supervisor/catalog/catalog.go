@@ -129,6 +129,12 @@ type Entry struct {
 	// Sensitive is "", SensitiveShell, SensitiveFileManager or
 	// SensitiveSystemSettings: the consent dialog warns about it.
 	Sensitive string
+	// Generic marks a family of programs that host many apps (script
+	// interpreters and shells, runtimes such as java or wine), matched by
+	// the executable: it sets the tier and the warning, but does not
+	// identify an app, so two windows it classifies are the same app only
+	// when their other identifiers say so.
+	Generic bool
 }
 
 // Classify looks an app up in the embedded catalog. Apps the catalog does
