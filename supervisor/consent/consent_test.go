@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -558,5 +559,96 @@ func TestDialogNamesCannotInject(t *testing.T) {
 	}
 	if !strings.Contains(d.Message, `Notes\n- Firefox`) {
 		t.Errorf("the dialog does not show the escaped name:\n%s", d.Message)
+	}
+}
+
+// TestDeclinedAnySpelling: once the user declines an app, every other
+// spelling of it is refused as declined without a dialog: a path, a
+// symlink, a command on $PATH, a desktop file name, another case.
+func TestDeclinedAnySpelling(t *testing.T) {
+	xterm, err := exec.LookPath("xterm")
+	if err != nil {
+		t.Skip("no xterm to resolve paths to")
+	}
+	dir := t.TempDir()
+	link := filepath.Join(dir, "myterm")
+	if err := os.Symlink(xterm, link); err != nil {
+		t.Fatal(err)
+	}
+	chain := filepath.Join(dir, "firefox") // a link named like another app
+	if err := os.Symlink(link, chain); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	e := newEnv(t)
+	m := e.manager(t, nil, nil)
+	decline := &recorder{answer: func(*Dialog) Answer { return Answer{Action: ActionDecline} }}
+	if _, err := m.RequestAccess(context.Background(), Request{Apps: []string{"xterm", "zenity"}, Reason: "r"}, decline.ask); err != nil {
+		t.Fatal(err)
+	}
+	never := &recorder{answer: func(d *Dialog) Answer {
+		t.Errorf("a dialog was shown: %s", d.Message)
+		return Answer{Action: ActionCancel}
+	}}
+	for _, q := range []string{xterm, "XTerm", "XTERM", "xterm.desktop", "XTerm.Desktop", "debian-xterm.desktop", "/usr/share/applications/debian-xterm.desktop", link, chain, "myterm", "ZENITY", "zenity.desktop"} {
+		out, err := m.RequestAccess(context.Background(), Request{Apps: []string{q}, Reason: "again"}, never.ask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := kinds(out.Refused)[DisplayName(q)]; got != RefusedRemembered || len(out.Granted) != 0 {
+			t.Errorf("request %q after declining: refused %v, granted %v; want refused as %s", q, out.Refused, out.Granted, RefusedRemembered)
+		}
+	}
+	if zenity, err := exec.LookPath("zenity"); err == nil {
+		out, _ := m.RequestAccess(context.Background(), Request{Apps: []string{zenity}, Reason: "again"}, never.ask)
+		if kinds(out.Refused)[zenity] != RefusedRemembered {
+			t.Errorf("request %q after declining zenity: refused %v", zenity, out.Refused)
+		}
+	}
+}
+
+// TestInterpreterWindows: a REPL window running in an interpreter is
+// asked for at the click tier with the shell warning; its grant covers
+// it, not other windows of the same interpreter, nor a Python window
+// that copies its WM_CLASS's instance under another class; asking for
+// the interpreter itself is refused.
+func TestInterpreterWindows(t *testing.T) {
+	e := newEnv(t)
+	repl := bridge.App{Name: "Tclrepl", Instance: "tclrepl", Class: "Tclrepl", Exe: "/usr/bin/wish8.6", PID: 20}
+	e.apps.running = append(e.apps.running, repl)
+	m := e.manager(t, []string{"python3=full", "wish=full"}, nil)
+	r := &recorder{answer: acceptExcept()}
+	out, err := m.RequestAccess(context.Background(), Request{Apps: []string{"tclrepl"}, Reason: "r"}, r.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.dialogs) != 1 || !strings.Contains(r.dialogs[0].Message, "Tclrepl (click:") || !strings.Contains(r.dialogs[0].Message, "Warning: this is a shell") {
+		t.Fatalf("the REPL was not asked for at the click tier with the shell warning: %v", r.dialogs)
+	}
+	if len(out.Granted) != 1 || out.Granted[0].Tier != catalog.TierClick {
+		t.Fatalf("granted %+v, want the REPL at the click tier", out.Granted)
+	}
+	s := m.Session()
+	if got := s.Tier(repl); got != catalog.TierClick {
+		t.Errorf("the REPL window's tier = %v, want click", got)
+	}
+	for _, other := range []bridge.App{
+		{Instance: "other", Class: "Other", Exe: "/usr/bin/wish8.6"},
+		{Instance: "idle", Class: "Idle", Exe: "/usr/bin/python3.11"},
+		{Instance: "tclrepl", Class: "XTerm", Exe: "/usr/bin/xterm"},
+	} {
+		if got := s.Tier(other); got != catalog.TierNone {
+			t.Errorf("Tier(%+v) = %v, want none: the REPL's grant covers another window", other, got)
+		}
+	}
+	out, err = m.RequestAccess(context.Background(), Request{Apps: []string{"python3", "/usr/bin/wish"}, Reason: "r"}, r.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(out.Refused); got["python3"] != RefusedNotAnApp {
+		t.Errorf("asking for python3: refused %v, want %s", out.Refused, RefusedNotAnApp)
+	}
+	if len(out.Granted) != 0 {
+		t.Errorf("asking for interpreters granted %+v (the pre-approvals of python3 and wish must not count)", out.Granted)
 	}
 }

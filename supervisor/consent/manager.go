@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -149,6 +151,7 @@ const (
 	RefusedCancelled  = "cancelled"      // the user dismissed the dialog
 	RefusedNotAsked   = "not_approved"   // the client cannot ask and it is not pre-approved
 	RefusedUnanswered = "unanswered"     // the dialog came back without a choice for it
+	RefusedNotAnApp   = "not_an_app"     // it names an interpreter, shell or runtime, which hosts many apps
 )
 
 // Refusal is an app or flag that was not granted, and why.
@@ -401,21 +404,95 @@ func (m *Manager) knownApps(ctx context.Context, apps []string) (running, instal
 }
 
 // resolve turns a requested name into an app reference: the catalog's
-// app, else a running app, else an installed one, else a literal name.
+// app, else a running app, else an installed one, else the program a
+// path or a command names, else a literal name.
+//
+// Every spelling of one app resolves to the same reference, so that a
+// declined app stays declined however it is asked for: a path, a symlink
+// or a command on $PATH is reduced to the program it runs, symlinks
+// resolved ("/usr/bin/xterm", a link to it, x-terminal-emulator), and a
+// desktop file to its id ("xterm.desktop", in any case).
 func resolve(q string, running, installed []bridge.App) AppRef {
-	if e, id, ok := catalog.Find(q); ok {
-		return AppRef{Name: e.Name, Identity: id}
+	names := spellings(q)
+	for _, name := range names {
+		if e, id, ok := catalog.Find(name); ok {
+			return AppRef{Name: e.Name, Identity: id}
+		}
 	}
+	exe := program(q)
 	for _, list := range [][]bridge.App{running, installed} {
 		for _, app := range list {
 			ref := refOf(app)
-			if strings.EqualFold(app.Name, q) || ref.Mentions(q) {
+			if strings.EqualFold(app.Name, q) || slices.ContainsFunc(names, ref.Mentions) || exe != "" && program(app.Exe) == exe {
 				return ref
 			}
 		}
 	}
-	name := DisplayName(q)
+	if exe != "" {
+		if base := filepath.Base(exe); !hostsApps(base) {
+			return AppRef{Name: DisplayName(base), Identity: catalog.Identity{Exe: base}}
+		}
+	}
+	name := DisplayName(trimDesktopFold(q))
 	return AppRef{Name: name, Identity: catalog.Identity{Name: name}, Literal: true}
+}
+
+// spellings are the names q may stand for, most telling first: the
+// base name of the program it runs when it is a path or a command (a
+// link's own name says nothing about what it runs), q itself, and a
+// path's base name; each also without a ".desktop" suffix, in any case.
+func spellings(q string) []string {
+	var out []string
+	add := func(s string) {
+		for _, v := range []string{s, trimDesktopFold(s)} {
+			if v != "" && v != "." && v != "/" && !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	if p := program(q); p != "" {
+		add(filepath.Base(p))
+	}
+	add(q)
+	if strings.ContainsRune(q, '/') {
+		add(filepath.Base(q))
+	}
+	return out
+}
+
+func trimDesktopFold(s string) string {
+	const suffix = ".desktop"
+	if len(s) > len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix) {
+		return s[:len(s)-len(suffix)]
+	}
+	return s
+}
+
+// program returns the file q runs, symlinks resolved: q itself when it
+// is a path, else the command q on $PATH; "" when there is none.
+func program(q string) string {
+	if q == "" || strings.ContainsAny(q, "\x00\n") {
+		return ""
+	}
+	path := q
+	if !strings.ContainsRune(q, '/') {
+		p, err := exec.LookPath(q)
+		if err != nil {
+			return ""
+		}
+		path = p
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	if abs, err := filepath.Abs(real); err == nil {
+		real = abs
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return real
 }
 
 func (m *Manager) grantFor(ref AppRef) (Grant, bool) {
@@ -431,6 +508,11 @@ func (m *Manager) grantFor(ref AppRef) (Grant, bool) {
 // denials, and apps the user declined before.
 func (m *Manager) precheck(c candidate) (Refusal, bool) {
 	r := Refusal{Requested: DisplayName(c.query), Name: c.ref.Name}
+	if id := c.ref.Identity; c.entry.Generic && id == (catalog.Identity{Name: id.Name}) {
+		r.Kind = RefusedNotAnApp
+		r.Why = fmt.Sprintf("%s names a program that many apps run in (%s), not one app; ask for the app by its window's WM_CLASS or its desktop-entry id instead. Whatever app it is, it gets the click tier, since it can run commands", DisplayName(c.query), c.entry.Name)
+		return r, true
+	}
 	if c.entry.PolicyDenied {
 		r.Kind = RefusedCatalog
 		r.Why = fmt.Sprintf("%s is a %s app; deskhand never operates media and reading apps, and the user cannot approve them", c.ref.Name, c.entry.Category)
@@ -468,6 +550,11 @@ func policySuffix(p Policy) string {
 // preapproved returns the pre-approval that covers ref.
 func (m *Manager) preapproved(ref AppRef) (Allow, bool) {
 	for _, a := range m.allow {
+		// "--allow python3" would cover every app written in Python.
+		if e, _, ok := catalog.Find(a.App); ok && e.Generic {
+			m.log.Warn("ignoring a pre-approval of an interpreter or runtime; pre-approve the app by its desktop id or WM_CLASS", "app", a.App)
+			continue
+		}
 		if ref.Mentions(a.App) {
 			return a, true
 		}
