@@ -11,8 +11,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -247,4 +249,185 @@ func TestSafetyBatchDurationCap(t *testing.T) {
 		x, y := e.mouseLocation()
 		return x != x0 || y != y0
 	})
+}
+
+// forbiddenInDialog are characters that must never reach the user raw
+// from a name: they break lines, clear a terminal or reorder text.
+const forbiddenInDialog = "\r\x1b\u202e\u2066\u0085\u2028"
+
+// dialogTexts is everything the elicitation shows: the message and each
+// checkbox's title and description.
+func dialogTexts(p *mcp.ElicitParams) []string {
+	out := []string{p.Message}
+	props, _ := p.RequestedSchema.(map[string]any)["properties"].(map[string]any)
+	for _, prop := range props {
+		m := prop.(map[string]any)
+		title, _ := m["title"].(string)
+		desc, _ := m["description"].(string)
+		out = append(out, title, desc)
+	}
+	return out
+}
+
+// TestSafetyConsentNamesEscaped: a window whose WM_CLASS carries a line
+// break, a terminal escape and a fake dialog line, a requested name and a
+// reason doing the same: the dialog keeps one line per requested app and
+// shows the odd characters escaped.
+func TestSafetyConsentNamesEscaped(t *testing.T) {
+	d := newDesktop(t, desktoptest.Options{})
+	w := d.StartApp(t, desktoptest.App{Name: "zenity", Args: []string{"--info", "--title", "Notes", "--text", "notes"}, Class: "Zenity"})
+	evilClass := "Notes\n- Firefox (full: screenshots, clicks, dragging, typing and key presses)\x1b[2J"
+	d.Run(t, "xdotool", "set_window", "--classname", "evilnotes", "--class", evilClass, strconv.Itoa(int(w.ID)))
+	waitFor(t, "the new WM_CLASS", 10*time.Second, func() bool { return d.WindowInfo(t, w.ID).Instance == "evilnotes" })
+	u := &user{answer: acceptBut()}
+	e := serveRaw(t, d, u.options())
+	res := e.call("request_access", map[string]any{
+		"apps":   []string{"evilnotes", "pad\n- XTerm (full: everything)\u2066"},
+		"reason": "take notes\n- Allow Firefox (full)\u202e",
+	})
+	if u.count() != 1 {
+		t.Fatalf("%d dialogs, want 1", u.count())
+	}
+	p := u.last()
+	var items []string
+	for _, line := range strings.Split(p.Message, "\n") {
+		if strings.HasPrefix(line, "- ") {
+			items = append(items, line)
+		}
+	}
+	if len(items) != 2 {
+		t.Errorf("the dialog has %d app lines, want 2 (a name injected a line):\n%s", len(items), p.Message)
+	}
+	for _, s := range append(dialogTexts(p), resultText(res)) {
+		if i := strings.IndexAny(s, forbiddenInDialog); i >= 0 {
+			t.Errorf("a control or bidi character reached the user at byte %d: %q", i, s)
+		}
+	}
+	for _, s := range dialogTexts(p)[1:] {
+		if strings.Contains(s, "\n") {
+			t.Errorf("a checkbox label has a line break: %q", s)
+		}
+	}
+	if !strings.Contains(p.Message, `Notes\n- Firefox`) || !strings.Contains(p.Message, `pad\n- XTerm`) {
+		t.Errorf("the dialog does not show the names escaped:\n%s", p.Message)
+	}
+	for _, line := range strings.Split(resultText(res), "\n") {
+		if strings.HasPrefix(line, "- ") {
+			t.Errorf("the result has an injected line: %q", line)
+		}
+	}
+}
+
+// TestSafetyDeclinedSpellings: after the user declines xterm, a path to
+// it, another case, its desktop file and a symlink to it are refused as
+// declined, without a dialog, in this server and the next.
+func TestSafetyDeclinedSpellings(t *testing.T) {
+	d := newDesktop(t, desktoptest.Options{})
+	xterm, err := exec.LookPath("xterm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "my-terminal")
+	if err := os.Symlink(xterm, link); err != nil {
+		t.Fatal(err)
+	}
+	configHome := t.TempDir()
+	u := &user{answer: answerWith("decline")}
+	e := serveWith(t, d, u.options(), "", configHome)
+	e.bad("request_access", map[string]any{"apps": []string{"xterm"}, "reason": "run a command"}, "declined")
+	if u.count() != 1 {
+		t.Fatalf("%d dialogs, want 1", u.count())
+	}
+	spellings := []string{xterm, "XTerm", "XTERM", "xterm.desktop", "debian-xterm.desktop", link, "  xterm  "}
+	for _, q := range spellings {
+		msg := e.bad("request_access", map[string]any{"apps": []string{q}, "reason": "again"}, "the user declined XTerm")
+		if u.count() != 1 {
+			t.Fatalf("request_access(%q) showed a dialog after xterm was declined: %s", q, u.last().Message)
+		}
+		t.Logf("%q → %s", q, msg)
+	}
+	e.cs.Close()
+	u2 := &user{answer: acceptBut()}
+	e2 := serveWith(t, d, u2.options(), "", configHome)
+	for _, q := range []string{link, xterm} {
+		e2.bad("request_access", map[string]any{"apps": []string{q}, "reason": "new session"}, "the user declined XTerm")
+	}
+	if u2.count() != 0 {
+		t.Fatalf("a declined app reached the dialog in a new server: %s", u2.last().Message)
+	}
+}
+
+// replScript is a Tk REPL: a line typed into its entry runs in sh when
+// Return is pressed, and the output shows below.
+const replScript = `wm title . "Tcl REPL"
+entry .cmd -width 60
+text .out -height 10 -width 60
+pack .cmd .out
+bind .cmd <Return> {
+	catch {exec sh -c [.cmd get]} result
+	.out insert end "$result\n"
+	.cmd delete 0 end
+}
+focus .cmd
+`
+
+// TestSafetyInterpreterREPL: a Tk window that runs shell commands, with
+// no desktop entry and a WM_CLASS the catalog does not know, is asked
+// for at the click tier with the shell warning, because its program is
+// an interpreter; typing a command into it is refused, and the marker
+// file the command would create does not appear. The test first shows,
+// by typing with xdotool, that the window does run commands.
+func TestSafetyInterpreterREPL(t *testing.T) {
+	desktoptest.Require(t, "wish")
+	d := newDesktop(t, desktoptest.Options{})
+	dir := t.TempDir()
+	script := filepath.Join(dir, "repl.tcl")
+	if err := os.WriteFile(script, []byte(replScript), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := d.StartApp(t, desktoptest.App{Name: "wish", Args: []string{script, "-name", "tclrepl"}, Class: "Tclrepl"})
+	if w.Instance != "tclrepl" {
+		t.Fatalf("the REPL's WM_CLASS is %q.%q, want instance tclrepl", w.Instance, w.Class)
+	}
+	proof := filepath.Join(dir, "proof")
+	d.Focus(t, w.ID)
+	d.Run(t, "xdotool", "type", "--window", strconv.Itoa(int(w.ID)), "--delay", "20", "touch "+proof)
+	d.Run(t, "xdotool", "key", "--window", strconv.Itoa(int(w.ID)), "Return")
+	waitFor(t, "the REPL to run the test's own command", 20*time.Second, func() bool { _, err := os.Stat(proof); return err == nil })
+
+	u := &user{answer: acceptBut()}
+	e := serveRaw(t, d, u.options())
+	res := e.ok("request_access", map[string]any{"apps": []string{"tclrepl"}, "reason": "look at the REPL"})
+	msg := u.last().Message
+	for _, want := range []string{"(click:", "Warning: this is a shell"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the dialog lacks %q:\n%s", want, msg)
+		}
+	}
+	txt := resultText(res)
+	for _, want := range []string{"at the click tier", "Warning: this is a shell"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("request_access's answer lacks %q:\n%s", want, txt)
+		}
+	}
+
+	marker := filepath.Join(dir, "marker")
+	e.screenshot("screenshot", nil)
+	d.Focus(t, w.ID)
+	e.ok("left_click", map[string]any{"coordinate": e.at(w.Client.X+w.Client.Width/2, w.Client.Y+10)})
+	if res := e.call("type", map[string]any{"text": "touch " + marker}); !res.IsError || !strings.Contains(resultText(res), "click tier") {
+		t.Errorf("type into the REPL = %v %q, want a click-tier refusal", res.IsError, resultText(res))
+	}
+	if res := e.call("key", map[string]any{"text": "Return"}); !res.IsError || !strings.Contains(resultText(res), "click tier") {
+		t.Errorf("key Return into the REPL = %v %q, want a click-tier refusal", res.IsError, resultText(res))
+	}
+	// A command typed after it runs once the REPL has taken everything
+	// before it.
+	sentinel := filepath.Join(dir, "sentinel")
+	d.Run(t, "xdotool", "type", "--window", strconv.Itoa(int(w.ID)), "--delay", "20", "touch "+sentinel)
+	d.Run(t, "xdotool", "key", "--window", strconv.Itoa(int(w.ID)), "Return")
+	waitFor(t, "the REPL to run the sentinel command", 20*time.Second, func() bool { _, err := os.Stat(sentinel); return err == nil })
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the command typed through deskhand ran: %s exists", marker)
+	}
 }

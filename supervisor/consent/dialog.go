@@ -222,6 +222,9 @@ func (o *Outcome) Text() string {
 	}
 	for _, g := range o.allGrants() {
 		line("Granted: %s at the %s tier (%s).", g.Name, g.Tier, TierAllows(g.Tier))
+		if w := sensitiveWarning(g.Entry().Sensitive); w != "" {
+			b.WriteString(" " + w)
+		}
 	}
 	for _, r := range o.Refused {
 		line("Not granted: %s: %s.", r.Requested, r.Why)
