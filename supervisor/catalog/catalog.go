@@ -5,6 +5,10 @@
 //
 // The data lives in apps.json, embedded into the binary and reviewed like
 // code: adding or moving an app is a one-line diff there, not a code change.
+// Besides apps, it lists families of programs that host apps (script
+// interpreters and shells, runtimes such as java): a window whose
+// executable is one of them takes that family's tier and warning, so a
+// Python or Tk REPL is a shell whatever it calls itself.
 package catalog
 
 import (

@@ -120,3 +120,23 @@ func TestStdioKeepsServing(t *testing.T) {
 		t.Fatalf("Read at end of input = %v, want EOF", err)
 	}
 }
+
+// BenchmarkScreen compares screening a typical tool call with the SDK's
+// own decode of it, which screening replaces.
+func BenchmarkScreen(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"computer_batch","arguments":{"actions":[{"action":"left_click","coordinate":[100,200]},{"action":"type","text":"` + strings.Repeat("hello world ", 40) + `"},{"action":"key","text":"Return"},{"action":"screenshot"}]}}}`)
+	b.Run("screen", func(b *testing.B) {
+		for b.Loop() {
+			if _, ref := screen(line); ref != nil {
+				b.Fatal(ref)
+			}
+		}
+	})
+	b.Run("sdk-decode", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := jsonrpc.DecodeMessage(line); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
