@@ -92,6 +92,11 @@ func (c *stdioConn) readLoop(r io.Reader, limit int) {
 		case tooLong:
 			c.refuse(&refusal{code: jsonrpc.CodeInvalidRequest, message: fmt.Sprintf("Invalid Request: the line is over the limit of %d bytes and was discarded; send smaller requests (one JSON-RPC message per line)", limit)})
 		case len(line) > 0:
+			// Some Windows tools start a UTF-8 stream with a byte order mark.
+			line = bytes.TrimPrefix(line, []byte("\ufeff"))
+			if len(line) == 0 {
+				break
+			}
 			var ref *refusal
 			msg, ref = screen(line)
 			if ref != nil {

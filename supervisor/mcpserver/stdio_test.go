@@ -97,7 +97,7 @@ func TestStdioKeepsServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	go io.WriteString(pw, "[1]\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n")
+	go io.WriteString(pw, "\ufeff[1]\n\ufeff\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n")
 	out := bufio.NewScanner(or)
 	if !out.Scan() || !strings.Contains(out.Text(), `"code":-32600`) || !strings.Contains(out.Text(), `"id":null`) {
 		t.Fatalf("first output frame = %q, want an Invalid Request error with a null id", out.Text())
