@@ -652,3 +652,33 @@ func TestInterpreterWindows(t *testing.T) {
 		t.Errorf("asking for interpreters granted %+v (the pre-approvals of python3 and wish must not count)", out.Granted)
 	}
 }
+
+// TestPolicyAndForgetBySpelling: a policy rule or a forget command that
+// names an app by path covers the app, as a request by path does.
+func TestPolicyAndForgetBySpelling(t *testing.T) {
+	xterm, err := exec.LookPath("xterm")
+	if err != nil {
+		t.Skip("no xterm to resolve paths to")
+	}
+	e := newEnv(t)
+	if err := os.WriteFile(e.policy, []byte(`{"deny": ["`+xterm+`"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := e.manager(t, nil, nil)
+	out, err := m.RequestAccess(context.Background(), Request{Apps: []string{"xterm"}, Reason: "r"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kinds(out.Refused)["xterm"] != RefusedPolicy {
+		t.Errorf("a policy denying %s refused %v, want xterm refused by policy", xterm, out.Refused)
+	}
+	if m.Session().Tier(xtermWin) != catalog.TierNone {
+		t.Error("an xterm window is not denied by the policy rule naming its path")
+	}
+	if err := m.Denials().Add([]AppRef{resolve("xterm", nil, nil)}, "r", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := m.Denials().Forget("xterm.desktop", false); err != nil || len(removed) != 1 {
+		t.Errorf("Forget(xterm.desktop) = %v, %v; want the XTerm denial", removed, err)
+	}
+}

@@ -91,6 +91,9 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A rule naming a path, a link or a desktop file denies the app
+	// behind it, as a request by that spelling would name it.
+	policy.Deny = expandSpellings(policy.Deny)
 	m.policy = policy
 	m.session.denied = policy.deniesIdentity
 	m.denials = NewDenials(filepath.Join(m.configDir, DenialsFile))
@@ -456,6 +459,19 @@ func spellings(q string) []string {
 	add(q)
 	if strings.ContainsRune(q, '/') {
 		add(filepath.Base(q))
+	}
+	return out
+}
+
+// expandSpellings returns names with the other spellings of each added.
+func expandSpellings(names []string) []string {
+	var out []string
+	for _, n := range names {
+		for _, s := range spellings(strings.TrimSpace(n)) {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
 	}
 	return out
 }
