@@ -15,6 +15,8 @@ packages=(
   # the real-desktop test harness and its reference tools
   xvfb openbox xterm zenity wmctrl xclip xdotool
   x11-apps x11-utils x11-xserver-utils imagemagick procps xfonts-base
+  # a Tk REPL window (wish) for the interpreter-classification test
+  tk
 )
 
 missing=()

@@ -128,7 +128,7 @@ func listGrants(stdio Stdio, prePath string, denials *consent.Denials) error {
 		fmt.Fprintln(w, "  nothing")
 	}
 	for _, d := range list {
-		fmt.Fprintf(w, "  %-28s declined %s", d.Name, d.DeniedAt.Local().Format("2006-01-02 15:04"))
+		fmt.Fprintf(w, "  %-28s declined %s", consent.DisplayName(d.Name), d.DeniedAt.Local().Format("2006-01-02 15:04"))
 		if d.Reason != "" {
 			fmt.Fprintf(w, " (asked for: %q)", d.Reason)
 		}
@@ -195,7 +195,7 @@ func forgetDenials(stdio Stdio, denials *consent.Denials, apps []string, all boo
 		removed = append(removed, r...)
 	}
 	for _, d := range removed {
-		fmt.Fprintf(stdio.Out, "forgot: %s (request_access will ask about it again)\n", d.Name)
+		fmt.Fprintf(stdio.Out, "forgot: %s (request_access will ask about it again)\n", consent.DisplayName(d.Name))
 	}
 	if len(removed) == 0 && len(apps) > 0 {
 		return fmt.Errorf("nothing forgotten")

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/installer"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
@@ -231,7 +229,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	notifyClients := func(msg string) { srv.Notify(ctx, "info", msg) }
 	notify.Store(&notifyClients)
 	logger.Info("serving MCP on stdio", "server", mcpserver.ServerName, "display", xdisplay, "coordinates", string(mode), "state", statePath)
-	transport := &mcp.IOTransport{Reader: io.NopCloser(stdio.In), Writer: nopWriteCloser{stdio.Out}}
+	transport := &mcpserver.StdioTransport{Reader: stdio.In, Writer: stdio.Out, Logger: logger.With("component", "stdio")}
 	err = srv.Run(ctx, transport)
 	if ctx.Err() != nil {
 		safe.close(cleanup.ReasonExit)
@@ -266,7 +264,3 @@ func virtualDisplayPlan(flag, display string) (start bool, w, h int, err error) 
 	}
 	return true, w, h, nil
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -5,6 +5,10 @@
 //
 // The data lives in apps.json, embedded into the binary and reviewed like
 // code: adding or moving an app is a one-line diff there, not a code change.
+// Besides apps, it lists families of programs that host apps (script
+// interpreters and shells, runtimes such as java): a window whose
+// executable is one of them takes that family's tier and warning, so a
+// Python or Tk REPL is a shell whatever it calls itself.
 package catalog
 
 import (
@@ -129,6 +133,12 @@ type Entry struct {
 	// Sensitive is "", SensitiveShell, SensitiveFileManager or
 	// SensitiveSystemSettings: the consent dialog warns about it.
 	Sensitive string
+	// Generic marks a family of programs that host many apps (script
+	// interpreters and shells, runtimes such as java or wine), matched by
+	// the executable: it sets the tier and the warning, but does not
+	// identify an app, so two windows it classifies are the same app only
+	// when their other identifiers say so.
+	Generic bool
 }
 
 // Classify looks an app up in the embedded catalog. Apps the catalog does

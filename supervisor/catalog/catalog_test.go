@@ -170,9 +170,10 @@ func TestParseRejects(t *testing.T) {
 }
 
 func TestWildcardAndOrder(t *testing.T) {
-	c, err := Parse([]byte(`{"categories": {"ide": {"tier": "click"}, "browser": {"tier": "read"}},
+	c, err := Parse([]byte(`{"categories": {"ide": {"tier": "click"}, "browser": {"tier": "read"}, "other": {"tier": "full"}},
 		"apps": [{"name": "JB", "category": "ide", "wm_class": ["jetbrains-*"]},
-		         {"name": "Exact", "category": "browser", "wm_class": ["jetbrains-browser"], "exe": ["jb"]}]}`))
+		         {"name": "Exact", "category": "browser", "wm_class": ["jetbrains-browser"], "exe": ["jb"]},
+		         {"name": "Free", "category": "other", "exe": ["free"]}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,10 @@ func TestWildcardAndOrder(t *testing.T) {
 		{Identity{Class: "jetbrains-browser"}, "JB"},
 		// A stronger identifier wins over a weaker one.
 		{Identity{Class: "other", Exe: "jb"}, "Exact"},
-		{Identity{Class: "jetbrains-x", Exe: "jb"}, "JB"},
+		// ... except that the executable wins when it is more
+		// restrictive: a window chooses its WM_CLASS, not its program.
+		{Identity{Class: "jetbrains-x", Exe: "jb"}, "Exact"},
+		{Identity{Class: "jetbrains-x", Exe: "free"}, "JB"},
 		// Names only count without platform identifiers.
 		{Identity{Name: "exact"}, "Exact"},
 		{Identity{Name: "exact", Exe: "unknown"}, ""},
@@ -194,5 +198,65 @@ func TestWildcardAndOrder(t *testing.T) {
 		if got := c.Classify(tt.id).Name; got != tt.want {
 			t.Errorf("Classify(%+v) = %q, want %q", tt.id, got, tt.want)
 		}
+	}
+}
+
+// TestClassifyInterpreters: REPL windows and any window whose program is
+// an interpreter or a shell get the click tier and the shell warning,
+// whatever WM_CLASS they give themselves.
+func TestClassifyInterpreters(t *testing.T) {
+	tests := []struct {
+		name     string
+		app      bridge.App
+		category string
+	}{
+		{"IDLE", bridge.App{Instance: "idle", Class: "Idle", Exe: "/usr/bin/python3.11", DesktopID: "idle-python3.11"}, "repl"},
+		{"IDLE by class", bridge.App{Instance: "idle", Class: "Idle"}, "repl"},
+		{"Jupyter QtConsole", bridge.App{Instance: "jupyter-qtconsole", Class: "jupyter-qtconsole", Exe: "/usr/bin/python3.11"}, "repl"},
+		{"TkCon", bridge.App{Instance: "tkcon", Class: "TkCon", Exe: "/usr/bin/wish8.6"}, "repl"},
+		{"Octave", bridge.App{Instance: "octave-gui", Class: "octave-gui", Exe: "/usr/bin/octave-gui"}, "repl"},
+		{"tkinter app", bridge.App{Instance: "myrepl", Class: "Tk", Exe: "/usr/bin/python3.11"}, "interpreter"},
+		{"pyenv python", bridge.App{Instance: "tool", Class: "Tool", Exe: "/root/.pyenv/versions/3.12.1/bin/python3.12"}, "interpreter"},
+		{"wish script", bridge.App{Instance: "tclrepl", Class: "Tclrepl", Exe: "/usr/bin/wish8.6"}, "interpreter"},
+		{"perl Tk", bridge.App{Instance: "ptkdb", Class: "Ptkdb", Exe: "/usr/bin/perl"}, "interpreter"},
+		{"ruby", bridge.App{Class: "Shoes", Exe: "/usr/bin/ruby3.1"}, "interpreter"},
+		{"node", bridge.App{Class: "Nodegui", Exe: "/usr/bin/node"}, "interpreter"},
+		{"lua", bridge.App{Class: "Love", Exe: "/usr/bin/lua5.4"}, "interpreter"},
+		{"bash", bridge.App{Class: "Yad", Exe: "/usr/bin/bash"}, "interpreter"},
+		// A Python window that calls itself a full-tier app is still an
+		// interpreter: its program decides against its WM_CLASS.
+		{"python as Nautilus", bridge.App{Instance: "org.gnome.Nautilus", Class: "org.gnome.Nautilus", Exe: "/usr/bin/python3.11", DesktopID: "org.gnome.Nautilus"}, "interpreter"},
+		{"python as zenity", bridge.App{Instance: "zenity", Class: "Zenity", Exe: "/usr/bin/python3"}, "interpreter"},
+		// IDEs with a language console carry the warning too.
+		{"Spyder", bridge.App{Instance: "spyder", Class: "Spyder", Exe: "/usr/bin/python3.11"}, "ide"},
+		{"Thonny", bridge.App{Instance: "thonny", Class: "Thonny", Exe: "/usr/bin/python3.11"}, "ide"},
+	}
+	for _, tt := range tests {
+		e := Classify(IdentityOf(tt.app))
+		if e.Category != tt.category || e.DefaultTier != TierClick || e.Sensitive != SensitiveShell {
+			t.Errorf("%s: Classify(%+v) = %+v, want category %q, click tier, shell warning", tt.name, tt.app, e, tt.category)
+		}
+		if e.Generic != (tt.category == "interpreter") {
+			t.Errorf("%s: Generic = %v", tt.name, e.Generic)
+		}
+	}
+	// Runtimes neither raise nor lower what the app is known as.
+	for _, tt := range []struct {
+		app  bridge.App
+		want string
+	}{
+		{bridge.App{Instance: "jetbrains-idea-ce", Class: "jetbrains-idea-ce", Exe: "/opt/idea/jbr/bin/java"}, "ide"},
+		{bridge.App{Instance: "org.gnome.Nautilus", Class: "org.gnome.Nautilus", Exe: "/usr/bin/nautilus"}, "file_manager"},
+		{bridge.App{Instance: "foo", Class: "Foo", Exe: "/usr/bin/java"}, "runtime"},
+	} {
+		if e := Classify(IdentityOf(tt.app)); e.Category != tt.want {
+			t.Errorf("Classify(%+v) = %+v, want category %q", tt.app, e, tt.want)
+		}
+	}
+	if e, _, ok := Find("python3"); !ok || !e.Generic || e.Sensitive != SensitiveShell {
+		t.Errorf("Find(python3) = %+v, %v; want the generic interpreter entry", e, ok)
+	}
+	if e, _, ok := Find("idle3"); !ok || e.Name != "IDLE" {
+		t.Errorf("Find(idle3) = %+v, %v; want IDLE", e, ok)
 	}
 }

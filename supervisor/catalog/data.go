@@ -25,6 +25,9 @@ type categoryPolicy struct {
 	Tier      Tier   `json:"tier"`
 	Denied    bool   `json:"denied"`
 	Sensitive string `json:"sensitive"`
+	// Generic categories hold families of programs (interpreters,
+	// runtimes) that host many apps; see Entry.Generic.
+	Generic bool `json:"generic"`
 }
 
 // appRecord is one app. Identifiers match case-insensitively; a trailing
@@ -178,16 +181,40 @@ func validSensitive(s string) bool {
 // identity has none of those (a name the model typed): a window's
 // human name can be anything, and a generic one ("Music", "Atlas") must
 // not pull an unrelated app into a category.
+//
+// The executable also has a say of its own: when it alone classifies
+// more restrictively than the first identifier that matched, its entry
+// wins. A window sets its own WM_CLASS, and the desktop entry is found
+// from it, so a Python REPL calling itself org.gnome.Nautilus is still
+// an interpreter; the executable it cannot choose.
 func (c *Catalog) Classify(id Identity) Entry {
-	if a := c.lookup(id); a != nil {
+	a := c.lookup(id)
+	if id.Exe != "" {
+		if byExe := c.lookup(Identity{Exe: id.Exe}); byExe != nil && byExe != a && (a == nil || c.entry(byExe).restricts(c.entry(a))) {
+			a = byExe
+		}
+	}
+	if a != nil {
 		return c.entry(a)
 	}
 	return Entry{DefaultTier: TierFull}
 }
 
+// restricts reports whether e allows less than o: a policy denial, a
+// lower tier, or the same tier with a warning o lacks.
+func (e Entry) restricts(o Entry) bool {
+	switch {
+	case e.PolicyDenied != o.PolicyDenied:
+		return e.PolicyDenied
+	case e.DefaultTier != o.DefaultTier:
+		return e.DefaultTier < o.DefaultTier
+	}
+	return e.Sensitive != "" && o.Sensitive == ""
+}
+
 func (c *Catalog) entry(a *appRecord) Entry {
 	p := c.categories[a.Category]
-	e := Entry{Name: a.Name, Category: a.Category, DefaultTier: p.Tier, PolicyDenied: p.Denied, Sensitive: p.Sensitive}
+	e := Entry{Name: a.Name, Category: a.Category, DefaultTier: p.Tier, PolicyDenied: p.Denied, Sensitive: p.Sensitive, Generic: p.Generic}
 	if a.Sensitive != "" {
 		e.Sensitive = a.Sensitive
 	}

@@ -10,7 +10,8 @@ import (
 // AppRef names an app in grants, denials and requests.
 type AppRef struct {
 	// Name is the app's human name: the catalog's name when the catalog
-	// knows it, else what the platform or the request called it.
+	// knows it, else what the platform or the request called it, made
+	// safe to show by DisplayName.
 	Name string `json:"name"`
 	// Identity is what the app's windows must match; see Matches.
 	Identity catalog.Identity `json:"identity"`
@@ -29,14 +30,29 @@ type AppRef struct {
 // desktop-entry id, then WM_CLASS (class, and instance when r has one),
 // then the executable name when r has nothing better. Display names never
 // match, because any window can call itself anything.
+//
+// A generic catalog entry (a script interpreter, a shell, a runtime such
+// as java) is a family, not an app: a window it classifies matches only a
+// ref of the same family that also has the window's desktop id or
+// WM_CLASS, and its executable never identifies anything. So a grant for
+// one Tk REPL covers neither other Python windows nor a Python window
+// that copies a granted app's WM_CLASS.
 func (r AppRef) Matches(app bridge.App) bool {
 	return r.matchesIdentity(catalog.IdentityOf(app))
 }
 
 func (r AppRef) matchesIdentity(id catalog.Identity) bool {
 	re, ie := catalog.Classify(r.Identity), catalog.Classify(id)
-	if !r.Literal && re.Name != "" || ie.Name != "" {
-		return re.Name != "" && re.Name == ie.Name
+	switch {
+	case ie.Name != "":
+		if re.Name != ie.Name {
+			return false
+		}
+		if !ie.Generic {
+			return true
+		}
+	case !r.Literal && re.Name != "" && !re.Generic:
+		return false
 	}
 	if r.Literal {
 		return eqID(r.Name, id.BundleID) || eqID(r.Name, trimDesktop(id.DesktopID)) ||
@@ -53,9 +69,16 @@ func (r AppRef) matchesIdentity(id catalog.Identity) bool {
 	case g.Instance != "":
 		return eqID(g.Instance, id.Instance)
 	case g.BundleID == "":
-		return eqID(g.Exe, id.Exe)
+		return eqID(g.Exe, id.Exe) && !hostsApps(g.Exe)
 	}
 	return false
+}
+
+// hostsApps reports whether exe runs other programs (an interpreter, a
+// shell, a runtime or a launcher): the catalog's generic entries. Such an
+// executable never identifies an app.
+func hostsApps(exe string) bool {
+	return exe != "" && catalog.Classify(catalog.Identity{Exe: exe}).Generic
 }
 
 // Same reports whether r and o name the same app.
@@ -101,30 +124,23 @@ func eqID(a, b string) bool { return a != "" && strings.EqualFold(a, b) }
 
 func trimDesktop(s string) string { return strings.TrimSuffix(s, ".desktop") }
 
-// launchers are programs that run other programs: an app known only by
-// one of these as its executable would match every app they run.
-var launchers = map[string]bool{
-	"sh": true, "bash": true, "dash": true, "zsh": true, "env": true, "exec": true,
-	"python": true, "python2": true, "python3": true, "perl": true, "ruby": true, "node": true, "nodejs": true,
-	"java": true, "mono": true, "dotnet": true, "wine": true, "wine64": true, "electron": true,
-	"flatpak": true, "snap": true, "gtk-launch": true, "xdg-open": true, "gio": true, "kioclient": true, "kioclient5": true,
-}
-
-// refOf makes the ref of a running or installed app.
+// refOf makes the ref of a running or installed app. Its executable
+// stays in the identity even when it is an interpreter or a launcher
+// (see hostsApps): it does not identify the app, but it sets the app's
+// tier and warning.
 func refOf(app bridge.App) AppRef {
 	id := catalog.IdentityOf(app)
 	id.DesktopID = trimDesktop(id.DesktopID)
-	if launchers[strings.ToLower(id.Exe)] || strings.HasPrefix(strings.ToLower(id.Exe), "python3.") {
-		id.Exe = ""
-	}
-	if e := catalog.Classify(id); e.Name != "" {
+	if e := catalog.Classify(id); e.Name != "" && !e.Generic {
 		return AppRef{Name: e.Name, Identity: id}
 	}
 	name := app.Name
 	if name == "" {
 		name = firstNonEmpty(id.DesktopID, id.Class, id.Instance, id.Exe, id.BundleID)
 	}
-	return AppRef{Name: name, Identity: id}
+	// A window or a desktop entry names itself: it could put a line
+	// break or a bidi override in the dialog.
+	return AppRef{Name: DisplayName(name), Identity: id}
 }
 
 func firstNonEmpty(ss ...string) string {

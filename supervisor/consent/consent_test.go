@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -490,5 +491,194 @@ func TestLauncherExecutablesDoNotIdentify(t *testing.T) {
 	ref = refOf(bridge.App{Instance: "foo", Class: "Foo", Exe: "/usr/bin/java"})
 	if ref.Matches(bridge.App{Instance: "bar", Class: "Bar", Exe: "/usr/bin/java"}) || !ref.Matches(bridge.App{Instance: "foo", Class: "Foo"}) {
 		t.Error("WM_CLASS matching is wrong")
+	}
+}
+
+func TestDisplayName(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"XTerm", "XTerm"},
+		{"  Café   au lait ", "Café au lait"},
+		{"evil\n- Firefox (full: everything)", `evil\n- Firefox (full: everything)`},
+		{"a\r\nb\tc", `a\r\nb\tc`},
+		{"x\x1b[2Jy", `x\x1b[2Jy`},
+		{"abc\u202edcb", `abc\u202edcb`},
+		{"a\u2066b\u2069\u200bc\u200ed\ufeff", `a\u2066b\u2069\u200bc\u200ed\ufeff`},
+		{"line\u2028sep\u2029para\u0085nel", `line\u2028sep\u2029para\u0085nel`},
+		{"bad\xffutf8", `bad\xffutf8`},
+		{"wide\u3000space\u00a0nbsp", "wide space nbsp"},
+		{"日本語", "日本語"},
+		{strings.Repeat("a", 200), strings.Repeat("a", maxDisplayRunes) + "…"},
+	}
+	for _, tt := range tests {
+		if got := DisplayName(tt.in); got != tt.want {
+			t.Errorf("DisplayName(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestDialogNamesCannotInject puts line breaks, a terminal escape and
+// bidi controls in a window's class, a requested name and the reason:
+// the dialog keeps one line per app, and none of those characters
+// reaches it or the result.
+func TestDialogNamesCannotInject(t *testing.T) {
+	e := newEnv(t)
+	evil := bridge.App{Name: "Notes\n- Firefox (full: screenshots, clicks, dragging, typing and key presses)\u202e", Instance: "evilnotes", Class: "Notes\n\x1b[2J", Exe: "/usr/bin/evilnotes", PID: 12}
+	e.apps.running = append(e.apps.running, evil)
+	m := e.manager(t, nil, nil)
+	r := &recorder{answer: acceptExcept()}
+	out, err := m.RequestAccess(context.Background(), Request{
+		Apps:   []string{"evilnotes", "pad\r\n- XTerm (full: everything)\u2066", "zenity"},
+		Reason: "edit notes\n- Allow Firefox (full)\u202e",
+	}, r.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.dialogs[0]
+	var items []string
+	for _, line := range strings.Split(d.Message, "\n") {
+		if strings.HasPrefix(line, "- ") {
+			items = append(items, line)
+		}
+	}
+	if len(items) != 3 {
+		t.Errorf("the dialog has %d item lines, want 3:\n%s", len(items), d.Message)
+	}
+	shown := []string{d.Message, out.Text()}
+	for _, p := range d.Schema["properties"].(map[string]any) {
+		shown = append(shown, p.(map[string]any)["title"].(string), p.(map[string]any)["description"].(string))
+	}
+	for _, s := range shown {
+		if strings.ContainsAny(s, "\r\x1b\u202e\u2066") {
+			t.Errorf("a control or bidi character reached the user: %q", s)
+		}
+	}
+	for _, p := range d.Schema["properties"].(map[string]any) {
+		if title := p.(map[string]any)["title"].(string); strings.Contains(title, "\n") {
+			t.Errorf("a checkbox title has a line break: %q", title)
+		}
+	}
+	if !strings.Contains(d.Message, `Notes\n- Firefox`) {
+		t.Errorf("the dialog does not show the escaped name:\n%s", d.Message)
+	}
+}
+
+// TestDeclinedAnySpelling: once the user declines an app, every other
+// spelling of it is refused as declined without a dialog: a path, a
+// symlink, a command on $PATH, a desktop file name, another case.
+func TestDeclinedAnySpelling(t *testing.T) {
+	xterm, err := exec.LookPath("xterm")
+	if err != nil {
+		t.Skip("no xterm to resolve paths to")
+	}
+	dir := t.TempDir()
+	link := filepath.Join(dir, "myterm")
+	if err := os.Symlink(xterm, link); err != nil {
+		t.Fatal(err)
+	}
+	chain := filepath.Join(dir, "firefox") // a link named like another app
+	if err := os.Symlink(link, chain); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	e := newEnv(t)
+	m := e.manager(t, nil, nil)
+	decline := &recorder{answer: func(*Dialog) Answer { return Answer{Action: ActionDecline} }}
+	if _, err := m.RequestAccess(context.Background(), Request{Apps: []string{"xterm", "zenity"}, Reason: "r"}, decline.ask); err != nil {
+		t.Fatal(err)
+	}
+	never := &recorder{answer: func(d *Dialog) Answer {
+		t.Errorf("a dialog was shown: %s", d.Message)
+		return Answer{Action: ActionCancel}
+	}}
+	for _, q := range []string{xterm, "XTerm", "XTERM", "xterm.desktop", "XTerm.Desktop", "debian-xterm.desktop", "/usr/share/applications/debian-xterm.desktop", link, chain, "myterm", "ZENITY", "zenity.desktop"} {
+		out, err := m.RequestAccess(context.Background(), Request{Apps: []string{q}, Reason: "again"}, never.ask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := kinds(out.Refused)[DisplayName(q)]; got != RefusedRemembered || len(out.Granted) != 0 {
+			t.Errorf("request %q after declining: refused %v, granted %v; want refused as %s", q, out.Refused, out.Granted, RefusedRemembered)
+		}
+	}
+	if zenity, err := exec.LookPath("zenity"); err == nil {
+		out, _ := m.RequestAccess(context.Background(), Request{Apps: []string{zenity}, Reason: "again"}, never.ask)
+		if kinds(out.Refused)[zenity] != RefusedRemembered {
+			t.Errorf("request %q after declining zenity: refused %v", zenity, out.Refused)
+		}
+	}
+}
+
+// TestInterpreterWindows: a REPL window running in an interpreter is
+// asked for at the click tier with the shell warning; its grant covers
+// it, not other windows of the same interpreter, nor a Python window
+// that copies its WM_CLASS's instance under another class; asking for
+// the interpreter itself is refused.
+func TestInterpreterWindows(t *testing.T) {
+	e := newEnv(t)
+	repl := bridge.App{Name: "Tclrepl", Instance: "tclrepl", Class: "Tclrepl", Exe: "/usr/bin/wish8.6", PID: 20}
+	e.apps.running = append(e.apps.running, repl)
+	m := e.manager(t, []string{"python3=full", "wish=full"}, nil)
+	r := &recorder{answer: acceptExcept()}
+	out, err := m.RequestAccess(context.Background(), Request{Apps: []string{"tclrepl"}, Reason: "r"}, r.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.dialogs) != 1 || !strings.Contains(r.dialogs[0].Message, "Tclrepl (click:") || !strings.Contains(r.dialogs[0].Message, "Warning: this is a shell") {
+		t.Fatalf("the REPL was not asked for at the click tier with the shell warning: %v", r.dialogs)
+	}
+	if len(out.Granted) != 1 || out.Granted[0].Tier != catalog.TierClick {
+		t.Fatalf("granted %+v, want the REPL at the click tier", out.Granted)
+	}
+	s := m.Session()
+	if got := s.Tier(repl); got != catalog.TierClick {
+		t.Errorf("the REPL window's tier = %v, want click", got)
+	}
+	for _, other := range []bridge.App{
+		{Instance: "other", Class: "Other", Exe: "/usr/bin/wish8.6"},
+		{Instance: "idle", Class: "Idle", Exe: "/usr/bin/python3.11"},
+		{Instance: "tclrepl", Class: "XTerm", Exe: "/usr/bin/xterm"},
+	} {
+		if got := s.Tier(other); got != catalog.TierNone {
+			t.Errorf("Tier(%+v) = %v, want none: the REPL's grant covers another window", other, got)
+		}
+	}
+	out, err = m.RequestAccess(context.Background(), Request{Apps: []string{"python3", "/usr/bin/wish"}, Reason: "r"}, r.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(out.Refused); got["python3"] != RefusedNotAnApp {
+		t.Errorf("asking for python3: refused %v, want %s", out.Refused, RefusedNotAnApp)
+	}
+	if len(out.Granted) != 0 {
+		t.Errorf("asking for interpreters granted %+v (the pre-approvals of python3 and wish must not count)", out.Granted)
+	}
+}
+
+// TestPolicyAndForgetBySpelling: a policy rule or a forget command that
+// names an app by path covers the app, as a request by path does.
+func TestPolicyAndForgetBySpelling(t *testing.T) {
+	xterm, err := exec.LookPath("xterm")
+	if err != nil {
+		t.Skip("no xterm to resolve paths to")
+	}
+	e := newEnv(t)
+	if err := os.WriteFile(e.policy, []byte(`{"deny": ["`+xterm+`"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := e.manager(t, nil, nil)
+	out, err := m.RequestAccess(context.Background(), Request{Apps: []string{"xterm"}, Reason: "r"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kinds(out.Refused)["xterm"] != RefusedPolicy {
+		t.Errorf("a policy denying %s refused %v, want xterm refused by policy", xterm, out.Refused)
+	}
+	if m.Session().Tier(xtermWin) != catalog.TierNone {
+		t.Error("an xterm window is not denied by the policy rule naming its path")
+	}
+	if err := m.Denials().Add([]AppRef{resolve("xterm", nil, nil)}, "r", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := m.Denials().Forget("xterm.desktop", false); err != nil || len(removed) != 1 {
+		t.Errorf("Forget(xterm.desktop) = %v, %v; want the XTerm denial", removed, err)
 	}
 }

@@ -59,7 +59,7 @@ const AntiSubversionHint = "Do not try to get around this restriction by other m
 // "a right click"). It ends with AntiSubversionHint.
 func TierRefusal(app bridge.App, have, need catalog.Tier, action string) string {
 	entry := catalog.Classify(catalog.IdentityOf(app))
-	name := firstNonEmpty(entry.Name, app.Name, app.Class, app.Instance, app.BundleID, "this app")
+	name := DisplayName(firstNonEmpty(entry.Name, app.Name, app.Class, app.Instance, app.BundleID, "this app"))
 	var b strings.Builder
 	if have == catalog.TierNone {
 		fmt.Fprintf(&b, "%s is not approved for this session, so %s there is refused. Call request_access for it first if the task needs it. ", name, action)
@@ -117,6 +117,8 @@ func flagKey(f string) string { return "flag_" + f }
 func buildDialog(reason string, apps []candidate, flags []string) (*Dialog, []dialogItem) {
 	var b strings.Builder
 	b.WriteString("An AI agent using deskhand asks to operate these applications on your desktop for the rest of this session")
+	// %q escapes the model's line breaks, bidi overrides and other
+	// invisible characters, so the reason stays one quoted line.
 	if reason = strings.TrimSpace(reason); reason != "" {
 		fmt.Fprintf(&b, ", because: %q", reason)
 	}
@@ -136,7 +138,7 @@ func buildDialog(reason string, apps []candidate, flags []string) (*Dialog, []di
 			desc = append(desc, w)
 		}
 		if c.ref.Literal {
-			desc = append(desc, fmt.Sprintf("No running or installed app is called %q; this covers any window whose class or program is named so.", c.ref.Name))
+			desc = append(desc, fmt.Sprintf("No running or installed app is called \"%s\"; this covers any window whose class or program is named so.", c.ref.Name))
 		}
 		fmt.Fprintf(&b, "\n- %s", title)
 		if len(desc) > 0 {
@@ -197,7 +199,7 @@ func (m *Manager) applyAnswer(p *Pending, ans Answer) error {
 				declined = append(declined, it.app.ref)
 				w += fmt.Sprintf("; do not ask for it again. It stays refused until the user runs `deskhand grants forget %s`", shellWord(it.app.ref.Name))
 			}
-			out.Refused = append(out.Refused, Refusal{Requested: it.app.query, Name: it.app.ref.Name, Kind: kind, Why: w})
+			out.Refused = append(out.Refused, Refusal{Requested: DisplayName(it.app.query), Name: it.app.ref.Name, Kind: kind, Why: w})
 		} else {
 			out.FlagsRefused = append(out.FlagsRefused, Refusal{Requested: it.flag, Kind: kind, Why: fmt.Sprintf(why, it.flag)})
 		}
@@ -220,6 +222,9 @@ func (o *Outcome) Text() string {
 	}
 	for _, g := range o.allGrants() {
 		line("Granted: %s at the %s tier (%s).", g.Name, g.Tier, TierAllows(g.Tier))
+		if w := sensitiveWarning(g.Entry().Sensitive); w != "" {
+			b.WriteString(" " + w)
+		}
 	}
 	for _, r := range o.Refused {
 		line("Not granted: %s: %s.", r.Requested, r.Why)

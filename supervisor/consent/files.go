@@ -153,14 +153,16 @@ func (d *Denials) Add(refs []AppRef, reason string, now time.Time) error {
 	})
 }
 
-// Forget removes the denials q mentions (see AppRef.Mentions), or all of
-// them when all is set, and returns what it removed.
+// Forget removes the denials q mentions (see AppRef.Mentions), under
+// any of its spellings (a path, a desktop file), or all of them when all
+// is set, and returns what it removed.
 func (d *Denials) Forget(q string, all bool) ([]Denial, error) {
 	var removed []Denial
+	names := spellings(strings.TrimSpace(q))
 	err := d.update(func(f *denialsFile) {
 		kept := f.Denied[:0]
 		for _, den := range f.Denied {
-			if all || den.Mentions(q) {
+			if all || slices.ContainsFunc(names, den.Mentions) {
 				removed = append(removed, den)
 				continue
 			}

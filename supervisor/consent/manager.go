@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -89,6 +91,9 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A rule naming a path, a link or a desktop file denies the app
+	// behind it, as a request by that spelling would name it.
+	policy.Deny = expandSpellings(policy.Deny)
 	m.policy = policy
 	m.session.denied = policy.deniesIdentity
 	m.denials = NewDenials(filepath.Join(m.configDir, DenialsFile))
@@ -149,6 +154,7 @@ const (
 	RefusedCancelled  = "cancelled"      // the user dismissed the dialog
 	RefusedNotAsked   = "not_approved"   // the client cannot ask and it is not pre-approved
 	RefusedUnanswered = "unanswered"     // the dialog came back without a choice for it
+	RefusedNotAnApp   = "not_an_app"     // it names an interpreter, shell or runtime, which hosts many apps
 )
 
 // RefusedStopped is the refusal kind after the user's Escape when the
@@ -433,20 +439,108 @@ func (m *Manager) knownApps(ctx context.Context, apps []string) (running, instal
 }
 
 // resolve turns a requested name into an app reference: the catalog's
-// app, else a running app, else an installed one, else a literal name.
+// app, else a running app, else an installed one, else the program a
+// path or a command names, else a literal name.
+//
+// Every spelling of one app resolves to the same reference, so that a
+// declined app stays declined however it is asked for: a path, a symlink
+// or a command on $PATH is reduced to the program it runs, symlinks
+// resolved ("/usr/bin/xterm", a link to it, x-terminal-emulator), and a
+// desktop file to its id ("xterm.desktop", in any case).
 func resolve(q string, running, installed []bridge.App) AppRef {
-	if e, id, ok := catalog.Find(q); ok {
-		return AppRef{Name: e.Name, Identity: id}
+	names := spellings(q)
+	for _, name := range names {
+		if e, id, ok := catalog.Find(name); ok {
+			return AppRef{Name: e.Name, Identity: id}
+		}
 	}
+	exe := program(q)
 	for _, list := range [][]bridge.App{running, installed} {
 		for _, app := range list {
 			ref := refOf(app)
-			if strings.EqualFold(app.Name, q) || ref.Mentions(q) {
+			if strings.EqualFold(app.Name, q) || slices.ContainsFunc(names, ref.Mentions) || exe != "" && program(app.Exe) == exe {
 				return ref
 			}
 		}
 	}
-	return AppRef{Name: q, Identity: catalog.Identity{Name: q}, Literal: true}
+	if exe != "" {
+		if base := filepath.Base(exe); !hostsApps(base) {
+			return AppRef{Name: DisplayName(base), Identity: catalog.Identity{Exe: base}}
+		}
+	}
+	name := DisplayName(trimDesktopFold(q))
+	return AppRef{Name: name, Identity: catalog.Identity{Name: name}, Literal: true}
+}
+
+// spellings are the names q may stand for, most telling first: the
+// base name of the program it runs when it is a path or a command (a
+// link's own name says nothing about what it runs), q itself, and a
+// path's base name; each also without a ".desktop" suffix, in any case.
+func spellings(q string) []string {
+	var out []string
+	add := func(s string) {
+		for _, v := range []string{s, trimDesktopFold(s)} {
+			if v != "" && v != "." && v != "/" && !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	if p := program(q); p != "" {
+		add(filepath.Base(p))
+	}
+	add(q)
+	if strings.ContainsRune(q, '/') {
+		add(filepath.Base(q))
+	}
+	return out
+}
+
+// expandSpellings returns names with the other spellings of each added.
+func expandSpellings(names []string) []string {
+	var out []string
+	for _, n := range names {
+		for _, s := range spellings(strings.TrimSpace(n)) {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func trimDesktopFold(s string) string {
+	const suffix = ".desktop"
+	if len(s) > len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix) {
+		return s[:len(s)-len(suffix)]
+	}
+	return s
+}
+
+// program returns the file q runs, symlinks resolved: q itself when it
+// is a path, else the command q on $PATH; "" when there is none.
+func program(q string) string {
+	if q == "" || strings.ContainsAny(q, "\x00\n") {
+		return ""
+	}
+	path := q
+	if !strings.ContainsRune(q, '/') {
+		p, err := exec.LookPath(q)
+		if err != nil {
+			return ""
+		}
+		path = p
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	if abs, err := filepath.Abs(real); err == nil {
+		real = abs
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return real
 }
 
 func (m *Manager) grantFor(ref AppRef) (Grant, bool) {
@@ -461,7 +555,12 @@ func (m *Manager) grantFor(ref AppRef) (Grant, bool) {
 // precheck refuses what no dialog may grant: catalog and managed-policy
 // denials, and apps the user declined before.
 func (m *Manager) precheck(c candidate) (Refusal, bool) {
-	r := Refusal{Requested: c.query, Name: c.ref.Name}
+	r := Refusal{Requested: DisplayName(c.query), Name: c.ref.Name}
+	if id := c.ref.Identity; c.entry.Generic && id == (catalog.Identity{Name: id.Name}) {
+		r.Kind = RefusedNotAnApp
+		r.Why = fmt.Sprintf("%s names a program that many apps run in (%s), not one app; ask for the app by its window's WM_CLASS or its desktop-entry id instead. Whatever app it is, it gets the click tier, since it can run commands", DisplayName(c.query), c.entry.Name)
+		return r, true
+	}
 	if c.entry.PolicyDenied {
 		r.Kind = RefusedCatalog
 		r.Why = fmt.Sprintf("%s is a %s app; deskhand never operates media and reading apps, and the user cannot approve them", c.ref.Name, c.entry.Category)
@@ -483,7 +582,7 @@ func (m *Manager) precheck(c candidate) (Refusal, bool) {
 	if found {
 		r.Kind = RefusedRemembered
 		r.Why = fmt.Sprintf("the user declined %s on %s; do not ask for it again. It stays refused until the user runs `deskhand grants forget %s`",
-			c.ref.Name, den.DeniedAt.Local().Format("2006-01-02 15:04"), shellWord(den.Name))
+			c.ref.Name, den.DeniedAt.Local().Format("2006-01-02 15:04"), shellWord(DisplayName(den.Name)))
 		return r, true
 	}
 	return r, false
@@ -499,6 +598,11 @@ func policySuffix(p Policy) string {
 // preapproved returns the pre-approval that covers ref.
 func (m *Manager) preapproved(ref AppRef) (Allow, bool) {
 	for _, a := range m.allow {
+		// "--allow python3" would cover every app written in Python.
+		if e, _, ok := catalog.Find(a.App); ok && e.Generic {
+			m.log.Warn("ignoring a pre-approval of an interpreter or runtime; pre-approve the app by its desktop id or WM_CLASS", "app", a.App)
+			continue
+		}
 		if ref.Mentions(a.App) {
 			return a, true
 		}
@@ -554,7 +658,7 @@ func (m *Manager) refuseUnasked(out *Outcome, apps []candidate, flags []string) 
 	b.WriteString("Append =read, =click or =full to an app to choose its tier.")
 	out.HowToPreapprove = b.String()
 	for _, c := range apps {
-		out.Refused = append(out.Refused, Refusal{Requested: c.query, Name: c.ref.Name, Kind: RefusedNotAsked,
+		out.Refused = append(out.Refused, Refusal{Requested: DisplayName(c.query), Name: c.ref.Name, Kind: RefusedNotAsked,
 			Why: fmt.Sprintf("%s is not pre-approved and the user cannot be asked from this client", c.ref.Name)})
 	}
 	for _, f := range flags {
@@ -586,10 +690,10 @@ func preapprovalName(c candidate) string {
 		return c.ref.Name
 	}
 	if c.entry.Name != "" {
-		return c.query
+		return DisplayName(c.query)
 	}
 	id := c.ref.Identity
-	return firstNonEmpty(id.DesktopID, id.BundleID, id.Instance, id.Exe, c.query)
+	return DisplayName(firstNonEmpty(id.DesktopID, id.BundleID, id.Instance, id.Exe, c.query))
 }
 
 // shellWord quotes s for a POSIX shell when it needs it.

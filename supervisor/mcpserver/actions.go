@@ -25,6 +25,9 @@ type step struct {
 	run     func(ctx context.Context) (*outcome, error)
 	// image marks steps whose outcome carries an image.
 	image bool
+	// takes is how long the step runs by design beyond batchStepAllowance
+	// (a wait, a hold, typing), counted against maxBatchDuration.
+	takes time.Duration
 }
 
 // parser turns checked arguments into steps. All coordinates it converts
@@ -384,6 +387,7 @@ func (p *parser) typeText(a *args) (*step, error) {
 		return nil, err
 	}
 	return &step{
+		takes:  time.Duration(utf8.RuneCountInString(text)) * batchTypeAllowance,
 		action: Action{Tool: a.tool, Text: text},
 		run: func(ctx context.Context) (*outcome, error) {
 			if err := p.s.exec.Type(ctx, text); err != nil {
@@ -438,6 +442,7 @@ func (p *parser) holdKey(a *args) (*step, error) {
 		return nil, err
 	}
 	return &step{
+		takes:  d,
 		action: Action{Tool: a.tool, Keys: combo},
 		run: func(ctx context.Context) (*outcome, error) {
 			if err := p.s.exec.HoldKey(ctx, combo, d); err != nil {
@@ -454,6 +459,7 @@ func (p *parser) wait(a *args) (*step, error) {
 		return nil, err
 	}
 	return &step{
+		takes:  d,
 		action: Action{Tool: a.tool},
 		run: func(ctx context.Context) (*outcome, error) {
 			t := time.NewTimer(d)
@@ -755,6 +761,7 @@ func (p *parser) writeClipboard(a *args) (*step, error) {
 		return nil, err
 	}
 	return &step{
+		takes:  time.Duration(utf8.RuneCountInString(text)) * batchTypeAllowance,
 		action: Action{Tool: a.tool, Text: text},
 		run: func(ctx context.Context) (*outcome, error) {
 			if err := p.s.exec.WriteClipboard(ctx, text); err != nil {

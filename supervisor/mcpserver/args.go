@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -22,6 +23,16 @@ const (
 	maxBatchActions   = 100
 	maxWait           = 60.0 // seconds, wait and hold_key
 	maxScrollAmount   = 100
+)
+
+// A computer_batch may run at most maxBatchDuration: the sum of its waits
+// and holds, batchTypeAllowance per typed character and
+// batchStepAllowance per action. One call cannot keep the desktop for
+// longer than that, and a batch over it is refused before it starts.
+const (
+	maxBatchDuration   = 300 * time.Second
+	batchStepAllowance = time.Second
+	batchTypeAllowance = 5 * time.Millisecond
 )
 
 // args holds one tool call's arguments, decoded lazily so each field can

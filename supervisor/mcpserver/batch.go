@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -57,6 +58,19 @@ func (s *Server) runBatch(ctx context.Context, sess *session, raw []byte) *mcp.C
 		}
 		steps[i] = st
 	}
+
+	var total time.Duration
+	for i, st := range steps {
+		total += batchStepAllowance + st.takes
+		if total > maxBatchDuration {
+			return s.batchResult(batchTooLong, i, names, nil, fmt.Errorf("action %d (%s) brings the batch to %g s, over the limit of %g s for one batch (the waits and holds, plus %g s per action and %g s per typed character); split it into several batches",
+				i+1, names[i], total.Round(time.Millisecond).Seconds(), maxBatchDuration.Seconds(), batchStepAllowance.Seconds(), batchTypeAllowance.Seconds()), nil)
+		}
+	}
+	// The estimate bounds the batch; the deadline holds it to that even
+	// when the desktop runs slower than the estimate.
+	ctx, cancel := context.WithTimeoutCause(ctx, maxBatchDuration, fmt.Errorf("the batch ran past its limit of %g s", maxBatchDuration.Seconds()))
+	defer cancel()
 
 	var done []batchEntry
 	var last *outcome
@@ -126,6 +140,7 @@ type batchStatus int
 const (
 	batchDone batchStatus = iota
 	batchInvalid
+	batchTooLong // like batchInvalid, but no one action is at fault
 	batchFailed
 )
 
@@ -137,11 +152,11 @@ func (s *Server) batchResult(status batchStatus, at int, names []string, done []
 	if status == batchFailed {
 		from = at + 1
 	}
-	if status == batchInvalid {
+	if status == batchInvalid || status == batchTooLong {
 		from = 0
 	}
 	for i := from; i < len(names); i++ {
-		if status == batchInvalid && i == at {
+		if (status == batchInvalid || status == batchTooLong) && i == at {
 			continue
 		}
 		remaining = append(remaining, batchEntry{Index: i, Action: names[i]})
@@ -160,6 +175,9 @@ func (s *Server) batchResult(status batchStatus, at int, names []string, done []
 	case batchInvalid:
 		data["failed"] = batchEntry{Index: at, Action: names[at], Error: err.Error()}
 		fmt.Fprintf(&b, "Nothing was run: %v. Fix that action and send the batch again.", err)
+	case batchTooLong:
+		data["failed"] = batchEntry{Index: at, Action: names[at], Error: err.Error()}
+		fmt.Fprintf(&b, "Nothing was run: %v.", err)
 	case batchFailed:
 		data["failed"] = batchEntry{Index: at, Action: names[at], Error: err.Error()}
 		fmt.Fprintf(&b, "The batch stopped at action %d of %d (%s), which failed: %v.", at+1, len(names), names[at], err)

@@ -245,6 +245,9 @@ func grantsData(gs []consent.Grant) []map[string]any {
 		if g.Category != "" {
 			m["category"] = g.Category
 		}
+		if s := g.Entry().Sensitive; s != "" {
+			m["sensitive"] = s
+		}
 		out = append(out, m)
 	}
 	return out

@@ -9,6 +9,10 @@
 // result with IsError set and a message that tells the model what to do
 // next; Go errors are kept for protocol failures.
 //
+// StdioTransport carries MCP over stdin and stdout; unlike the go-sdk's
+// own, it answers a malformed line with a JSON-RPC error and keeps
+// serving, instead of ending the session.
+//
 // Tool results carry a human-readable text block and, for tools without an
 // image, the same facts as structured content. Screenshot and zoom results
 // carry the image and the facts as a JSON text block instead of structured

@@ -302,12 +302,14 @@ func (s *Server) toolSpecs() []*toolSpec {
 				`[{"action": "left_click", "coordinate": [100, 200]}, {"action": "type", "text": "hello"}, {"action": "key", "text": "Return"}, {"action": "screenshot"}]. ` +
 				"Every action's arguments are checked before any runs; then they run in order and the batch stops at the first failure, " +
 				"reporting the completed actions, the failed one with its error, and those not run. " +
-				"All coordinates refer to the screenshot that existed before the batch. End with a screenshot action to see the result.",
+				"All coordinates refer to the screenshot that existed before the batch. End with a screenshot action to see the result. " +
+				fmt.Sprintf("A batch may take at most %g s in all, counted as the sum of its wait and hold_key durations plus %g s per action and %g s per typed character; a longer batch is refused before anything runs, so split it.",
+					maxBatchDuration.Seconds(), batchStepAllowance.Seconds(), batchTypeAllowance.Seconds()),
 			props: []prop{{"actions", map[string]any{
 				"type":        "array",
 				"minItems":    1,
 				"maxItems":    maxBatchActions,
-				"description": "The actions to run, in order.",
+				"description": fmt.Sprintf("The actions to run, in order; %g s in all at most.", maxBatchDuration.Seconds()),
 				"items":       s.batchItemSchema(),
 			}}},
 			required:    []string{"actions"},
