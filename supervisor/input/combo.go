@@ -102,6 +102,15 @@ func ParseCombo(s string) (Combo, error) {
 		case err != nil:
 			return Combo{}, fmt.Errorf("%w in %q; use X keysym names such as Return, Tab, ctrl, alt, shift, super, F1%s", err, s, suggestion(tok))
 		}
+		// Every spelling, hexadecimal ones included, resolves to a keysym
+		// first and is checked as that keysym.
+		if err := CheckKeysym(k); err != nil {
+			var na *KeyNotAllowedError
+			if errors.As(err, &na) {
+				na.Name = tok
+			}
+			return Combo{}, fmt.Errorf("%w (in %q)", err, s)
+		}
 		c.Keys = append(c.Keys, k)
 	}
 	return c, nil
