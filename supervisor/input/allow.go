@@ -94,11 +94,21 @@ var allowedNamed = map[Keysym]bool{
 	0xfe20: true, // ISO_Left_Tab (Shift+Tab)
 }
 
-// allowedXF86 are the XF86 keys reviewed as acting on the focused app or
-// on volume and brightness only. Launchers, power, session, VT, grab and
-// video-mode keys are not here, nor XF86Copy/Cut/Paste, which would copy
-// and paste outside the clipboard guard's chords.
+// allowedXF86 are the reviewed XF86 keys: those that act on the focused
+// app or on volume and brightness, then the power, session and launcher
+// keys, which the system-shortcut blocklist (package keyblock) refuses
+// unless the user grants systemKeyCombos. VT, grab, video-mode and
+// debugging keys are not here, nor XF86Copy/Cut/Paste, which would copy
+// and paste outside the clipboard guard's chords, nor hardware switches
+// (XF86WLAN, XF86Display, XF86TouchpadToggle ...).
 var allowedXF86 = []string{
+	// power, session and launchers: system shortcuts
+	"XF86PowerOff", "XF86PowerDown", "XF86Sleep", "XF86Suspend", "XF86Hibernate", "XF86LogOff", "XF86ScreenSaver",
+	"XF86Eject", "XF86Launch0", "XF86Launch1", "XF86Launch2", "XF86Launch3", "XF86Launch4", "XF86Launch5",
+	"XF86Launch6", "XF86Launch7", "XF86Launch8", "XF86Launch9", "XF86LaunchA", "XF86LaunchB", "XF86LaunchC",
+	"XF86LaunchD", "XF86LaunchE", "XF86LaunchF", "XF86Explorer", "XF86Terminal", "XF86WWW", "XF86Mail",
+	"XF86Calculator", "XF86MyComputer", "XF86HomePage", "XF86Search",
+	// the focused app, volume and brightness
 	"XF86AudioLowerVolume", "XF86AudioMute", "XF86AudioRaiseVolume", "XF86AudioMicMute",
 	"XF86AudioPlay", "XF86AudioPause", "XF86AudioStop", "XF86AudioPrev", "XF86AudioNext",
 	"XF86AudioRecord", "XF86AudioRewind", "XF86AudioForward", "XF86AudioRepeat",

@@ -24,9 +24,7 @@ var refusedSpellings = []string{
 	"XF86Switch_VT_1", "XF86Switch_VT_12", "xf86switch_vt_3", "0x1008fe01", "0x1008FE07",
 	"XF86Ungrab", "XF86ClearGrab", "XF86LogGrabInfo", "XF86LogWindowTree", "XF86Next_VMode", "XF86Prev_VMode",
 	"0x1008fe20", "0x1008fe21",
-	"XF86PowerOff", "XF86Sleep", "XF86Suspend", "XF86Hibernate", "XF86LogOff", "XF86ScreenSaver", "XF86Launch0",
-	"XF86LaunchA", "XF86Explorer", "XF86Terminal", "XF86WWW", "XF86Mail", "XF86Calculator", "XF86Eject",
-	"XF86Copy", "XF86Paste", "XF86Cut", "XF86Search",
+	"XF86Copy", "XF86Paste", "XF86Cut", "XF86WLAN", "XF86Display", "XF86TouchpadToggle", "XF86RFKill", "XF86Battery",
 	"VoidSymbol", "0xffffff", "0x1", "0x1234", "0x10000000", "0x1000001",
 }
 
@@ -47,6 +45,8 @@ var allowedSpellings = []string{
 	"XF86AudioPrev", "XF86AudioStop", "XF86AudioMicMute", "XF86MonBrightnessUp", "XF86MonBrightnessDown",
 	"XF86KbdBrightnessUp", "XF86Back", "XF86Forward", "XF86Reload", "XF86ZoomIn",
 	"volumeup", "mute", "playpause", "0x1008ff12",
+	// allowed here, refused as system shortcuts by package keyblock
+	"XF86PowerOff", "XF86Sleep", "XF86LogOff", "XF86Launch1", "XF86LaunchA", "XF86Explorer", "XF86Terminal",
 	"Kanji", "Henkan", "Muhenkan", "Hiragana_Katakana", "Hangul", "Hangul_Hanja",
 }
 
@@ -88,7 +88,7 @@ func TestRefusalReasons(t *testing.T) {
 		{"XF86Switch_VT_2", "virtual terminal"},
 		{"XF86Ungrab", "X server itself"},
 		{"ISO_Next_Group", "layout group"},
-		{"XF86PowerOff", "system, launcher"},
+		{"XF86WLAN", "system, launcher or hardware"},
 	}
 	for _, tt := range tests {
 		_, err := ParseCombo(tt.key)
