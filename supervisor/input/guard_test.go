@@ -136,7 +136,7 @@ func TestCheckPressRefusesWhatTheLayoutMakesOfAKey(t *testing.T) {
 	kb := testKeyboard()
 	kb.keys = append(kb.keys,
 		keyInfo{code: 77, typ: 1, syms: []Keysym{0xff7f, 0xfef9}, acts: []uint8{xkbActionLockMods, xkbActionLockControls}}, // Num_Lock, Pointer_EnableKeys
-		keyInfo{code: 22, typ: 0, syms: []Keysym{0xff08}, acts: []uint8{xkbActionTerminate}},                              // BackSpace that kills the server
+		keyInfo{code: 22, typ: 0, syms: []Keysym{0xff08}, acts: []uint8{xkbActionTerminate}},                               // BackSpace that kills the server
 	)
 	tests := []struct {
 		keys      string
