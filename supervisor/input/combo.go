@@ -74,6 +74,9 @@ func init() {
 // character ("a", "A", "1", "/", "é"). A trailing "++" names the plus key
 // ("ctrl++"). An upper-case letter is the shifted key, as in xdotool: "ctrl+T"
 // presses ctrl+shift+t.
+//
+// A key outside the allowlist (see [CheckKeysym]) is a *KeyNotAllowedError
+// however it is spelled.
 func ParseCombo(s string) (Combo, error) {
 	whole := strings.TrimSpace(s)
 	if whole == "" {

@@ -13,7 +13,8 @@ import (
 // The rule is that deskhand never leaves changed what deskhand changed.
 // The controls are recorded when the Input opens; before each operation a
 // difference is the user's own doing (every operation is checked after it
-// runs), so it becomes the new record; after each operation, and between
+// runs), so it becomes the new record, unless deskhand holds a key at the
+// time (a hold_key in progress); after each operation, and between
 // the combinations of one Key call, a difference is deskhand's and is put
 // back at once. ReleaseAll (each turn's end) and Close put the record back
 // as well.
@@ -108,11 +109,18 @@ func (in *Input) beginGuard() {
 	if g.be == nil {
 		return
 	}
-	if c, err := g.be.controls(); err == nil {
-		if g.known && !g.record.same(c) {
-			in.log.Info("the XKB controls were changed outside deskhand; keeping them", "change", g.record.diff(c))
+	if c, err := g.be.controls(); err == nil && !(g.known && g.record.same(c)) {
+		switch {
+		case len(in.held) > 0 && g.known:
+			// A key deskhand holds (hold_key) may have done it: holding
+			// Shift for eight seconds toggles SlowKeys under AccessXKeys.
+			// checkGuard puts it back.
+		default:
+			if g.known {
+				in.log.Info("the XKB controls were changed outside deskhand; keeping them", "change", g.record.diff(c))
+			}
+			g.record, g.known = c, true
 		}
-		g.record, g.known = c, true
 	}
 	if st, err := in.be.kbdState(); err == nil {
 		g.before = st

@@ -108,6 +108,32 @@ func TestGuardPutsBackControls(t *testing.T) {
 	}
 }
 
+// TestGuardHeldKey: a control that changes while deskhand holds a key
+// (holding Shift toggles SlowKeys under AccessXKeys) is deskhand's doing
+// and is put back when the key is released.
+func TestGuardHeldKey(t *testing.T) {
+	in, f := newCtlInput(t, testKeyboard(), xkbControls{enabled: ctlAccessXKeys})
+	ctx := context.Background()
+	done := make(chan error, 1)
+	f.onEvent = func(ev string) {
+		if ev == "key 50 down" {
+			go func() {
+				f.set(f.enabled() | 1<<1) // SlowKeys, a while into the hold
+				done <- in.Key(ctx, "a")  // an operation during the hold
+			}()
+		}
+	}
+	if err := in.HoldKey(ctx, "shift", 200*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if f.enabled() != ctlAccessXKeys {
+		t.Errorf("controls after the hold = %#x, want %#x", f.enabled(), ctlAccessXKeys)
+	}
+}
+
 // TestGuardUnlatches: modifiers an operation leaves latched (StickyKeys
 // on) are unlatched, so a chord cannot be sent one key per call.
 func TestGuardUnlatches(t *testing.T) {
