@@ -236,7 +236,8 @@ func TestSafetyKeysRefused(t *testing.T) {
 // TestSafetyKeysControlsRestored: deskhand's own keys cannot leave XKB
 // controls or latched modifiers changed, while changes the user makes are
 // the user's and stay. With AccessXKeys on (a user setting), five Shift
-// presses switch StickyKeys on; deskhand puts it back at once. With the
+// presses switch StickyKeys on, and holding Shift for eight seconds
+// SlowKeys; deskhand puts them back at once. With the
 // user's StickyKeys on, ctrl, alt and t sent as three key calls would
 // latch into ctrl+alt+t (an openbox binding here touches a marker);
 // deskhand unlatches what its keys latched. The user's settings survive
@@ -266,6 +267,11 @@ func TestSafetyKeysControlsRestored(t *testing.T) {
 	}
 	if got := xkbControls(t, d); got != start {
 		t.Errorf("five Shift presses over several calls left the XKB controls changed:\n%s", got)
+	}
+	// Holding Shift for eight seconds switches SlowKeys on.
+	e.ok("hold_key", map[string]any{"text": "shift", "duration": 9})
+	if got := xkbControls(t, d); got != start {
+		t.Errorf("holding Shift for 9 s left the XKB controls changed:\n%s", got)
 	}
 
 	// The user turns StickyKeys on (without the two-key off switch).

@@ -182,7 +182,7 @@ func refusedWhy(k Keysym) string {
 	case k >= 0xfe70 && k <= 0xfe7f:
 		return "it switches XKB accessibility controls (StickyKeys, SlowKeys, MouseKeys ...) on or off"
 	case k >= 0xfee0 && k <= 0xfeff:
-		return "it moves or clicks the pointer through XKB MouseKeys, outside the click tools' rules"
+		return "it moves or clicks the pointer through XKB MouseKeys, outside the click tools' rules; use mouse_move and the click tools instead"
 	case k >= keysymISOFirst && k < 0xfe20:
 		return "it latches or locks modifiers or switches the keyboard layout group"
 	case k >= keysymXF86VTBase && k <= keysymXF86VTLast:
