@@ -85,6 +85,9 @@ type keyGuard struct {
 	record xkbControls
 	known  bool
 	before kbdState // keyboard state when the current operation began
+	// unsettled: the last check did not finish, so a difference may
+	// still be deskhand's.
+	unsettled bool
 }
 
 // startGuard records the controls as the Input opens.
@@ -111,7 +114,7 @@ func (in *Input) beginGuard() {
 	}
 	if c, err := g.be.controls(); err == nil && !(g.known && g.record.same(c)) {
 		switch {
-		case len(in.held) > 0 && g.known:
+		case (len(in.held) > 0 || g.unsettled) && g.known:
 			// A key deskhand holds (hold_key) may have done it: holding
 			// Shift for eight seconds toggles SlowKeys under AccessXKeys.
 			// checkGuard puts it back.
@@ -136,6 +139,7 @@ func (in *Input) checkGuard() (string, error) {
 	if g.be == nil {
 		return "", nil
 	}
+	g.unsettled = true
 	if err := in.be.sync(); err != nil {
 		return "", err
 	}
@@ -169,14 +173,21 @@ func (in *Input) checkGuard() (string, error) {
 		fixed = append(fixed, fmt.Sprintf("locked modifiers %#02x", uint8(locked)))
 	}
 	if len(fixed) == 0 {
+		g.unsettled = false
 		return "", nil
 	}
 	msg := strings.Join(fixed, ", ")
 	in.log.Warn("deskhand's keys changed the keyboard; put it back", "restored", msg)
-	return msg, in.be.sync()
+	if err := in.be.sync(); err != nil {
+		return msg, err
+	}
+	g.unsettled = false
+	return msg, nil
 }
 
-// restoreControls puts the recorded controls back (turn end, Close).
+// restoreControls puts the recorded controls back (turn end, Close). It
+// runs after beginGuard took in the user's changes, so what differs now
+// is deskhand's: a hold_key cut short, or a check that failed.
 func (in *Input) restoreControls() error {
 	g := &in.guard
 	if g.be == nil || !g.known {

@@ -243,6 +243,7 @@ func (in *Input) loop(open func(string) (backend, string, error), ready chan<- e
 }
 
 func (in *Input) shutdown() {
+	in.beginGuard() // a change since the last operation is the user's
 	in.closeErr = in.releaseAll()
 	in.be.close()
 }
