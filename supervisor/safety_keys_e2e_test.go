@@ -297,10 +297,17 @@ func TestSafetyKeysControlsRestored(t *testing.T) {
 	if got := xkbControls(t, d); got != user {
 		t.Errorf("after the turn ended the XKB controls are not the user's:\n%s", got)
 	}
+	// A change after deskhand's last action is the user's too.
+	d.Run(t, "xkbset", "bouncekeys")
+	user = xkbControls(t, d)
+	if xkbLine(user, "Bounce-Keys =") != "Bounce-Keys = On" {
+		t.Fatalf("xkbset bouncekeys did not turn BounceKeys on:\n%s", user)
+	}
 	e.cs.Close()
 	if got := xkbControls(t, d); got != user {
-		t.Errorf("after deskhand exited the XKB controls are not the user's:\n%s", got)
+		t.Errorf("after deskhand exited the XKB controls are not the user's:\nuser's:\n%s\nnow:\n%s", user, got)
 	}
+	d.Run(t, "xkbset", "-bouncekeys")
 
 	// The binding is live: the same chord by the user (xdotool, one
 	// press) touches the marker.
