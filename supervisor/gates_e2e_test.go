@@ -390,7 +390,7 @@ func TestGatesSystemShortcuts(t *testing.T) {
 	spellings := map[string][]string{
 		"ctrl+alt+Delete":    {"ctrl+alt+Delete", "CTRL+ALT+DEL", "Delete+Alt_R+Control_R", "control+alt+KP_Delete"},
 		"ctrl+alt+BackSpace": {"ctrl+alt+BackSpace", "Alt_L+Control_R+backspace"},
-		"ctrl+alt+F1…F12":    {"ctrl+alt+F1", "ctrl+alt+f7", "ALT+CTRL+F12", "XF86Switch_VT_2"},
+		"ctrl+alt+F1…F12":    {"ctrl+alt+F1", "ctrl+alt+f7", "ALT+CTRL+F12"},
 		"ctrl+alt+t":         {"ctrl+alt+t", "ctrl+alt+T", "Alt_R+Control_L+U0074"},
 		"alt+F2":             {"alt+F2", "Alt_R+f2", "Meta_L+F2"},
 		"alt+F4":             {"alt+F4", "F4+ALT", "alt+shift+F4"},
@@ -431,7 +431,9 @@ func TestGatesSystemShortcuts(t *testing.T) {
 		t.Fatalf("systemKeyCombos not granted: %s", list)
 	}
 	for _, c := range []struct{ keys, key string }{
-		{"alt+Tab", "Tab"}, {"ctrl+alt+F2", "F2"}, {"super+l", "l"}, {"Super_R", "Super_R"}, {"alt+Print", "Print"},
+		// (Not ctrl+alt+F2: the layout makes it XF86Switch_VT_2, refused
+		// whatever the grants; see safety_keys_e2e_test.go.)
+		{"alt+Tab", "Tab"}, {"alt+F2", "F2"}, {"super+l", "l"}, {"Super_R", "Super_R"}, {"alt+Print", "Print"},
 	} {
 		e.ok("key", map[string]any{"text": c.keys})
 		waitFor(t, c.keys+" to reach the X server", 3*time.Second, func() bool { return len(keys.sawAny(t, c.key)) == 1 })

@@ -74,6 +74,9 @@ func init() {
 // character ("a", "A", "1", "/", "é"). A trailing "++" names the plus key
 // ("ctrl++"). An upper-case letter is the shifted key, as in xdotool: "ctrl+T"
 // presses ctrl+shift+t.
+//
+// A key outside the allowlist (see [CheckKeysym]) is a *KeyNotAllowedError
+// however it is spelled.
 func ParseCombo(s string) (Combo, error) {
 	whole := strings.TrimSpace(s)
 	if whole == "" {
@@ -101,6 +104,15 @@ func ParseCombo(s string) (Combo, error) {
 			return Combo{}, fmt.Errorf("ambiguous key %q in %q: it could be %s; write it with that exact case", tok, s, strings.Join(amb.names, " or "))
 		case err != nil:
 			return Combo{}, fmt.Errorf("%w in %q; use X keysym names such as Return, Tab, ctrl, alt, shift, super, F1%s", err, s, suggestion(tok))
+		}
+		// Every spelling, hexadecimal ones included, resolves to a keysym
+		// first and is checked as that keysym.
+		if err := CheckKeysym(k); err != nil {
+			var na *KeyNotAllowedError
+			if errors.As(err, &na) {
+				na.Name = tok
+			}
+			return Combo{}, fmt.Errorf("%w (in %q)", err, s)
 		}
 		c.Keys = append(c.Keys, k)
 	}

@@ -44,6 +44,29 @@
 // Key names for [Input.Key] and [Input.HoldKey] follow xdotool and the X
 // keysym names; see [ParseCombo].
 //
+// # Keys with side effects
+//
+// X servers give a key its XKB action by keysym, and this package binds a
+// keysym the layout lacks to a spare keycode, so any keysym it accepted
+// would be one the server acts on: Pointer_Button2 middle-clicks through
+// MouseKeys, StickyKeys_Enable switches an XKB control on, Terminate_Server
+// kills the server. Only allowlisted keysyms are sent (allow.go):
+// characters, modifiers, and the ordinary editing, navigation, function,
+// keypad, input-method, dead and reviewed XF86 keys; anything else, in any
+// spelling including hexadecimal, is a [KeyNotAllowedError]. Each press is
+// also checked against what the layout makes of it with the keys before
+// it held (ctrl+alt+F1 is XF86Switch_VT_1 on most layouts; a Terminate or
+// LockControls action is refused whatever the keysym), and keypad keys
+// are refused while MouseKeys is on, since they then move and click the
+// pointer. Text typed with [Input.Type] maps only to character keysyms.
+//
+// XKB controls (StickyKeys, SlowKeys, MouseKeys and the other AccessX
+// controls, not RepeatKeys) are recorded when the Input opens and put back
+// after any operation that changed them, between the combinations of one
+// Key call, by ReleaseAll and by Close; modifiers an operation left
+// latched, or locked other than Caps Lock and Num Lock, are released. A
+// change made between operations is the user's, and stays (guard.go).
+//
 // # Safety
 //
 // The package tracks every button and key it holds. An operation that

@@ -157,6 +157,7 @@ type Input struct {
 	be    backend
 	held  []pressed          // in press order
 	bound map[keycode]Keysym // spare keycodes this package has bound
+	guard keyGuard           // see guard.go
 }
 
 // pressed is a key or button this package holds down.
@@ -226,6 +227,7 @@ func (in *Input) loop(open func(string) (backend, string, error), ready chan<- e
 		return
 	}
 	in.be, in.display = be, name
+	in.startGuard()
 	ready <- nil
 
 	for {
@@ -247,6 +249,7 @@ func (in *Input) loop(open func(string) (backend, string, error), ready chan<- e
 }
 
 func (in *Input) shutdown() {
+	in.beginGuard() // a change since the last operation is the user's
 	in.closeErr = in.releaseAll()
 	in.be.close()
 }
@@ -257,9 +260,13 @@ func (in *Input) run(c call) error {
 		return err
 	}
 	o := &op{in: in}
+	in.beginGuard()
 	err := c.fn(c.ctx, o)
 	if serr := in.be.sync(); err == nil {
 		err = serr
+	}
+	if _, gerr := in.checkGuard(); err == nil {
+		err = gerr
 	}
 	if err != nil {
 		if uerr := o.undo(); uerr != nil {
@@ -406,12 +413,14 @@ func (in *Input) releaseAll() error {
 		}
 		errs = append(errs, in.unbind(codes))
 	}
+	errs = append(errs, in.restoreControls())
 	return errors.Join(errs...)
 }
 
 // ReleaseAll releases every mouse button and key this package pressed and
 // still holds (from Down, a running HoldKey, or an operation cut short),
-// last pressed first, and restores any keycode it borrowed.
+// last pressed first, restores any keycode it borrowed, and puts back XKB
+// controls deskhand's keys changed (see guard.go).
 func (in *Input) ReleaseAll(ctx context.Context) error {
 	// Cleanup must run even when the caller's context is already done.
 	return in.do(context.WithoutCancel(ctx), func(context.Context, *op) error {
@@ -661,6 +670,12 @@ func (in *Input) Key(ctx context.Context, keys string) error {
 			if err := kb.releaseCombo(o); err != nil {
 				return err
 			}
+			// A combination may have switched a control on (five Shift
+			// presses toggle StickyKeys when AccessXKeys is on); put it
+			// back before the next one can use it.
+			if _, err := in.checkGuard(); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -823,6 +838,11 @@ type kbdSession struct {
 	relock    bool
 	borrowed  []keycode // bound by this session, restored by finish
 	comboHeld []pressed // keys pressCombo holds, in press order
+	// The snapshot's keys and types, for checkPress; mouseKeys says
+	// whether MouseKeys was on when the session opened.
+	keys      map[keycode]keyInfo
+	types     []keyType
+	mouseKeys bool
 }
 
 // openKeyboard reads the keyboard state and mapping. With clearLock, a
@@ -863,6 +883,12 @@ func (in *Input) openKeyboard(clearLock bool) (*kbdSession, error) {
 		return nil, err
 	}
 	kb.km = newKeymap(raw, kb.ambient)
+	kb.types = raw.types
+	kb.keys = make(map[keycode]keyInfo, len(raw.keys))
+	for _, k := range raw.keys {
+		kb.keys[k.code] = k
+	}
+	kb.mouseKeys = in.mouseKeysOn()
 	return kb, nil
 }
 
@@ -1003,6 +1029,9 @@ func (in *Input) unbind(codes []keycode) error {
 // tap types one stroke: hold its modifiers, press and release the key,
 // release the modifiers.
 func (kb *kbdSession) tap(o *op, st stroke) error {
+	if err := kb.checkPress(st.code, kb.ambient|st.mods, 0); err != nil {
+		return err
+	}
 	mods := kb.km.modKeycodes(st.mods)
 	for _, m := range mods {
 		if err := o.press(pressed{code: uint8(m)}); err != nil {
@@ -1030,10 +1059,15 @@ func (kb *kbdSession) tap(o *op, st stroke) error {
 func (kb *kbdSession) pressCombo(o *op, c Combo) error {
 	kb.comboHeld = kb.comboHeld[:0]
 	down := map[keycode]bool{}
-	hold := func(code keycode) error {
+	mods := kb.ambient
+	hold := func(code keycode, want Keysym) error {
 		if down[code] {
 			return nil
 		}
+		if err := kb.checkPress(code, mods, want); err != nil {
+			return err
+		}
+		mods |= kb.keys[code].setMods
 		down[code] = true
 		p := pressed{code: uint8(code)}
 		kb.comboHeld = append(kb.comboHeld, p)
@@ -1048,11 +1082,11 @@ func (kb *kbdSession) pressCombo(o *op, c Combo) error {
 			st, _, _ = kb.km.lookup(sym)
 		}
 		for _, m := range kb.km.modKeycodes(st.mods) {
-			if err := hold(m); err != nil {
+			if err := hold(m, 0); err != nil {
 				return err
 			}
 		}
-		if err := hold(st.code); err != nil {
+		if err := hold(st.code, sym); err != nil {
 			return err
 		}
 	}

@@ -59,6 +59,9 @@ type keyInfo struct {
 	// SetMods action at level 1); 0 for keys that are not modifiers or
 	// that latch or lock instead.
 	setMods modMask
+	// acts holds the type of the key's XKB action by shift level (see
+	// xkbAction*); nil when unknown.
+	acts []uint8
 }
 
 // keyboard is a snapshot of the server's keymap, as the backend reads it.

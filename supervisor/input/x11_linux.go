@@ -112,6 +112,7 @@ typedef struct {
 	unsigned char key_nlevels[256];
 	unsigned int key_syms[256][DH_MAX_LEVELS];
 	unsigned char key_setmods[256];
+	unsigned char key_acts[256][DH_MAX_LEVELS]; // XKB action type by level
 } dh_keyboard;
 
 static int dh_state(Display *d, int *group, unsigned char *base, unsigned char *latched, unsigned char *locked) {
@@ -176,6 +177,10 @@ static int dh_read_keyboard(Display *d, int group, dh_keyboard *out) {
 		out->key_nlevels[kc] = levels;
 		for (int l = 0; l < levels; l++) out->key_syms[kc][l] = XkbKeySymEntry(x, kc, l, g);
 		if (XkbKeyHasActions(x, kc)) {
+			for (int l = 0; l < levels; l++) {
+				XkbAction *la = XkbKeyActionEntry(x, kc, l, g);
+				out->key_acts[kc][l] = la != NULL ? la->type : XkbSA_NoAction;
+			}
 			XkbAction *a = XkbKeyActionEntry(x, kc, 0, g);
 			if (a != NULL && a->type == XkbSA_SetMods) {
 				out->key_setmods[kc] = (a->mods.flags & XkbSA_UseModMapMods) ? x->map->modmap[kc] : a->mods.mask;
@@ -553,8 +558,10 @@ func (x *x11) keyboard() (keyboard, error) {
 		k := keyInfo{code: keycode(kc), typ: int(raw.key_type[kc]), setMods: modMask(raw.key_setmods[kc])}
 		if k.typ >= 0 {
 			k.syms = make([]Keysym, int(raw.key_nlevels[kc]))
+			k.acts = make([]uint8, len(k.syms))
 			for l := range k.syms {
 				k.syms[l] = Keysym(raw.key_syms[kc][l])
+				k.acts[l] = uint8(raw.key_acts[kc][l])
 			}
 		}
 		kb.keys = append(kb.keys, k)

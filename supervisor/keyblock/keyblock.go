@@ -12,9 +12,16 @@
 // one chord. A rule matches a chord that holds at least the rule's
 // modifiers and the rule's key, so extra modifiers do not slip past either
 // (alt+shift+Tab is still alt+Tab).
+//
+// The Linux list is data: linux_shortcuts.json, embedded and reviewed like
+// the app catalog. Keys that act on the X server itself (Terminate_Server,
+// XF86Switch_VT_*, the MouseKeys and AccessX keysyms) are not on it:
+// package input refuses to send them at all, grant or not, and CheckCombo
+// passes that refusal on.
 package keyblock
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"runtime"
@@ -55,34 +62,36 @@ var modNames = []struct {
 
 // Keysyms the blocklist needs by value (X11 keysymdef.h and XF86keysym.h).
 const (
-	symTab            input.Keysym = 0xff09
-	symISOLeftTab     input.Keysym = 0xfe20
-	symKPTab          input.Keysym = 0xff89
-	symBackSpace      input.Keysym = 0xff08
-	symDelete         input.Keysym = 0xffff
-	symKPDelete       input.Keysym = 0xff9f
-	symKPDecimal      input.Keysym = 0xffae
-	symReturn         input.Keysym = 0xff0d
-	symKPEnter        input.Keysym = 0xff8d
-	symSpace          input.Keysym = 0x20
-	symKPSpace        input.Keysym = 0xff80
-	symEscape         input.Keysym = 0xff1b
-	symPrint          input.Keysym = 0xff61
-	symSysReq         input.Keysym = 0xff15
-	symF1             input.Keysym = 0xffbe // F1 … F35 are consecutive
-	symKPF1           input.Keysym = 0xff91 // KP_F1 … KP_F4
-	symTerminate      input.Keysym = 0xfed5 // Terminate_Server: what ctrl+alt+BackSpace produces
-	symSwitchVT1      input.Keysym = 0x1008fe01
-	symSwitchVT12     input.Keysym = 0x1008fe0c
-	symXF86Ungrab     input.Keysym = 0x1008fe20
-	symXF86ClearGrab  input.Keysym = 0x1008fe21
-	symXF86PowerOff   input.Keysym = 0x1008ff2a
-	symXF86ScreenSave input.Keysym = 0x1008ff2d
-	symXF86Sleep      input.Keysym = 0x1008ff2f
-	symXF86LogOff     input.Keysym = 0x1008ff61
-	symXF86Suspend    input.Keysym = 0x1008ffa7
-	symXF86Hibernate  input.Keysym = 0x1008ffa8
-	unicodeBase       input.Keysym = 0x01000000
+	symTab          input.Keysym = 0xff09
+	symISOLeftTab   input.Keysym = 0xfe20
+	symKPTab        input.Keysym = 0xff89
+	symBackSpace    input.Keysym = 0xff08
+	symDelete       input.Keysym = 0xffff
+	symKPDelete     input.Keysym = 0xff9f
+	symKPDecimal    input.Keysym = 0xffae
+	symReturn       input.Keysym = 0xff0d
+	symKPEnter      input.Keysym = 0xff8d
+	symSpace        input.Keysym = 0x20
+	symHome         input.Keysym = 0xff50 // Home, Left, Up, Right, Down, Prior, Next, End, Begin
+	symKPHome       input.Keysym = 0xff95 // KP_Home … KP_Begin in the same order
+	symKPBegin      input.Keysym = 0xff9d
+	symInsert       input.Keysym = 0xff63
+	symKPInsert     input.Keysym = 0xff9e
+	symKPMultiply   input.Keysym = 0xffaa
+	symKPAdd        input.Keysym = 0xffab
+	symKPSeparator  input.Keysym = 0xffac
+	symKPSubtract   input.Keysym = 0xffad
+	symKPDivide     input.Keysym = 0xffaf
+	symKP0          input.Keysym = 0xffb0
+	symKPEqual      input.Keysym = 0xffbd
+	symKPSpace      input.Keysym = 0xff80
+	symEscape       input.Keysym = 0xff1b
+	symPrint        input.Keysym = 0xff61
+	symSysReq       input.Keysym = 0xff15
+	symF1           input.Keysym = 0xffbe // F1 … F35 are consecutive
+	symKPF1         input.Keysym = 0xff91 // KP_F1 … KP_F4
+	symXF86PowerOff input.Keysym = 0x1008ff2a
+	unicodeBase     input.Keysym = 0x01000000
 )
 
 func letter(r rune) input.Keysym { return input.Keysym(r) }
@@ -128,6 +137,10 @@ func canonicalKey(k input.Keysym) input.Keysym {
 		return k + 0x20
 	case k >= symKPF1 && k <= symKPF1+3:
 		return symF1 + (k - symKPF1)
+	case k >= symKPHome && k <= symKPBegin: // KP_Home … KP_Begin, in Home … Begin order
+		return symHome + (k - symKPHome)
+	case k >= symKP0 && k <= symKP0+9:
+		return '0' + (k - symKP0)
 	}
 	switch k {
 	case symISOLeftTab, symKPTab:
@@ -138,6 +151,20 @@ func canonicalKey(k input.Keysym) input.Keysym {
 		return symReturn
 	case symKPSpace:
 		return symSpace
+	case symKPInsert:
+		return symInsert
+	case symKPMultiply:
+		return '*'
+	case symKPAdd:
+		return '+'
+	case symKPSubtract:
+		return '-'
+	case symKPDivide:
+		return '/'
+	case symKPEqual:
+		return '='
+	case symKPSeparator:
+		return ','
 	case symPrint:
 		return symSysReq
 	}
@@ -262,9 +289,15 @@ func (e *BlockedError) Error() string {
 
 // CheckCombo checks one combination, as hold_key and the modifiers of a
 // click take it. A combination that does not parse is not this package's
-// business: the tool's own argument check reports it.
+// business: the tool's own argument check reports it. A key the key tools
+// never send (input.KeyNotAllowedError) is refused here too, so that the
+// gate fails closed whatever runs after it.
 func (l *List) CheckCombo(s string) error {
 	c, err := input.ParseCombo(s)
+	var na *input.KeyNotAllowedError
+	if errors.As(err, &na) {
+		return err
+	}
 	if err != nil {
 		return nil
 	}
@@ -294,41 +327,10 @@ func rule(mods Mod, key input.Keysym, name, why string) Rule {
 }
 
 // Linux is the blocklist for X11 desktops (GNOME, KDE, Xfce, Cinnamon,
-// MATE, openbox and the X server itself).
+// MATE, openbox, i3 and the X server itself), read from the reviewed data
+// file linux_shortcuts.json.
 func Linux() *List {
-	rules := []Rule{
-		rule(Ctrl|Alt, symDelete, "Ctrl+Alt+Delete", "log out or power off"),
-		rule(Ctrl|Alt, symBackSpace, "Ctrl+Alt+Backspace", "kills the X server and every application in it"),
-		rule(0, symTerminate, "Terminate_Server", "kills the X server and every application in it"),
-	}
-	for i := range 12 {
-		rules = append(rules, rule(Ctrl|Alt, symF1+input.Keysym(i), fmt.Sprintf("Ctrl+Alt+F%d", i+1), "switches to another virtual terminal"))
-	}
-	for k := symSwitchVT1; k <= symSwitchVT12; k++ {
-		rules = append(rules, rule(0, k, fmt.Sprintf("XF86Switch_VT_%d", k-symSwitchVT1+1), "switches to another virtual terminal"))
-	}
-	rules = append(rules,
-		rule(Ctrl|Alt, letter('t'), "Ctrl+Alt+T", "opens a terminal"),
-		rule(Ctrl|Alt, letter('l'), "Ctrl+Alt+L", "locks the screen"),
-		rule(Alt, symF1, "Alt+F1", "opens the application menu or overview"),
-		rule(Alt, symF1+1, "Alt+F2", "opens the run-a-command dialog"),
-		rule(Alt, symF1+3, "Alt+F4", "closes the focused window"),
-		rule(Alt, symTab, "Alt+Tab", "switches applications"),
-		rule(Alt, symEscape, "Alt+Escape", "switches windows"),
-		rule(Alt, symSysReq, "Alt+SysRq", "sends magic SysRq commands to the kernel"),
-		rule(Super, 0, "Super", "opens the overview or launcher"),
-		rule(Super, letter('l'), "Super+L", "locks the screen"),
-		rule(Super, symTab, "Super+Tab", "switches applications"),
-		rule(0, symXF86PowerOff, "XF86PowerOff", "powers the computer off"),
-		rule(0, symXF86Sleep, "XF86Sleep", "suspends the computer"),
-		rule(0, symXF86Suspend, "XF86Suspend", "suspends the computer"),
-		rule(0, symXF86Hibernate, "XF86Hibernate", "hibernates the computer"),
-		rule(0, symXF86LogOff, "XF86LogOff", "logs out"),
-		rule(0, symXF86ScreenSave, "XF86ScreenSaver", "locks the screen"),
-		rule(0, symXF86Ungrab, "XF86Ungrab", "breaks the X server's grabs"),
-		rule(0, symXF86ClearGrab, "XF86ClearGrab", "kills the clients holding X grabs"),
-	)
-	return &List{platform: "linux", rules: rules}
+	return &List{platform: "linux", rules: slices.Clone(linuxRules())}
 }
 
 // MacOS is the blocklist for macOS, where Cmd is Super and Option is Alt:

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/deskhand/deskhand/supervisor/input"
 	"github.com/deskhand/deskhand/supervisor/platform"
 )
 
@@ -17,11 +18,9 @@ var linuxBlocked = map[string][]string{
 		"Ctrl_R+Meta_L+Delete",
 	},
 	"Ctrl+Alt+Backspace": {"ctrl+alt+BackSpace", "ctrl+alt+backspace", "Alt_R+Control_R+BackSpace", "CONTROL+ALT+BACKSPACE"},
-	"Terminate_Server":   {"Terminate_Server", "terminate_server", "0xfed5", "shift+Terminate_Server"},
 	"Ctrl+Alt+F1":        {"ctrl+alt+F1", "ctrl+alt+f1", "alt+ctrl+KP_F1", "Control_R+Alt_R+F1"},
 	"Ctrl+Alt+F7":        {"ctrl+alt+F7", "ALT+CTRL+f7", "ctrl+alt+0xffc4"},
 	"Ctrl+Alt+F12":       {"ctrl+alt+F12", "alt+control+f12"},
-	"XF86Switch_VT_3":    {"XF86Switch_VT_3", "xf86switch_vt_3", "0x1008fe03"},
 	"Ctrl+Alt+T":         {"ctrl+alt+t", "ctrl+alt+T", "Alt+Control+t", "Control_R+Alt_R+U0074", "ctrl+alt+0x1000074", "ctrl+alt+shift+t"},
 	"Alt+F2":             {"alt+F2", "ALT+f2", "Alt_R+F2", "Meta_L+F2", "option+F2"},
 	"Alt+F4":             {"alt+F4", "alt+f4", "F4+alt", "Alt_R+F4", "shift+alt+F4"},
@@ -29,6 +28,99 @@ var linuxBlocked = map[string][]string{
 	"Super":              {"super", "Super_L", "Super_R", "SUPER", "win", "cmd", "meta", "windows", "Hyper_L", "super+shift", "Super_L+Super_R"},
 	"Super+L":            {"super+l", "super+L", "Super_R+l", "win+l", "cmd+L", "l+super"},
 	"Alt+SysRq":          {"alt+Sys_Req", "alt+Print", "alt+print+b", "Alt_R+Sys_Req+o", "alt+printscreen", "alt+sys_req+r"},
+	// What common desktops bind besides (issue 9, class 10).
+	"Super+E":         {"super+e", "Super_L+E", "win+e", "cmd+shift+e"},
+	"Super+R":         {"super+r", "Super_R+r", "Hyper_L+r"},
+	"Super+A":         {"super+a"},
+	"Super+Z":         {"super+z", "super+Z"},
+	"Super+1":         {"super+1", "Super_L+KP_1"},
+	"Super+Return":    {"super+Return", "super+enter", "Super_L+KP_Enter", "super+shift+Return"},
+	"Super+Space":     {"super+space", "super+U0020"},
+	"Super+Up":        {"super+Up", "super+KP_Up"},
+	"Alt+Space":       {"alt+space", "Alt_R+space", "alt+KP_Space", "Meta_L+space"},
+	"Ctrl+Alt+Left":   {"ctrl+alt+Left", "ctrl+alt+KP_Left", "Control_R+Alt_R+Left", "ctrl+alt+shift+Left"},
+	"Ctrl+Alt+Right":  {"ctrl+alt+Right", "alt+ctrl+right"},
+	"Ctrl+Alt+Up":     {"ctrl+alt+Up"},
+	"Ctrl+Alt+Down":   {"ctrl+alt+Down", "ctrl+alt+KP_Down"},
+	"Ctrl+Alt+Prior":  {"ctrl+alt+Page_Up", "ctrl+alt+Prior"},
+	"Ctrl+Alt+D":      {"ctrl+alt+d"},
+	"Ctrl+Alt+Escape": {"ctrl+alt+Escape", "ctrl+alt+esc"},
+	"Alt+F7":          {"alt+F7", "Alt_L+f7", "Alt_R+F7"},
+	"Alt+F8":          {"alt+F8", "alt+f8"},
+	"Alt+F10":         {"alt+F10"},
+	"Alt+Grave":       {"alt+grave", "alt+`", "Alt_R+U0060"},
+	"XF86PowerOff":    {"XF86PowerOff", "xf86poweroff", "0x1008ff2a", "shift+XF86PowerOff"},
+	"XF86Sleep":       {"XF86Sleep", "xf86sleep"},
+	"XF86Suspend":     {"XF86Suspend"},
+	"XF86Hibernate":   {"XF86Hibernate"},
+	"XF86LogOff":      {"XF86LogOff"},
+	"XF86ScreenSaver": {"XF86ScreenSaver", "0x1008ff2d"},
+	"XF86Launch1":     {"XF86Launch1", "xf86launch1", "0x1008ff41"},
+	"XF86LaunchA":     {"XF86LaunchA"},
+	"XF86Explorer":    {"XF86Explorer"},
+	"XF86MyComputer":  {"XF86MyComputer"},
+	"XF86Terminal":    {"XF86Terminal", "ctrl+XF86Terminal"},
+	"XF86WWW":         {"XF86WWW"},
+	"XF86Mail":        {"XF86Mail"},
+	"XF86Calculator":  {"XF86Calculator"},
+	"XF86Search":      {"XF86Search"},
+}
+
+// linuxNeverSent are keys that act on the X server itself: the key tools
+// refuse them whatever the grants (input's allowlist), and so does the
+// blocklist check.
+var linuxNeverSent = []string{
+	"Terminate_Server", "terminate_server", "0xfed5", "shift+Terminate_Server",
+	"XF86Switch_VT_3", "xf86switch_vt_3", "0x1008fe03", "XF86Ungrab", "XF86ClearGrab", "Pointer_Button2", "StickyKeys_Enable",
+}
+
+func TestLinuxNeverSent(t *testing.T) {
+	for _, s := range linuxNeverSent {
+		err := Linux().CheckKeys("ctrl+a " + s)
+		var na *input.KeyNotAllowedError
+		if !errors.As(err, &na) {
+			t.Errorf("Linux().CheckKeys(%q) = %v, want an input.KeyNotAllowedError", s, err)
+		}
+	}
+}
+
+// TestLinuxDataFile: the embedded file parses, names every rule, and
+// covers the power, session and launcher keys input's allowlist lets
+// through (they must need systemKeyCombos).
+func TestLinuxDataFile(t *testing.T) {
+	rules, err := parseShortcuts(linuxShortcutsJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) < 100 {
+		t.Errorf("%d rules; the list shrank?", len(rules))
+	}
+	for _, r := range rules {
+		if r.Name == "" || r.Why == "" {
+			t.Errorf("rule %+v lacks a name or a reason", r)
+		}
+	}
+	for _, k := range []string{"XF86PowerOff", "XF86PowerDown", "XF86Sleep", "XF86Suspend", "XF86Hibernate", "XF86LogOff",
+		"XF86ScreenSaver", "XF86Eject", "XF86Launch0", "XF86Launch9", "XF86LaunchF", "XF86Explorer", "XF86Terminal",
+		"XF86WWW", "XF86Mail", "XF86Calculator", "XF86MyComputer", "XF86HomePage", "XF86Search"} {
+		if _, err := input.ParseCombo(k); err != nil {
+			t.Errorf("input.ParseCombo(%q) = %v; the allowlist refuses it, so drop it here", k, err)
+		}
+		if Linux().CheckCombo(k) == nil {
+			t.Errorf("%s is not blocked", k)
+		}
+	}
+	for _, bad := range []string{
+		`{"shortcuts": [{"why": "x", "keys": ["ctrl+alt+nonsense"]}]}`,
+		`{"shortcuts": [{"why": "x", "keys": ["ctrl+a+b"]}]}`,
+		`{"shortcuts": [{"keys": ["ctrl+q"]}]}`,
+		`{"shortcuts": [{"why": "x", "keys": ["ctrl+q", "Control_R+Q"]}]}`,
+		`{"shortcuts": [{"why": "x", "keys": ["ctrl+q"], "extra": 1}]}`,
+	} {
+		if _, err := parseShortcuts([]byte(bad)); err == nil {
+			t.Errorf("parseShortcuts(%s) = nil error", bad)
+		}
+	}
 }
 
 var macBlocked = map[string][]string{
@@ -45,6 +137,9 @@ var linuxAllowed = []string{
 	"ctrl+c", "ctrl+v", "ctrl+shift+t", "ctrl+t", "alt+f", "shift+Tab", "Tab", "Delete", "BackSpace",
 	"ctrl+BackSpace", "Print", "F4", "F2", "ctrl+F4", "ctrl+alt+a", "Escape", "Return", "ctrl+l", "shift",
 	"ctrl", "alt", "ctrl+shift", "l", "super_is_not_a_key_here",
+	"ctrl+Left", "ctrl+shift+Right", "alt+Left", "shift+Up", "ctrl+space", "shift+space", "alt+e", "alt+F", "ctrl+F7",
+	"F7", "F8", "shift+F10", "ctrl+Return", "shift+Return", "ctrl+alt+Return", "ctrl+grave", "XF86AudioMute",
+	"XF86AudioRaiseVolume", "XF86MonBrightnessUp", "ctrl+alt+e",
 }
 
 var macAllowed = []string{"cmd+c", "cmd+v", "cmd+w", "cmd+t", "q", "Tab", "ctrl+q", "alt+q", "Escape", "space"}

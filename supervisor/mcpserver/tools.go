@@ -263,7 +263,8 @@ func (s *Server) toolSpecs() []*toolSpec {
 			title: "Press keys",
 			description: "Press a key or key combination, xdotool-style: key names joined with \"+\", such as \"Return\", \"ctrl+c\", \"ctrl+shift+t\", \"alt+F4\" or \"super\". " +
 				"Several combinations separated by spaces are pressed one after another (\"ctrl+a ctrl+c\"). " +
-				"Names are X keysyms (BackSpace, Tab, Escape, Delete, Home, Page_Down, Left, F5, …) or the aliases ctrl, alt, shift, super/cmd/meta, enter, esc, pageup, pagedown, del; case does not matter.",
+				"Names are X keysyms (BackSpace, Tab, Escape, Delete, Home, Page_Down, Left, F5, …) or the aliases ctrl, alt, shift, super/cmd/meta, enter, esc, pageup, pagedown, del; case does not matter. " +
+				"Only keys that type characters and ordinary editing, navigation, function, keypad and media keys are sent; keys that switch XKB controls (StickyKeys_Enable), click through MouseKeys (Pointer_Button1) or act on the X server (Terminate_Server, VT switches) are refused.",
 			props: []prop{{"text", map[string]any{
 				"type":        "string",
 				"description": "The key combination(s) to press, e.g. \"ctrl+s\" or \"Escape\".",
