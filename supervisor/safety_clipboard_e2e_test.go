@@ -67,9 +67,17 @@ func wantSelections(t *testing.T, d *desktoptest.Desktop, when, clipboard, prima
 
 func waitUserSelections(t *testing.T, d *desktoptest.Desktop, when string) {
 	t.Helper()
-	waitFor(t, when+" to put the user's clipboard and PRIMARY back", turnEnd, func() bool {
-		return selection(t, d, "clipboard") == userClipboard && selection(t, d, "primary") == userPrimary
-	})
+	deadline := time.Now().Add(turnEnd)
+	for {
+		clip, primary := selection(t, d, "clipboard"), selection(t, d, "primary")
+		if clip == userClipboard && primary == userPrimary {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not put the user's text back within %s: the clipboard holds %q, PRIMARY %q", when, turnEnd, clip, primary)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // entryPoint is the middle of a zenity --entry dialog's text field: 53
