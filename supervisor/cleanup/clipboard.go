@@ -134,7 +134,16 @@ func (c *Controller) putBack(ctx context.Context, g ClipGuard, exiting bool) err
 	}
 	if keep.Clipboard.Had || keep.Primary.Had {
 		if err := c.opts.KeepClipboard(ctx, keep); err != nil {
+			// Served by the helper, the text at least lasts until
+			// deskhand is gone.
 			errs = append(errs, err)
+			for _, sel := range Selections {
+				if clip := keep.Of(sel); clip.Had {
+					if err := store.WriteSelection(ctx, sel, clip.Text); err != nil {
+						errs = append(errs, err)
+					}
+				}
+			}
 		}
 	}
 	return errors.Join(errs...)
