@@ -3,7 +3,10 @@
 //! ctrl+c and ctrl+v use, and PRIMARY, the text selected last, which a
 //! middle click (and shift+Insert in many apps) pastes. The supervisor's
 //! clipboard guard stashes and clears both, so both are served here the
-//! same way.
+//! same way. A third, legacy store is the cut buffer CUT_BUFFER0, a
+//! property of the first root window: xterm and other Xt programs copy
+//! every selection there and paste from it when PRIMARY yields nothing, so
+//! the guard clears it too.
 //!
 //! On X11 a clipboard write is a promise: the writer owns the selection and
 //! must answer every paste until someone else copies. So the helper keeps a
@@ -62,6 +65,9 @@ pub enum Selection {
     Clipboard,
     /// PRIMARY: the text selected last, pasted with the middle button.
     Primary,
+    /// CUT_BUFFER0: a root window property, not a selection; it outlives
+    /// the client that wrote it.
+    CutBuffer,
 }
 
 impl Selection {
@@ -70,6 +76,7 @@ impl Selection {
         match name {
             "clipboard" => Some(Selection::Clipboard),
             "primary" => Some(Selection::Primary),
+            "cut_buffer" => Some(Selection::CutBuffer),
             _ => None,
         }
     }
@@ -78,6 +85,7 @@ impl Selection {
         match self {
             Selection::Clipboard => 0,
             Selection::Primary => 1,
+            Selection::CutBuffer => 2,
         }
     }
 
@@ -85,6 +93,7 @@ impl Selection {
         match self {
             Selection::Clipboard => atoms.CLIPBOARD,
             Selection::Primary => u32::from(AtomEnum::PRIMARY),
+            Selection::CutBuffer => u32::from(AtomEnum::CUT_BUFFE_R0),
         }
     }
 
@@ -99,6 +108,7 @@ impl Selection {
         match self {
             Selection::Clipboard => "the clipboard",
             Selection::Primary => "the PRIMARY selection",
+            Selection::CutBuffer => "the cut buffer",
         }
     }
 
@@ -107,6 +117,9 @@ impl Selection {
             Selection::Clipboard => "Copy some text first, or put text there with clipboard_write.",
             Selection::Primary => {
                 "Select some text first, or put text there with clipboard_write and \"selection\": \"primary\"."
+            }
+            Selection::CutBuffer => {
+                "Select some text in xterm first, or put text there with clipboard_write and \"selection\": \"cut_buffer\"."
             }
         }
     }
@@ -135,7 +148,7 @@ struct Shared {
 struct State {
     /// The text we serve, per selection (`Selection::index`), while we own
     /// it.
-    owned: [Option<Owned>; 2],
+    owned: [Option<Owned>; 3],
     /// A write waiting for the server timestamp that lets it take the
     /// selection: (sequence number, selection, UTF-8 text).
     pending: Option<(u64, Selection, Arc<Vec<u8>>)>,
@@ -320,6 +333,9 @@ impl Clipboard {
     /// The selection's text, whoever owns it.
     pub fn read(&mut self, selection: Selection) -> Result<String> {
         self.check_alive()?;
+        if selection == Selection::CutBuffer {
+            return self.read_cut_buffer();
+        }
         let owner = self
             .reader
             .get_selection_owner(selection.atom(&self.atoms))
@@ -353,6 +369,72 @@ impl Clipboard {
             }
         }
         Err(no_text(selection))
+    }
+
+    /// CUT_BUFFER0's text. ICCCM types it STRING (Latin-1), but programs
+    /// store UTF-8 there too; reading the bytes as Latin-1 keeps them all,
+    /// so writing the text back restores them exactly.
+    fn read_cut_buffer(&self) -> Result<String> {
+        let selection = Selection::CutBuffer;
+        let root = self.reader.setup().roots[0].root;
+        let reply = self
+            .reader
+            .get_property(
+                false,
+                root,
+                selection.atom(&self.atoms),
+                AtomEnum::ANY,
+                0,
+                u32::MAX / 4,
+            )
+            .map_err(|e| x11("reading the cut buffer", e))?
+            .reply()
+            .map_err(|e| x11("reading the cut buffer", e))?;
+        if reply.type_ == x11rb::NONE || reply.value.is_empty() {
+            return Err(empty(selection));
+        }
+        if reply.format != 8 {
+            return Err(no_text(selection));
+        }
+        if reply.type_ == self.atoms.UTF8_STRING {
+            return Ok(String::from_utf8_lossy(&reply.value).into_owned());
+        }
+        Ok(latin1(&reply.value))
+    }
+
+    /// Sets CUT_BUFFER0 to `text`: STRING when it is Latin-1, UTF8_STRING
+    /// otherwise; "" deletes it, so that nothing is pasted from it.
+    fn write_cut_buffer(&self, text: &str) -> Result<()> {
+        let conn = &self.reader;
+        let root = conn.setup().roots[0].root;
+        let property = Selection::CutBuffer.atom(&self.atoms);
+        let cookie = if text.is_empty() {
+            conn.delete_property(root, property)
+        } else {
+            let (kind, data) = match text
+                .chars()
+                .map(|c| u8::try_from(u32::from(c)))
+                .collect::<std::result::Result<Vec<u8>, _>>()
+            {
+                Ok(bytes) => (u32::from(AtomEnum::STRING), bytes),
+                Err(_) => (self.atoms.UTF8_STRING, text.as_bytes().to_vec()),
+            };
+            if data.len() + 1024 > conn.maximum_request_bytes() {
+                return Err(Error::new(
+                    Code::ClipboardUnavailable,
+                    format!(
+                        "{} bytes do not fit in the cut buffer, which one X request sets",
+                        data.len()
+                    ),
+                    "Put less text there.",
+                ));
+            }
+            conn.change_property8(PropMode::REPLACE, root, property, kind, &data)
+        };
+        cookie
+            .map_err(|e| x11("setting the cut buffer", e))?
+            .check()
+            .map_err(|e| x11("setting the cut buffer", e))
     }
 
     /// Asks the owner for the selection as `target`. None when the owner
@@ -494,6 +576,9 @@ impl Clipboard {
     /// (or, for PRIMARY, selects) something or this Clipboard is dropped.
     pub fn write(&mut self, selection: Selection, text: &str) -> Result<()> {
         self.check_alive()?;
+        if selection == Selection::CutBuffer {
+            return self.write_cut_buffer(text);
+        }
         let sequence = {
             let mut state = lock(&self.shared);
             state.sequence += 1;
@@ -924,6 +1009,50 @@ mod x_tests {
         assert_eq!(err.code, Code::ClipboardUnavailable);
         assert!(err.message.contains("PRIMARY"), "{}", err.message);
         assert!(err.message.contains("empty"), "{}", err.message);
+    }
+
+    #[test]
+    fn cut_buffer_keeps_its_bytes() {
+        if !display_available("cut_buffer_keeps_its_bytes") {
+            return;
+        }
+        let _x = x_lock();
+        let mut clipboard = Clipboard::new().unwrap();
+        clipboard.write(Selection::CutBuffer, "café").unwrap();
+        let bytes = Command::new("xclip")
+            .args(["-selection", "buffer-cut", "-o"])
+            .output()
+            .unwrap()
+            .stdout;
+        assert_eq!(bytes, b"caf\xe9");
+        assert_eq!(clipboard.read(Selection::CutBuffer).unwrap(), "café");
+        // xclip stores UTF-8 under STRING: read as Latin-1, written back
+        // byte for byte.
+        let mut xclip = Command::new("xclip")
+            .args(["-selection", "buffer-cut", "-i"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        xclip
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(UNICODE.as_bytes())
+            .unwrap();
+        assert!(xclip.wait().unwrap().success());
+        let read = clipboard.read(Selection::CutBuffer).unwrap();
+        clipboard.write(Selection::CutBuffer, "").unwrap();
+        let err = clipboard.read(Selection::CutBuffer).unwrap_err();
+        assert!(err.message.contains("empty"), "{}", err.message);
+        clipboard.write(Selection::CutBuffer, &read).unwrap();
+        assert_eq!(
+            output("xclip", &["-selection", "buffer-cut", "-o"]),
+            UNICODE
+        );
+        // Text beyond Latin-1 goes in as UTF8_STRING.
+        clipboard.write(Selection::CutBuffer, "✓ 日本").unwrap();
+        assert_eq!(clipboard.read(Selection::CutBuffer).unwrap(), "✓ 日本");
+        clipboard.write(Selection::CutBuffer, "").unwrap();
     }
 
     #[test]

@@ -37,6 +37,7 @@ const ALL_CAPABILITIES: &[&str] = &[
     "patch_check",
     "clipboard",
     "clipboard.primary",
+    "clipboard.cut_buffer",
     "hide",
 ];
 /// The methods that need the handshake first.
@@ -798,7 +799,7 @@ impl<'a> Params<'a> {
             None => Ok(Selection::Clipboard),
             Some(name) => Selection::parse(name).ok_or_else(|| {
                 self.bad(format!(
-                    "\"selection\" must be \"clipboard\" or \"primary\", got {name:?}"
+                    "\"selection\" must be \"clipboard\", \"primary\" or \"cut_buffer\", got {name:?}"
                 ))
             }),
         }

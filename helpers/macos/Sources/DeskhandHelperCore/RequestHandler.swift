@@ -153,20 +153,20 @@ public final class RequestHandler {
     }
 
     /// The clipboard methods' "selection": the pasteboard is "clipboard"
-    /// (the default). X11's PRIMARY selection has no macOS counterpart, so
-    /// "primary" is unsupported rather than quietly aliased to the
-    /// pasteboard, which would make a clear of PRIMARY wipe the user's
+    /// (the default). X11's PRIMARY selection and cut buffer have no macOS
+    /// counterpart, so they are unsupported rather than quietly aliased to
+    /// the pasteboard, which would make a clear of them wipe the user's
     /// pasteboard.
     private static func checkSelection(_ p: Params) throws {
         switch try p.string("selection") ?? "clipboard" {
         case "clipboard":
             return
-        case "primary":
+        case "primary", "cut_buffer":
             throw ProtocolError(
-                .unsupported, "macOS has no PRIMARY selection; only the pasteboard (\"selection\": \"clipboard\") exists",
+                .unsupported, "macOS has no PRIMARY selection or cut buffer; only the pasteboard (\"selection\": \"clipboard\") exists",
                 hint: "Leave \"selection\" out, or set it to \"clipboard\".")
         case let other:
-            throw p.bad("\"selection\" must be \"clipboard\" or \"primary\", got \"\(other)\"")
+            throw p.bad("\"selection\" must be \"clipboard\", \"primary\" or \"cut_buffer\", got \"\(other)\"")
         }
     }
 
