@@ -252,6 +252,11 @@ const (
 	// last, which a middle click pastes. Helpers of platforms without one
 	// (macOS) answer an *Error named "unsupported".
 	SelectionPrimary Selection = "primary"
+	// SelectionCutBuffer is X11's legacy cut buffer CUT_BUFFER0, which
+	// xterm and other Xt programs fill with every selection and paste
+	// from when PRIMARY yields nothing. It belongs to no client, so it
+	// outlives the helper. macOS helpers answer "unsupported".
+	SelectionCutBuffer Selection = "cut_buffer"
 )
 
 // ReadClipboard returns the clipboard's text.

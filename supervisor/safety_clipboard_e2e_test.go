@@ -2,10 +2,11 @@ package supervisor_test
 
 // End-to-end tests of the clipboard guard against the paths that do not
 // go through read_clipboard and write_clipboard: X11's PRIMARY selection
-// (what a middle click pastes) and the copy and paste key chords. The
-// evidence is what real apps paste and print (an xterm running cat into a
-// file, a zenity entry that prints its text on OK), and xclip's view of
-// both selections.
+// (what a middle click pastes), the cut buffer (what xterm pastes when
+// PRIMARY yields nothing) and the copy and paste key chords. The evidence
+// is what real apps paste and print (an xterm running cat into a file, a
+// zenity entry that prints its text on OK), and xclip's view of all
+// three.
 //
 //	cargo build --release -p deskhand-helper && go test ./supervisor -run SafetyClipboard -v
 
@@ -23,13 +24,14 @@ import (
 const (
 	userClipboard = "the user's clipboard secret"
 	userPrimary   = "the user's selected secret"
+	userCutBuffer = "the user's cut buffer secret"
 	// turnEnd bounds the wait for an idle turn end (the servers here go
 	// idle after 6 s) to put the selections back.
 	turnEnd = 30 * time.Second
 )
 
-// selection reads an X selection ("clipboard", "primary") with xclip;
-// "" when it is empty.
+// selection reads an X selection ("clipboard", "primary", or
+// "buffer-cut" for the cut buffer) with xclip; "" when it is empty.
 func selection(t *testing.T, d *desktoptest.Desktop, sel string) string {
 	t.Helper()
 	out, _ := d.Command("xclip", "-o", "-selection", sel).Output()
@@ -48,13 +50,17 @@ func setSelection(t *testing.T, d *desktoptest.Desktop, sel, text string) {
 	waitFor(t, "xclip to own "+sel, 5*time.Second, func() bool { return selection(t, d, sel) == text })
 }
 
-// userSelections puts the user's secrets on both selections.
+// userSelections puts the user's secrets on the clipboard, PRIMARY and
+// the cut buffer (where the user's own selections in xterm land).
 func userSelections(t *testing.T, d *desktoptest.Desktop) {
 	t.Helper()
 	setSelection(t, d, "clipboard", userClipboard)
 	setSelection(t, d, "primary", userPrimary)
+	setSelection(t, d, "buffer-cut", userCutBuffer)
 }
 
+// wantSelections checks the clipboard and PRIMARY, and that the cut
+// buffer is empty or the user's as they are.
 func wantSelections(t *testing.T, d *desktoptest.Desktop, when, clipboard, primary string) {
 	t.Helper()
 	if got := selection(t, d, "clipboard"); got != clipboard {
@@ -63,18 +69,25 @@ func wantSelections(t *testing.T, d *desktoptest.Desktop, when, clipboard, prima
 	if got := selection(t, d, "primary"); got != primary {
 		t.Errorf("%s: PRIMARY holds %q, want %q", when, got, primary)
 	}
+	cut := ""
+	if primary == userPrimary {
+		cut = userCutBuffer
+	}
+	if got := selection(t, d, "buffer-cut"); got != cut {
+		t.Errorf("%s: the cut buffer holds %q, want %q", when, got, cut)
+	}
 }
 
 func waitUserSelections(t *testing.T, d *desktoptest.Desktop, when string) {
 	t.Helper()
 	deadline := time.Now().Add(turnEnd)
 	for {
-		clip, primary := selection(t, d, "clipboard"), selection(t, d, "primary")
-		if clip == userClipboard && primary == userPrimary {
+		clip, primary, cut := selection(t, d, "clipboard"), selection(t, d, "primary"), selection(t, d, "buffer-cut")
+		if clip == userClipboard && primary == userPrimary && cut == userCutBuffer {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s did not put the user's text back within %s: the clipboard holds %q, PRIMARY %q", when, turnEnd, clip, primary)
+			t.Fatalf("%s did not put the user's text back within %s: the clipboard holds %q, PRIMARY %q, the cut buffer %q", when, turnEnd, clip, primary, cut)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -90,9 +103,9 @@ func entryPoint(w *desktoptest.Window) (int, int) {
 // TestSafetyClipboardPrimaryMiddleClick: the model selects text in a
 // full-tier zenity entry and then works in a click-tier xterm; a middle
 // click there (sent by the test, as a pointer-emulating key or the user's
-// hand would) pastes nothing, because PRIMARY is cleared while the
-// terminal is in play; when the turn ends the user's own PRIMARY and
-// clipboard are back.
+// hand would) pastes nothing, because PRIMARY, and the cut buffer xterm
+// falls back to, are cleared while the terminal is in play; when the turn
+// ends the user's own PRIMARY, cut buffer and clipboard are back.
 func TestSafetyClipboardPrimaryMiddleClick(t *testing.T) {
 	d := newDesktop(t, desktoptest.Options{})
 	pasted := filepath.Join(t.TempDir(), "pasted")
@@ -131,7 +144,7 @@ func TestSafetyClipboardPrimaryMiddleClick(t *testing.T) {
 		return strings.Contains(string(got), "control paste")
 	})
 	if string(got) != "control paste" {
-		t.Errorf("the terminal read %q from the two middle clicks, want only the control paste (the model's selection %q must not reach it)", got, "echo pwned")
+		t.Errorf("the terminal read %q from the two middle clicks, want only the control paste (neither the model's selection %q nor the user's text may reach it)", got, "echo pwned")
 	}
 
 	waitUserSelections(t, d, "the idle turn end")

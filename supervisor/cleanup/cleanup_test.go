@@ -68,10 +68,14 @@ func (r *recorder) options() Options {
 }
 
 // ReadSelection: the clipboard always holds the text last written (a
-// cleared one, until the end puts the stash back); PRIMARY what was set.
+// cleared one, until the end puts the stash back); PRIMARY what was set;
+// the cut buffer nothing.
 func (r *recorder) ReadSelection(ctx context.Context, sel bridge.Selection) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if sel == bridge.SelectionCutBuffer {
+		return "", &bridge.Error{Name: "clipboard_unavailable"}
+	}
 	if sel == bridge.SelectionPrimary {
 		if r.primary == nil {
 			return "", &bridge.Error{Name: "clipboard_unavailable"}

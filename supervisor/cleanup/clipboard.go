@@ -17,24 +17,36 @@ type Clip struct {
 }
 
 // Stash is what the clipboard guard took from the user: the clipboard,
-// and X11's PRIMARY selection (the text selected last, which a middle
-// click pastes).
+// X11's PRIMARY selection (the text selected last, which a middle click
+// pastes) and its cut buffer (where xterm copies every selection, and
+// pastes from when PRIMARY yields nothing).
 type Stash struct {
 	Clipboard Clip `json:"clipboard"`
 	Primary   Clip `json:"primary"`
+	CutBuffer Clip `json:"cut_buffer"`
 }
 
 // Of returns the clip of selection sel.
 func (s *Stash) Of(sel bridge.Selection) *Clip {
-	if sel == bridge.SelectionPrimary {
+	switch sel {
+	case bridge.SelectionPrimary:
 		return &s.Primary
+	case bridge.SelectionCutBuffer:
+		return &s.CutBuffer
 	}
 	return &s.Clipboard
 }
 
 // Selections are the clipboards a stash covers, in the order they are
 // put back.
-var Selections = []bridge.Selection{bridge.SelectionClipboard, bridge.SelectionPrimary}
+var Selections = []bridge.Selection{bridge.SelectionClipboard, bridge.SelectionPrimary, bridge.SelectionCutBuffer}
+
+// diesWithOwner reports whether what is written to sel lasts only as long
+// as the client that wrote it (a selection, not the cut buffer, which is
+// a property of the root window).
+func diesWithOwner(sel bridge.Selection) bool {
+	return sel != bridge.SelectionCutBuffer
+}
 
 // ClipGuard is the clipboard guard's state in one turn. Package gates
 // decides what it holds; the turn keeps it, so that it ends with the
@@ -115,12 +127,12 @@ func (c *Controller) putBack(ctx context.Context, g ClipGuard, exiting bool) err
 			continue
 		case err != nil && !NoText(err):
 			// Unknown: put it back anyway.
-		case clip.Had && err == nil && now == clip.Text && !(exiting && g.Wrote):
+		case clip.Had && err == nil && now == clip.Text && !(exiting && g.Wrote && diesWithOwner(sel)):
 			continue // still the user's, with its owner
 		case !clip.Had && err != nil:
 			continue // no text then, no text now
 		}
-		if clip.Had && exiting && c.opts.KeepClipboard != nil {
+		if clip.Had && exiting && diesWithOwner(sel) && c.opts.KeepClipboard != nil {
 			*keep.Of(sel) = clip
 			continue
 		}

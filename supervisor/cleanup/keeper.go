@@ -36,14 +36,16 @@ func HandOff(ctx context.Context, exe, display, text string) error {
 	return Keep(ctx, exe, display, Stash{Clipboard: Clip{Text: text, Had: true}})
 }
 
-// Keep starts a keeper for the clips of s that have Had set, on X display
-// display, and returns once it owns their selections. The keeper is the
+// Keep starts a keeper for the clipboard and PRIMARY clips of s that have
+// Had set (the cut buffer needs none: it outlives its writer), on X
+// display display, and returns once it owns their selections. The keeper is the
 // program at exe (deskhand itself; "" means os.Executable) run with
 // KeeperCommand, in a session of its own so it outlives deskhand.
 func Keep(ctx context.Context, exe, display string, s Stash) error {
 	if len(s.Clipboard.Text) > MaxKeptBytes || len(s.Primary.Text) > MaxKeptBytes {
 		return ErrTooLargeToKeep
 	}
+	s.CutBuffer = Clip{}
 	if !s.Clipboard.Had && !s.Primary.Had {
 		return nil
 	}

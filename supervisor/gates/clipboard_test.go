@@ -38,6 +38,31 @@ func withPrimary(f *fixture) *fixture {
 	return f
 }
 
+// The cut buffer, which xterm pastes from when PRIMARY yields nothing, is
+// cleared and put back with the selections.
+func TestClipboardGuardCoversTheCutBuffer(t *testing.T) {
+	f := newFixture(t, consent.Flags{})
+	ctx := context.Background()
+	f.d.WriteSelection(ctx, bridge.SelectionCutBuffer, "the user's cut buffer")
+	f.mustCheck(mcpserver.Action{Tool: "left_click", Target: onZenity})
+	if got := f.d.text(bridge.SelectionCutBuffer); got != "" {
+		t.Fatalf("cut buffer during a turn without clipboardRead = %q, want cleared", got)
+	}
+	f.d.focus(1)
+	f.mustCheck(mcpserver.Action{Tool: "left_click", Target: onXterm})
+	f.d.WriteSelection(ctx, bridge.SelectionCutBuffer, "selected in the terminal")
+	if err := f.exec.Click(ctx, geometry.Point{X: 200, Y: 200}, mcpserver.ButtonLeft, 3, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.d.text(bridge.SelectionCutBuffer); got != "" {
+		t.Fatalf("cut buffer after a triple click in the terminal = %q, want cleared", got)
+	}
+	f.turns.End(cleanup.ReasonExit)
+	if got := f.d.text(bridge.SelectionCutBuffer); got != "the user's cut buffer" {
+		t.Fatalf("cut buffer after the turn = %q", got)
+	}
+}
+
 // PRIMARY is guarded with the clipboard while a click-tier app is in
 // play, and both come back when it leaves.
 func TestClipboardGuardCoversPrimary(t *testing.T) {

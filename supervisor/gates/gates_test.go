@@ -37,6 +37,7 @@ type fakeDesktop struct {
 	focused   uint32
 	clipboard *string
 	primary   *string
+	cutBuffer *string
 	noPrimary bool
 	hides     [][]uint32
 	patch     bridge.PatchCheck
@@ -126,8 +127,11 @@ func (d *fakeDesktop) restore(ids []uint32) []uint32 {
 }
 
 func (d *fakeDesktop) selection(sel bridge.Selection) **string {
-	if sel == bridge.SelectionPrimary {
+	switch sel {
+	case bridge.SelectionPrimary:
 		return &d.primary
+	case bridge.SelectionCutBuffer:
+		return &d.cutBuffer
 	}
 	return &d.clipboard
 }
@@ -135,7 +139,7 @@ func (d *fakeDesktop) selection(sel bridge.Selection) **string {
 func (d *fakeDesktop) ReadSelection(ctx context.Context, sel bridge.Selection) (string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.noPrimary && sel == bridge.SelectionPrimary {
+	if d.noPrimary && sel != bridge.SelectionClipboard {
 		return "", &bridge.Error{Code: bridge.CodeUnsupported, Name: "unsupported", Message: "no PRIMARY"}
 	}
 	p := *d.selection(sel)
@@ -148,7 +152,7 @@ func (d *fakeDesktop) ReadSelection(ctx context.Context, sel bridge.Selection) (
 func (d *fakeDesktop) WriteSelection(ctx context.Context, sel bridge.Selection, text string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.noPrimary && sel == bridge.SelectionPrimary {
+	if d.noPrimary && sel != bridge.SelectionClipboard {
 		return &bridge.Error{Code: bridge.CodeUnsupported, Name: "unsupported", Message: "no PRIMARY"}
 	}
 	*d.selection(sel) = &text
