@@ -4,11 +4,11 @@
 // the user presses Escape on their own keyboard, or when deskhand exits.
 // Ending a turn gives the desktop back the way the user left it: held
 // buttons and keys are released, windows hidden during the turn come back
-// (within a five-second ceiling), the clipboard and PRIMARY selection
-// stashed by the clipboard guard are put back (see ClipGuard), an action
-// still running is stopped (a batch reports what completed and what did
-// not run), the lock is released, and a desktop notification says that
-// deskhand has stopped.
+// (within a five-second ceiling), the clipboard, PRIMARY selection and
+// cut buffer stashed by the clipboard guard are put back (see ClipGuard),
+// an action still running is stopped (a batch reports what completed and
+// what did not run), the lock is released, and a desktop notification
+// says that deskhand has stopped.
 //
 // The Escape watcher (escape_linux.go) tells the user's keys from
 // deskhand's own: see Watcher.

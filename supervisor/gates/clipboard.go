@@ -13,10 +13,12 @@ import (
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
-// The clipboard guard keeps the user's clipboard and PRIMARY selection
+// The clipboard guard keeps the user's clipboard, PRIMARY selection
 // (X11's second clipboard: the text selected last, which a middle click
-// and, in many apps, shift+Insert paste) away from what the grants and
-// tiers do not allow. Key chords and clicks paste and copy without going
+// and, in many apps, shift+Insert paste) and cut buffer (CUT_BUFFER0,
+// which xterm fills with every selection and pastes from when PRIMARY
+// yields nothing) away from what the grants and tiers do not allow; the
+// three are "the selections" below. Key chords and clicks paste and copy without going
 // through read_clipboard and write_clipboard, so the guard does not look
 // at keys at all; it decides what the selections may hold:
 //
@@ -67,7 +69,7 @@ func (g *Gates) checkClipboard(ctx context.Context, a *mcpserver.Action) error {
 				return fmt.Errorf("stashing the clipboard before acting: %w", err)
 			}
 			cg.Held, cg.Stash = true, stash
-			g.log.Debug("stashed the clipboard and PRIMARY", "had_clipboard", stash.Clipboard.Had, "had_primary", stash.Primary.Had)
+			g.log.Debug("stashed the selections", "had_clipboard", stash.Clipboard.Had, "had_primary", stash.Primary.Had, "had_cut_buffer", stash.CutBuffer.Had)
 		}
 		cg.Clearing = cg.Held && clickApp != nil
 		switch {
@@ -83,7 +85,7 @@ func (g *Gates) checkClipboard(ctx context.Context, a *mcpserver.Action) error {
 			if err := g.writeSelections(ctx, &cg.Stash); err != nil {
 				g.log.Warn("restoring the clipboard", "err", err)
 			} else {
-				g.log.Debug("restored the clipboard and PRIMARY")
+				g.log.Debug("restored the selections")
 			}
 			cg.Hidden = false
 		}

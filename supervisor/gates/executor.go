@@ -22,8 +22,8 @@ const maskAttempts = 3
 //     (screenshot, zoom), checking after the capture that no such window
 //     appeared meanwhile;
 //   - remembers the latest capture, for the staleness gate;
-//   - clears the clipboard and PRIMARY again after each input action
-//     while a click-tier app is in play;
+//   - clears the clipboard, PRIMARY and the cut buffer again after each
+//     input action while a click-tier app is in play;
 //   - tells the Escape watcher about deskhand's own Escape keys.
 func (g *Gates) Wrap(inner mcpserver.Executor) mcpserver.Executor {
 	return &guarded{Executor: inner, g: g}
@@ -89,10 +89,9 @@ func missing(want, have []uint32) []uint32 {
 }
 
 // after runs once an input action has been sent: the clipboard guard
-// clears the clipboard and PRIMARY again while a click-tier app is in
-// play (a click may have selected or copied something),
-// and the staleness gate notes that the screen may now differ from the
-// latest capture on purpose.
+// clears the selections again while a click-tier app is in play (a click
+// may have selected or copied something), and the staleness gate notes
+// that the screen may now differ from the latest capture on purpose.
 func (e *guarded) after(ctx context.Context, err error) error {
 	g := e.g
 	g.mu.Lock()

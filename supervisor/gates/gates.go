@@ -16,8 +16,8 @@
 //     sends keys;
 //  6. target app: the app under each point the action touches has the
 //     tier the action needs (an app open_application starts is approved);
-//  7. clipboard guard, for the clipboard and the PRIMARY selection alike
-//     (clipboard.go): while a click-tier app is in front (or targeted)
+//  7. clipboard guard, for the clipboard, the PRIMARY selection and the
+//     cut buffer alike (clipboard.go): while a click-tier app is in front (or targeted)
 //     both are stashed and cleared, and cleared again after each action;
 //     without clipboardRead the user's text is stashed and cleared before
 //     the turn's first input, so no paste (a key chord, a middle click)
