@@ -134,7 +134,9 @@ func TestSafetyClipboardPrimaryMiddleClick(t *testing.T) {
 	wantSelections(t, d, "with the click-tier terminal in play", "", "")
 
 	// The middle click over the terminal, then a paste the test controls,
-	// which the terminal handles after the first.
+	// which the terminal asks for after the first. (Should the terminal
+	// see the first click only once the control text is on PRIMARY, it
+	// pastes that twice.)
 	d.Run(t, "xdotool", "mousemove", fmt.Sprint(tx), fmt.Sprint(ty), "click", "2")
 	setSelection(t, d, "primary", "control paste")
 	d.Run(t, "xdotool", "mousemove", fmt.Sprint(tx), fmt.Sprint(ty), "click", "2")
@@ -143,7 +145,7 @@ func TestSafetyClipboardPrimaryMiddleClick(t *testing.T) {
 		got, _ = os.ReadFile(pasted)
 		return strings.Contains(string(got), "control paste")
 	})
-	if string(got) != "control paste" {
+	if rest := strings.ReplaceAll(string(got), "control paste", ""); rest != "" {
 		t.Errorf("the terminal read %q from the two middle clicks, want only the control paste (neither the model's selection %q nor the user's text may reach it)", got, "echo pwned")
 	}
 
