@@ -241,12 +241,53 @@ func (c *Client) PatchCheck(ctx context.Context, req PatchCheckRequest) (*PatchC
 	return &res, nil
 }
 
+// Selection names one of the desktop's clipboards.
+type Selection string
+
+// The selections of the clipboard methods.
+const (
+	// SelectionClipboard is what copy and paste (ctrl+c, ctrl+v) use.
+	SelectionClipboard Selection = "clipboard"
+	// SelectionPrimary is X11's PRIMARY selection: the text selected
+	// last, which a middle click pastes. Helpers of platforms without one
+	// (macOS) answer an *Error named "unsupported".
+	SelectionPrimary Selection = "primary"
+	// SelectionCutBuffer is X11's legacy cut buffer CUT_BUFFER0, which
+	// xterm and other Xt programs fill with every selection and paste
+	// from when PRIMARY yields nothing. It belongs to no client, so it
+	// outlives the helper. macOS helpers answer "unsupported".
+	SelectionCutBuffer Selection = "cut_buffer"
+)
+
 // ReadClipboard returns the clipboard's text.
 func (c *Client) ReadClipboard(ctx context.Context) (string, error) {
+	return c.ReadSelection(ctx, SelectionClipboard)
+}
+
+// WriteClipboard puts text on the clipboard; the helper serves it until
+// another client takes the clipboard or the helper exits. Text over the
+// helper's 1 MiB request cap fails with ErrTooLarge.
+func (c *Client) WriteClipboard(ctx context.Context, text string) error {
+	return c.WriteSelection(ctx, SelectionClipboard, text)
+}
+
+// selectionParam is omitted for the clipboard, the protocol's default.
+func selectionParam(sel Selection) Selection {
+	if sel == SelectionClipboard {
+		return ""
+	}
+	return sel
+}
+
+// ReadSelection returns the text of selection sel.
+func (c *Client) ReadSelection(ctx context.Context, sel Selection) (string, error) {
+	params := struct {
+		Selection Selection `json:"selection,omitempty"`
+	}{selectionParam(sel)}
 	var res struct {
 		Text *string `json:"text"`
 	}
-	if err := c.Call(ctx, "clipboard_read", nil, &res); err != nil {
+	if err := c.Call(ctx, "clipboard_read", params, &res); err != nil {
 		return "", err
 	}
 	if res.Text == nil {
@@ -255,13 +296,13 @@ func (c *Client) ReadClipboard(ctx context.Context) (string, error) {
 	return *res.Text, nil
 }
 
-// WriteClipboard puts text on the clipboard; the helper serves it until
-// another client takes the clipboard or the helper exits. Text over the
-// helper's 1 MiB request cap fails with ErrTooLarge.
-func (c *Client) WriteClipboard(ctx context.Context, text string) error {
+// WriteSelection puts text on selection sel, as WriteClipboard does on
+// the clipboard; "" clears it.
+func (c *Client) WriteSelection(ctx context.Context, sel Selection, text string) error {
 	params := struct {
-		Text string `json:"text"`
-	}{text}
+		Text      string    `json:"text"`
+		Selection Selection `json:"selection,omitempty"`
+	}{text, selectionParam(sel)}
 	var res struct {
 		OK bool `json:"ok"`
 	}

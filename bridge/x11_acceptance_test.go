@@ -647,6 +647,21 @@ func TestAcceptanceClipboard(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+
+	// PRIMARY is a second selection, independent of the clipboard.
+	primary := "selected: ✓ 日本"
+	if err := c.WriteSelection(ctx(t), bridge.SelectionPrimary, primary); err != nil {
+		t.Fatalf("WriteSelection(primary): %v", err)
+	}
+	if got := d.Run(t, "xclip", "-selection", "primary", "-o"); got != primary {
+		t.Errorf("xclip -selection primary -o after WriteSelection(primary, %q) = %q", primary, got)
+	}
+	if got, err := c.ReadSelection(ctx(t), bridge.SelectionPrimary); err != nil || got != primary {
+		t.Errorf("ReadSelection(primary) = %q, %v; want %q", got, err, primary)
+	}
+	if got, err := c.ReadClipboard(ctx(t)); err != nil || got != other {
+		t.Errorf("ReadClipboard after writing PRIMARY = %q, %v; want %q", got, err, other)
+	}
 }
 
 func TestAcceptanceHideRestore(t *testing.T) {

@@ -56,13 +56,13 @@ func newSafety(f *safetyFlags, xdisplay string, helper *bridge.Client, exec *exe
 	}
 	notifier := &cleanup.Notifier{}
 	s.turns = cleanup.New(cleanup.Options{
-		Release:        exec.ReleaseAll,
-		Restore:        helper.Restore,
-		WriteClipboard: helper.WriteClipboard,
+		Release:    exec.ReleaseAll,
+		Restore:    helper.Restore,
+		Selections: helper,
 		// The helper exits with deskhand, and an X selection with its
 		// owner: a keeper process holds what is put back at exit.
-		KeepClipboard: func(ctx context.Context, text string) error {
-			return cleanup.HandOff(ctx, "", xdisplay, text)
+		KeepClipboard: func(ctx context.Context, s cleanup.Stash) error {
+			return cleanup.Keep(ctx, "", xdisplay, s)
 		},
 		Unlock: s.lock.Release,
 		Notify: notifier.Notify,

@@ -8,10 +8,11 @@
 //
 // Ending a turn gives the desktop back the way the user left it: held
 // buttons and keys are released, windows hidden during the turn come back
-// (within a five-second ceiling), the clipboard stashed by the clipboard
-// guard is restored, an action still running is stopped (a batch reports
-// what completed and what did not run), the lock is released, and a
-// desktop notification says that deskhand has stopped.
+// (within a five-second ceiling), the clipboard, PRIMARY selection and
+// cut buffer stashed by the clipboard guard are put back (see ClipGuard),
+// an action still running is stopped (a batch reports what completed and
+// what did not run), the lock is released, and a desktop notification
+// says that deskhand has stopped.
 //
 // The Escape watcher (escape_linux.go) tells the user's keys from
 // deskhand's own: see Watcher.
@@ -82,12 +83,14 @@ type Options struct {
 	// Restore shows the windows hidden during the turn again and returns
 	// the ones it restored.
 	Restore func(ctx context.Context, windows []uint32) ([]uint32, error)
-	// WriteClipboard puts the stashed clipboard text back.
-	WriteClipboard func(ctx context.Context, text string) error
-	// KeepClipboard puts the stashed clipboard text back when deskhand
-	// is about to exit (ReasonExit, ReasonDisconnect), in a way that
-	// outlives it (see HandOff); nil uses WriteClipboard then too.
-	KeepClipboard func(ctx context.Context, text string) error
+	// Selections reads and writes the clipboard and PRIMARY, to put the
+	// clipboard guard's stash back.
+	Selections SelectionStore
+	// KeepClipboard puts the stashed text back when deskhand is about to
+	// exit (ReasonExit, ReasonDisconnect), in a way that outlives it (see
+	// Keep); only the clips with Had set are given. nil uses Selections
+	// then too.
+	KeepClipboard func(ctx context.Context, s Stash) error
 	// Unlock releases the cross-session lock held by session.
 	Unlock func(session string) error
 	// Notify shows a desktop notification.
@@ -116,6 +119,10 @@ type Controller struct {
 	// begins only once the desktop has been given back.
 	ending sync.Mutex
 
+	// clipMu is held while the clipboard guard works on the selections
+	// (Clipboard) and while a turn's end puts them back.
+	clipMu sync.Mutex
+
 	mu       sync.Mutex
 	turn     *turn
 	closed   bool
@@ -128,11 +135,8 @@ type turn struct {
 	session string
 	started time.Time
 	hidden  []uint32
-	// The clipboard guard's stash: the user's clipboard text, taken
-	// when a click-tier app first came to the front.
-	stashed  bool
-	clipText string
-	clipHad  bool
+	// clip is the clipboard guard's state, guarded by clipMu.
+	clip ClipGuard
 
 	idle    *time.Timer
 	idleGen int
@@ -255,39 +259,6 @@ func (c *Controller) Hidden() []uint32 {
 	return slices.Clone(c.turn.hidden)
 }
 
-// Stash records the user's clipboard (had is false when it was empty or
-// held no text) the first time the clipboard guard clears it in this
-// turn. It reports whether this call stored it.
-func (c *Controller) Stash(text string, had bool) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.turn == nil || c.turn.stashed {
-		return false
-	}
-	c.turn.stashed, c.turn.clipText, c.turn.clipHad = true, text, had
-	return true
-}
-
-// Stashed reports whether the clipboard guard holds the user's clipboard.
-func (c *Controller) Stashed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.turn != nil && c.turn.stashed
-}
-
-// TakeStash removes and returns the stash, for a restore.
-func (c *Controller) TakeStash() (text string, had, ok bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.turn == nil || !c.turn.stashed {
-		return "", false, false
-	}
-	t := c.turn
-	text, had = t.clipText, t.clipHad
-	t.stashed, t.clipText, t.clipHad = false, "", false
-	return text, had, true
-}
-
 // ActionContext derives the context one tool call runs under: ending the
 // turn cancels it, with ErrInterrupted or ErrTurnEnded as the cause (a
 // call still waiting for its turn to act is cancelled too). The returned
@@ -402,19 +373,16 @@ func (c *Controller) endTurn(t *turn, reason Reason) bool {
 			log.Warn("showing the hidden windows again", "windows", t.hidden, "restored", got, "err", err)
 		}
 	}
-	if t.stashed && t.clipHad {
-		write := c.opts.WriteClipboard
-		if (reason == ReasonExit || reason == ReasonDisconnect) && c.opts.KeepClipboard != nil {
-			write = c.opts.KeepClipboard
+	c.clipMu.Lock()
+	if clip := t.clip; clip.Held {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := c.putBack(ctx, clip, reason == ReasonExit || reason == ReasonDisconnect); err != nil {
+			log.Warn("restoring the clipboard", "err", err)
 		}
-		if write != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			if err := write(ctx, t.clipText); err != nil {
-				log.Warn("restoring the clipboard", "err", err)
-			}
-			cancel()
-		}
+		cancel()
 	}
+	t.clip = ClipGuard{}
+	c.clipMu.Unlock()
 	if c.opts.Unlock != nil {
 		if err := c.opts.Unlock(t.session); err != nil {
 			log.Warn("releasing the computer-use lock", "err", err)

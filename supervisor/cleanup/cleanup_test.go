@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/internal/notifytest"
 )
 
@@ -18,6 +19,7 @@ type recorder struct {
 	events    []string
 	restored  []uint32
 	clipboard string
+	primary   *string
 	unlocked  []string
 	notes     []string
 	slowRest  time.Duration
@@ -46,13 +48,7 @@ func (r *recorder) options() Options {
 			r.mu.Unlock()
 			return ids, nil
 		},
-		WriteClipboard: func(ctx context.Context, text string) error {
-			r.add("clipboard")
-			r.mu.Lock()
-			r.clipboard = text
-			r.mu.Unlock()
-			return nil
-		},
+		Selections: r,
 		Unlock: func(session string) error {
 			r.add("unlock")
 			r.mu.Lock()
@@ -70,6 +66,52 @@ func (r *recorder) options() Options {
 		IdleTimeout: -1,
 	}
 }
+
+// ReadSelection: the clipboard always holds the text last written (a
+// cleared one, until the end puts the stash back); PRIMARY what was set;
+// the cut buffer nothing.
+func (r *recorder) ReadSelection(ctx context.Context, sel bridge.Selection) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sel == bridge.SelectionCutBuffer {
+		return "", &bridge.Error{Name: "clipboard_unavailable"}
+	}
+	if sel == bridge.SelectionPrimary {
+		if r.primary == nil {
+			return "", &bridge.Error{Name: "clipboard_unavailable"}
+		}
+		return *r.primary, nil
+	}
+	return r.clipboard, nil
+}
+
+func (r *recorder) WriteSelection(ctx context.Context, sel bridge.Selection, text string) error {
+	r.add(string(sel))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sel == bridge.SelectionPrimary {
+		r.primary = &text
+	} else {
+		r.clipboard = text
+	}
+	return nil
+}
+
+// stash holds s as the clipboard guard does, with the selections cleared.
+func stash(t *testing.T, c *Controller, s Stash) {
+	t.Helper()
+	err := c.Clipboard(func(g *ClipGuard) error {
+		if !g.Held {
+			g.Held, g.Stash, g.Hidden, g.Wrote = true, s, true, true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Clipboard: %v", err)
+	}
+}
+
+func userText(text string) Stash { return Stash{Clipboard: Clip{Text: text, Had: true}} }
 
 func (r *recorder) snapshot() []string {
 	r.mu.Lock()
@@ -101,12 +143,8 @@ func TestEndGivesEverythingBack(t *testing.T) {
 	if got := c.Hidden(); !slices.Equal(got, []uint32{7, 9, 11}) {
 		t.Fatalf("Hidden = %v", got)
 	}
-	if !c.Stash("user's text", true) {
-		t.Fatal("first Stash not stored")
-	}
-	if c.Stash("cleared", true) {
-		t.Fatal("second Stash replaced the user's text")
-	}
+	stash(t, c, userText("user's text"))
+	stash(t, c, userText("cleared"))
 	if !c.End(ReasonDisconnect) {
 		t.Fatal("End reported no turn")
 	}
@@ -127,26 +165,39 @@ func TestEndGivesEverythingBack(t *testing.T) {
 	if fresh, err := c.Begin("s2"); err != nil || !fresh {
 		t.Fatalf("Begin after End = %v, %v", fresh, err)
 	}
-	if len(c.Hidden()) != 0 || c.Stashed() {
+	held := false
+	c.Clipboard(func(g *ClipGuard) error { held = g.Held; return nil })
+	if len(c.Hidden()) != 0 || held {
 		t.Fatal("new turn inherited the old turn's state")
 	}
 }
 
-func TestTakeStash(t *testing.T) {
-	r := &recorder{}
+// TestPutBack: the end of a turn writes back only what changed; where the
+// user had no text it takes away text that appeared; no turn, no guard.
+func TestPutBack(t *testing.T) {
+	r := &recorder{clipboard: "user's text"}
 	c := New(r.options())
+	if err := c.Clipboard(func(*ClipGuard) error { return nil }); !errors.Is(err, ErrTurnEnded) {
+		t.Fatalf("Clipboard with no turn = %v, want ErrTurnEnded", err)
+	}
 	c.Begin("s")
-	c.Stash("", false)
-	if text, had, ok := c.TakeStash(); !ok || had || text != "" {
-		t.Fatalf("TakeStash = %q %v %v", text, had, ok)
+	c.Clipboard(func(g *ClipGuard) error { g.Held, g.Stash = true, userText("user's text"); return nil })
+	c.End(ReasonIdle)
+	if got := r.snapshot(); slices.Contains(got, "clipboard") || slices.Contains(got, "primary") {
+		t.Fatalf("End rewrote selections that were unchanged: %v", got)
 	}
-	if _, _, ok := c.TakeStash(); ok {
-		t.Fatal("second TakeStash found a stash")
+
+	planted := "planted"
+	r = &recorder{clipboard: "planted", primary: &planted}
+	c = New(r.options())
+	c.Begin("s")
+	c.Clipboard(func(g *ClipGuard) error { g.Held = true; return nil }) // the user had no text
+	c.End(ReasonEscape)
+	if r.clipboard != "" || r.primary == nil || *r.primary != "" {
+		t.Fatalf("after End: clipboard %q, PRIMARY %v; want both cleared", r.clipboard, r.primary)
 	}
-	c.End(ReasonExit)
-	// An empty clipboard is not "restored" by writing to it.
-	if slices.Contains(r.snapshot(), "clipboard") {
-		t.Fatal("End wrote the clipboard with nothing stashed")
+	if err := c.Clipboard(func(*ClipGuard) error { return nil }); !errors.Is(err, ErrTurnEnded) {
+		t.Fatalf("Clipboard after End = %v, want ErrTurnEnded", err)
 	}
 }
 
@@ -333,18 +384,19 @@ func TestKeepClipboardOnExit(t *testing.T) {
 	}{{ReasonExit, true}, {ReasonDisconnect, true}, {ReasonIdle, false}, {ReasonEscape, false}} {
 		r := &recorder{}
 		opts := r.options()
-		var kept []string
-		opts.KeepClipboard = func(ctx context.Context, text string) error {
-			kept = append(kept, text)
+		var kept []Stash
+		opts.KeepClipboard = func(ctx context.Context, s Stash) error {
+			kept = append(kept, s)
 			return nil
 		}
 		c := New(opts)
 		c.Begin("s")
-		c.Stash("user text", true)
+		user := Stash{Clipboard: Clip{Text: "user text", Had: true}, Primary: Clip{Text: "user selection", Had: true}}
+		stash(t, c, user)
 		c.End(tc.reason)
-		wrote := slices.Contains(r.snapshot(), "clipboard")
-		if tc.kept != (len(kept) == 1 && kept[0] == "user text") || tc.kept == wrote {
-			t.Errorf("%v: kept %q, wrote %v", tc.reason, kept, wrote)
+		wrote := slices.Contains(r.snapshot(), "clipboard") || slices.Contains(r.snapshot(), "primary")
+		if tc.kept != (len(kept) == 1 && kept[0] == user) || tc.kept == wrote {
+			t.Errorf("%v: kept %+v, wrote %v", tc.reason, kept, wrote)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package cleanup
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,27 +14,44 @@ import (
 )
 
 // KeeperCommand is the hidden deskhand command that keeps the clipboard:
-// deskhand runs itself with it when it restores the user's clipboard just
-// before exiting. An X selection lives only as long as the client that
-// owns it, so text put back by the capture helper (which exits with
-// deskhand) would vanish at once; the keeper owns it instead, in its own
-// session, until another client takes the clipboard, as xclip does.
+// deskhand runs itself with it when it restores the user's clipboard (and
+// PRIMARY selection) just before exiting. An X selection lives only as
+// long as the client that owns it, so text put back by the capture helper
+// (which exits with deskhand) would vanish at once; the keeper owns it
+// instead, in its own session, until other clients have taken every
+// selection it keeps, as xclip does.
 const KeeperCommand = "clipboard-keeper"
 
-// MaxKeptBytes bounds the text a keeper serves: one X request carries it
+// MaxKeptBytes bounds the text a keeper serves per selection: one X
+// request carries it
 // (no INCR transfers), and the core protocol's request limit is 256 KiB.
 const MaxKeptBytes = 200 * 1024
 
 // ErrTooLargeToKeep is returned by HandOff for text over MaxKeptBytes.
 var ErrTooLargeToKeep = fmt.Errorf("clipboard text over %d bytes cannot be kept after deskhand exits", MaxKeptBytes)
 
-// HandOff starts a keeper for text on X display display and returns once
-// it owns the clipboard. The keeper is the program at exe (deskhand
-// itself; "" means os.Executable) run with KeeperCommand, in a session of
-// its own so it outlives deskhand.
+// HandOff starts a keeper for text on the clipboard of X display
+// display; see Keep.
 func HandOff(ctx context.Context, exe, display, text string) error {
-	if len(text) > MaxKeptBytes {
+	return Keep(ctx, exe, display, Stash{Clipboard: Clip{Text: text, Had: true}})
+}
+
+// Keep starts a keeper for the clipboard and PRIMARY clips of s that have
+// Had set (the cut buffer needs none: it outlives its writer), on X
+// display display, and returns once it owns their selections. The keeper is the
+// program at exe (deskhand itself; "" means os.Executable) run with
+// KeeperCommand, in a session of its own so it outlives deskhand.
+func Keep(ctx context.Context, exe, display string, s Stash) error {
+	if len(s.Clipboard.Text) > MaxKeptBytes || len(s.Primary.Text) > MaxKeptBytes {
 		return ErrTooLargeToKeep
+	}
+	s.CutBuffer = Clip{}
+	if !s.Clipboard.Had && !s.Primary.Had {
+		return nil
+	}
+	in, err := json.Marshal(s)
+	if err != nil {
+		return err
 	}
 	if exe == "" {
 		var err error
@@ -43,7 +61,7 @@ func HandOff(ctx context.Context, exe, display, text string) error {
 	}
 	cmd := exec.Command(exe, KeeperCommand)
 	cmd.Env = append(os.Environ(), "DISPLAY="+display)
-	cmd.Stdin = strings.NewReader(text)
+	cmd.Stdin = strings.NewReader(string(in))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -76,20 +94,32 @@ func HandOff(ctx context.Context, exe, display, text string) error {
 	return cmd.Process.Release()
 }
 
-// RunKeeper is the keeper's main: it reads the text from in, takes the
-// clipboard of $DISPLAY, writes "ready" (or "error: …") to out and
-// serves the text until another client takes the clipboard. It returns
-// the exit status.
+// maxKeeperInput bounds the keeper's JSON input: two selections of
+// MaxKeptBytes each, every byte escaped as \u00XX at worst.
+const maxKeeperInput = 2*6*MaxKeptBytes + 1024
+
+// RunKeeper is the keeper's main: it reads a Stash as JSON from in, takes
+// the selections of $DISPLAY that it has text for, writes "ready" (or
+// "error: …") to out and serves the text until other clients have taken
+// them all. It returns the exit status.
 func RunKeeper(in io.Reader, out io.Writer) int {
-	data, err := io.ReadAll(io.LimitReader(in, MaxKeptBytes+1))
-	if err == nil && len(data) > MaxKeptBytes {
+	var s Stash
+	data, err := io.ReadAll(io.LimitReader(in, maxKeeperInput+1))
+	switch {
+	case err != nil:
+	case len(data) > maxKeeperInput:
+		err = ErrTooLargeToKeep
+	default:
+		err = json.Unmarshal(data, &s)
+	}
+	if err == nil && (len(s.Clipboard.Text) > MaxKeptBytes || len(s.Primary.Text) > MaxKeptBytes) {
 		err = ErrTooLargeToKeep
 	}
 	if err != nil {
 		fmt.Fprintf(out, "error: %v\n", err)
 		return 1
 	}
-	serve, err := keepClipboard(os.Getenv("DISPLAY"), string(data))
+	serve, err := keepSelections(os.Getenv("DISPLAY"), s)
 	if err != nil {
 		fmt.Fprintf(out, "error: %v\n", err)
 		return 1
@@ -109,6 +139,6 @@ func RunKeeper(in io.Reader, out io.Writer) int {
 	return 0
 }
 
-// errLostClipboard ends a keeper normally: another client took the
-// clipboard.
-var errLostClipboard = errors.New("another client took the clipboard")
+// errLostClipboard ends a keeper normally: other clients took every
+// selection it kept.
+var errLostClipboard = errors.New("other clients took the selections")

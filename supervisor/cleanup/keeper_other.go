@@ -4,6 +4,6 @@ package cleanup
 
 import "errors"
 
-func keepClipboard(display, text string) (func() error, error) {
+func keepSelections(display string, s Stash) (func() error, error) {
 	return nil, errors.New("keeping the clipboard after exit needs X11 on Linux")
 }

@@ -4,6 +4,7 @@ package cleanup
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -11,11 +12,18 @@ import (
 	"github.com/jezek/xgb/xproto"
 )
 
-// keepClipboard takes the CLIPBOARD selection of display for text and
-// returns the function that serves it (ICCCM: TARGETS, TIMESTAMP, the
-// UTF-8 targets, and STRING when the text is Latin-1) until another client
-// takes it.
-func keepClipboard(display, text string) (func() error, error) {
+// kept is one selection a keeper serves.
+type kept struct {
+	utf8     []byte
+	latin1   []byte
+	isLatin1 bool
+}
+
+// keepSelections takes the CLIPBOARD and PRIMARY selections of display
+// that s has text for, and returns the function that serves them (ICCCM:
+// TARGETS, TIMESTAMP, the UTF-8 targets, and STRING when the text is
+// Latin-1) until other clients have taken them all.
+func keepSelections(display string, s Stash) (func() error, error) {
 	conn, err := xgb.NewConnDisplay(display)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to X display %q: %w", display, err)
@@ -56,17 +64,27 @@ func keepClipboard(display, text string) (func() error, error) {
 			ts = pn.Time
 		}
 	}
-	xproto.SetSelectionOwner(conn, win, atoms["CLIPBOARD"], ts)
-	owner, err := xproto.GetSelectionOwner(conn, atoms["CLIPBOARD"]).Reply()
-	if err != nil || owner.Owner != win {
-		conn.Close()
-		return nil, fmt.Errorf("taking the clipboard: another client owns it (%v)", err)
+	serving := map[xproto.Atom]*kept{}
+	for _, sel := range []struct {
+		atom xproto.Atom
+		clip Clip
+	}{{atoms["CLIPBOARD"], s.Clipboard}, {xproto.AtomPrimary, s.Primary}} {
+		if !sel.clip.Had {
+			continue
+		}
+		xproto.SetSelectionOwner(conn, win, sel.atom, ts)
+		owner, err := xproto.GetSelectionOwner(conn, sel.atom).Reply()
+		if err != nil || owner.Owner != win {
+			conn.Close()
+			return nil, fmt.Errorf("taking the selection: another client owns it (%v)", err)
+		}
+		k := &kept{utf8: []byte(sel.clip.Text)}
+		k.latin1, k.isLatin1 = toLatin1(sel.clip.Text)
+		serving[sel.atom] = k
 	}
-	utf8Data := []byte(text)
-	latin1, isLatin1 := toLatin1(text)
-	targets := []xproto.Atom{atoms["TARGETS"], atoms["TIMESTAMP"], atoms["UTF8_STRING"], atoms["TEXT"], atoms["text/plain;charset=utf-8"]}
-	if isLatin1 {
-		targets = append(targets, atoms["STRING"], atoms["text/plain"])
+	if len(serving) == 0 {
+		conn.Close()
+		return nil, errors.New("nothing to keep")
 	}
 	serve := func() error {
 		defer conn.Close()
@@ -80,13 +98,22 @@ func keepClipboard(display, text string) (func() error, error) {
 			}
 			switch e := ev.(type) {
 			case xproto.SelectionClearEvent:
-				if e.Selection == atoms["CLIPBOARD"] {
+				delete(serving, e.Selection)
+				if len(serving) == 0 {
 					return errLostClipboard
 				}
 			case xproto.SelectionRequestEvent:
 				prop := e.Property
 				if prop == xproto.AtomNone {
 					prop = e.Target // an obsolete client
+				}
+				k := serving[e.Selection]
+				if k == nil {
+					k = &kept{}
+				}
+				targets := []xproto.Atom{atoms["TARGETS"], atoms["TIMESTAMP"], atoms["UTF8_STRING"], atoms["TEXT"], atoms["text/plain;charset=utf-8"]}
+				if k.isLatin1 {
+					targets = append(targets, atoms["STRING"], atoms["text/plain"])
 				}
 				ok := true
 				switch e.Target {
@@ -101,17 +128,17 @@ func keepClipboard(display, text string) (func() error, error) {
 					binary.LittleEndian.PutUint32(buf, uint32(ts))
 					xproto.ChangeProperty(conn, xproto.PropModeReplace, e.Requestor, prop, atoms["INTEGER"], 32, 1, buf)
 				case atoms["UTF8_STRING"], atoms["TEXT"], atoms["text/plain;charset=utf-8"]:
-					xproto.ChangeProperty(conn, xproto.PropModeReplace, e.Requestor, prop, atoms["UTF8_STRING"], 8, uint32(len(utf8Data)), utf8Data)
+					xproto.ChangeProperty(conn, xproto.PropModeReplace, e.Requestor, prop, atoms["UTF8_STRING"], 8, uint32(len(k.utf8)), k.utf8)
 				case atoms["STRING"], atoms["text/plain"]:
-					if isLatin1 {
-						xproto.ChangeProperty(conn, xproto.PropModeReplace, e.Requestor, prop, atoms["STRING"], 8, uint32(len(latin1)), latin1)
+					if k.isLatin1 {
+						xproto.ChangeProperty(conn, xproto.PropModeReplace, e.Requestor, prop, atoms["STRING"], 8, uint32(len(k.latin1)), k.latin1)
 					} else {
 						ok = false
 					}
 				default:
 					ok = false
 				}
-				if e.Selection != atoms["CLIPBOARD"] {
+				if serving[e.Selection] == nil {
 					ok = false
 				}
 				if !ok {

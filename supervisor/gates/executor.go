@@ -21,8 +21,8 @@ const maskAttempts = 3
 //     (screenshot, zoom), checking after the capture that no such window
 //     appeared meanwhile;
 //   - remembers the latest capture, for the staleness gate;
-//   - clears the clipboard again after each input action while the
-//     clipboard guard is on.
+//   - clears the clipboard, PRIMARY and the cut buffer again after each
+//     input action while a click-tier app is in play.
 func (g *Gates) Wrap(inner mcpserver.Executor) mcpserver.Executor {
 	return &guarded{Executor: inner, g: g}
 }
@@ -87,23 +87,18 @@ func missing(want, have []uint32) []uint32 {
 }
 
 // after runs once an input action has been sent: the clipboard guard
-// clears the clipboard again (a click may have copied something into it),
-// and the staleness gate notes that the screen may now differ from the
-// latest capture on purpose.
+// clears the selections again while a click-tier app is in play (a click
+// may have selected or copied something), and the staleness gate notes
+// that the screen may now differ from the latest capture on purpose.
 func (e *guarded) after(ctx context.Context, err error) error {
 	g := e.g
 	g.mu.Lock()
 	g.acted = true
-	guarding := g.guarding
 	g.mu.Unlock()
-	if guarding {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		if cerr := g.opts.Desktop.WriteClipboard(ctx, ""); cerr != nil {
-			g.log.Warn("clearing the clipboard after an action", "err", cerr)
-			if err == nil {
-				err = fmt.Errorf("the action ran, but the clipboard could not be cleared after it: %w", cerr)
-			}
+	if cerr := g.clearAfterAction(ctx); cerr != nil {
+		g.log.Warn("clearing the clipboard after an action", "err", cerr)
+		if err == nil {
+			err = fmt.Errorf("the action ran, but the clipboard could not be cleared after it: %w", cerr)
 		}
 	}
 	return err

@@ -16,10 +16,15 @@
 //     sends keys;
 //  6. target app: the app under each point the action touches has the
 //     tier the action needs (an app open_application starts is approved);
-//  7. clipboard guard: while a click-tier app is in front (or targeted)
-//     the user's clipboard is stashed and cleared, and cleared again after
-//     each action; it comes back when no such app is, and at the end of
-//     the turn; read_clipboard and write_clipboard need their grant flags;
+//  7. clipboard guard, for the clipboard, the PRIMARY selection and the
+//     cut buffer alike (clipboard.go): while a click-tier app is in front (or targeted)
+//     both are stashed and cleared, and cleared again after each action;
+//     without clipboardRead the user's text is stashed and cleared before
+//     the turn's first input, so no paste (a key chord, a middle click)
+//     reveals it; without clipboardWrite it is stashed, so what a copy
+//     chord put there is undone when the turn ends; the stash comes back
+//     when no grant or app needs it any more, and at the end of the turn;
+//     read_clipboard and write_clipboard need their grant flags;
 //  8. pixel staleness: the first input after a screenshot or zoom lands on
 //     pixels that still look as they did in it (the helper's patch_check);
 //  9. system shortcuts: combinations on the blocklist (package keyblock)
@@ -59,8 +64,8 @@ type Desktop interface {
 	Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error)
 	PatchCheck(ctx context.Context, req bridge.PatchCheckRequest) (*bridge.PatchCheck, error)
 	Hide(ctx context.Context, ids []uint32) ([]uint32, error)
-	ReadClipboard(ctx context.Context) (string, error)
-	WriteClipboard(ctx context.Context, text string) error
+	ReadSelection(ctx context.Context, sel bridge.Selection) (string, error)
+	WriteSelection(ctx context.Context, sel bridge.Selection, text string) error
 }
 
 // Locker is the cross-session lock; *lock.Lock satisfies it.
@@ -112,9 +117,6 @@ type Gates struct {
 	// memo is the window list read for the action being checked.
 	memoAction *mcpserver.Action
 	memo       *bridge.WindowList
-	// guarding is true while the clipboard guard keeps the clipboard
-	// cleared.
-	guarding bool
 	// acted is true once input was sent after the latest capture.
 	acted bool
 	// last is the source rectangle of the latest capture, nil before one.

@@ -36,6 +36,9 @@ type fakeDesktop struct {
 	windows   []bridge.Window
 	focused   uint32
 	clipboard *string
+	primary   *string
+	cutBuffer *string
+	noPrimary bool
 	hides     [][]uint32
 	patch     bridge.PatchCheck
 	patchErr  error
@@ -123,29 +126,56 @@ func (d *fakeDesktop) restore(ids []uint32) []uint32 {
 	return out
 }
 
-func (d *fakeDesktop) ReadClipboard(ctx context.Context) (string, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.clipboard == nil {
-		return "", &bridge.Error{Code: bridge.CodeClipboardUnavailable, Name: "clipboard_unavailable", Message: "empty"}
+func (d *fakeDesktop) selection(sel bridge.Selection) **string {
+	switch sel {
+	case bridge.SelectionPrimary:
+		return &d.primary
+	case bridge.SelectionCutBuffer:
+		return &d.cutBuffer
 	}
-	return *d.clipboard, nil
+	return &d.clipboard
 }
 
-func (d *fakeDesktop) WriteClipboard(ctx context.Context, text string) error {
+func (d *fakeDesktop) ReadSelection(ctx context.Context, sel bridge.Selection) (string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.clipboard = &text
+	if d.noPrimary && sel != bridge.SelectionClipboard {
+		return "", &bridge.Error{Code: bridge.CodeUnsupported, Name: "unsupported", Message: "no PRIMARY"}
+	}
+	p := *d.selection(sel)
+	if p == nil {
+		return "", &bridge.Error{Code: bridge.CodeClipboardUnavailable, Name: "clipboard_unavailable", Message: "empty"}
+	}
+	return *p, nil
+}
+
+func (d *fakeDesktop) WriteSelection(ctx context.Context, sel bridge.Selection, text string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.noPrimary && sel != bridge.SelectionClipboard {
+		return &bridge.Error{Code: bridge.CodeUnsupported, Name: "unsupported", Message: "no PRIMARY"}
+	}
+	*d.selection(sel) = &text
 	return nil
 }
 
-func (d *fakeDesktop) clip() string {
+func (d *fakeDesktop) ReadClipboard(ctx context.Context) (string, error) {
+	return d.ReadSelection(ctx, bridge.SelectionClipboard)
+}
+
+func (d *fakeDesktop) WriteClipboard(ctx context.Context, text string) error {
+	return d.WriteSelection(ctx, bridge.SelectionClipboard, text)
+}
+
+func (d *fakeDesktop) clip() string { return d.text(bridge.SelectionClipboard) }
+
+func (d *fakeDesktop) text(sel bridge.Selection) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.clipboard == nil {
-		return "<none>"
+	if p := *d.selection(sel); p != nil {
+		return *p
 	}
-	return *d.clipboard
+	return "<none>"
 }
 
 func (d *fakeDesktop) focus(id uint32) {
@@ -196,8 +226,8 @@ func newFixture(t *testing.T, flags consent.Flags) *fixture {
 			f.restore = append(f.restore, ids)
 			return f.d.restore(ids), nil
 		},
-		WriteClipboard: f.d.WriteClipboard,
-		Unlock:         f.lock.Release,
+		Selections: f.d,
+		Unlock:     f.lock.Release,
 	})
 	g, err := New(Options{
 		Desktop:    f.d,

@@ -1,5 +1,12 @@
-//! The CLIPBOARD selection (PROTOCOL.md `clipboard_read`,
-//! `clipboard_write`).
+//! The CLIPBOARD and PRIMARY selections (PROTOCOL.md `clipboard_read`,
+//! `clipboard_write`). X11 has two clipboards that matter: CLIPBOARD, which
+//! ctrl+c and ctrl+v use, and PRIMARY, the text selected last, which a
+//! middle click (and shift+Insert in many apps) pastes. The supervisor's
+//! clipboard guard stashes and clears both, so both are served here the
+//! same way. A third, legacy store is the cut buffer CUT_BUFFER0, a
+//! property of the first root window: xterm and other Xt programs copy
+//! every selection there and paste from it when PRIMARY yields nothing, so
+//! the guard clears it too.
 //!
 //! On X11 a clipboard write is a promise: the writer owns the selection and
 //! must answer every paste until someone else copies. So the helper keeps a
@@ -51,8 +58,76 @@ const TRANSFER_IDLE_LIMIT: Duration = Duration::from_secs(10);
 /// Largest property written in one piece; bigger text goes out with INCR.
 const MAX_CHUNK: usize = 256 * 1024;
 
-/// The system clipboard: reads any client's text, and serves the text it
-/// wrote until another client takes the selection or this is dropped.
+/// Which selection a read or write is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Selection {
+    /// CLIPBOARD: what copy and paste (ctrl+c, ctrl+v) use.
+    Clipboard,
+    /// PRIMARY: the text selected last, pasted with the middle button.
+    Primary,
+    /// CUT_BUFFER0: a root window property, not a selection; it outlives
+    /// the client that wrote it.
+    CutBuffer,
+}
+
+impl Selection {
+    /// The protocol's name for it (`"clipboard"`, `"primary"`).
+    pub fn parse(name: &str) -> Option<Selection> {
+        match name {
+            "clipboard" => Some(Selection::Clipboard),
+            "primary" => Some(Selection::Primary),
+            "cut_buffer" => Some(Selection::CutBuffer),
+            _ => None,
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            Selection::Clipboard => 0,
+            Selection::Primary => 1,
+            Selection::CutBuffer => 2,
+        }
+    }
+
+    fn atom(self, atoms: &Atoms) -> u32 {
+        match self {
+            Selection::Clipboard => atoms.CLIPBOARD,
+            Selection::Primary => u32::from(AtomEnum::PRIMARY),
+            Selection::CutBuffer => u32::from(AtomEnum::CUT_BUFFE_R0),
+        }
+    }
+
+    fn of_atom(atoms: &Atoms, atom: u32) -> Option<Selection> {
+        [Selection::Clipboard, Selection::Primary]
+            .into_iter()
+            .find(|s| s.atom(atoms) == atom)
+    }
+
+    /// How messages name it.
+    fn noun(self) -> &'static str {
+        match self {
+            Selection::Clipboard => "the clipboard",
+            Selection::Primary => "the PRIMARY selection",
+            Selection::CutBuffer => "the cut buffer",
+        }
+    }
+
+    fn fill_hint(self) -> &'static str {
+        match self {
+            Selection::Clipboard => "Copy some text first, or put text there with clipboard_write.",
+            Selection::Primary => {
+                "Select some text first, or put text there with clipboard_write and \"selection\": \"primary\"."
+            }
+            Selection::CutBuffer => {
+                "Select some text in xterm first, or put text there with clipboard_write and \"selection\": \"cut_buffer\"."
+            }
+        }
+    }
+}
+
+/// The system clipboard and PRIMARY selection: reads any client's text, and
+/// serves the text it wrote until another client takes the selection or
+/// this is dropped.
 pub struct Clipboard {
     server: Arc<RustConnection>,
     /// The window that owns the selection when we do.
@@ -71,11 +146,12 @@ struct Shared {
 
 #[derive(Default)]
 struct State {
-    /// The text we serve, while we own the selection.
-    owned: Option<Owned>,
+    /// The text we serve, per selection (`Selection::index`), while we own
+    /// it.
+    owned: [Option<Owned>; 3],
     /// A write waiting for the server timestamp that lets it take the
-    /// selection: (sequence number, UTF-8 text).
-    pending: Option<(u64, Arc<Vec<u8>>)>,
+    /// selection: (sequence number, selection, UTF-8 text).
+    pending: Option<(u64, Selection, Arc<Vec<u8>>)>,
     /// The outcome of the write with this sequence number.
     outcome: Option<(u64, std::result::Result<(), String>)>,
     sequence: u64,
@@ -108,27 +184,33 @@ fn x11(context: &str, err: impl std::fmt::Display) -> Error {
     Error::x11(context, err)
 }
 
-fn no_answer() -> Error {
+fn no_answer(selection: Selection) -> Error {
     Error::new(
         Code::ClipboardUnavailable,
-        "the clipboard owner did not answer within 2 s",
+        format!(
+            "the owner of {} did not answer within 2 s",
+            selection.noun()
+        ),
         "The application that copied may be frozen; copy the text again, then retry.",
     )
 }
 
-fn no_text() -> Error {
+fn no_text(selection: Selection) -> Error {
     Error::new(
         Code::ClipboardUnavailable,
-        "the clipboard holds no text (it may hold an image or files)",
-        "Copy some text first, or put text there with clipboard_write.",
+        format!(
+            "{} holds no text (it may hold an image or files)",
+            selection.noun()
+        ),
+        selection.fill_hint(),
     )
 }
 
-fn empty() -> Error {
+fn empty(selection: Selection) -> Error {
     Error::new(
         Code::ClipboardUnavailable,
-        "the clipboard is empty: no application owns it",
-        "Copy some text first, or put text there with clipboard_write.",
+        format!("{} is empty: no application owns it", selection.noun()),
+        selection.fill_hint(),
     )
 }
 
@@ -248,21 +330,24 @@ impl Clipboard {
         }
     }
 
-    /// The clipboard's text, whoever owns it.
-    pub fn read(&mut self) -> Result<String> {
+    /// The selection's text, whoever owns it.
+    pub fn read(&mut self, selection: Selection) -> Result<String> {
         self.check_alive()?;
+        if selection == Selection::CutBuffer {
+            return self.read_cut_buffer();
+        }
         let owner = self
             .reader
-            .get_selection_owner(self.atoms.CLIPBOARD)
-            .map_err(|e| x11("asking who owns the clipboard", e))?
+            .get_selection_owner(selection.atom(&self.atoms))
+            .map_err(|e| x11("asking who owns the selection", e))?
             .reply()
-            .map_err(|e| x11("asking who owns the clipboard", e))?
+            .map_err(|e| x11("asking who owns the selection", e))?
             .owner;
         if owner == x11rb::NONE {
-            return Err(empty());
+            return Err(empty(selection));
         }
         if owner == self.owner_window {
-            if let Some(owned) = &lock(&self.shared).owned {
+            if let Some(owned) = &lock(&self.shared).owned[selection.index()] {
                 return Ok(decode(self.atoms.UTF8_STRING, &owned.text));
             }
         }
@@ -279,21 +364,93 @@ impl Clipboard {
             self.atoms.TEXT_PLAIN_UTF8,
             u32::from(AtomEnum::STRING),
         ] {
-            if let Some(text) = self.convert(target, deadline)? {
+            if let Some(text) = self.convert(selection, target, deadline)? {
                 return Ok(text);
             }
         }
-        Err(no_text())
+        Err(no_text(selection))
+    }
+
+    /// CUT_BUFFER0's text. ICCCM types it STRING (Latin-1), but programs
+    /// store UTF-8 there too; reading the bytes as Latin-1 keeps them all,
+    /// so writing the text back restores them exactly.
+    fn read_cut_buffer(&self) -> Result<String> {
+        let selection = Selection::CutBuffer;
+        let root = self.reader.setup().roots[0].root;
+        let reply = self
+            .reader
+            .get_property(
+                false,
+                root,
+                selection.atom(&self.atoms),
+                AtomEnum::ANY,
+                0,
+                u32::MAX / 4,
+            )
+            .map_err(|e| x11("reading the cut buffer", e))?
+            .reply()
+            .map_err(|e| x11("reading the cut buffer", e))?;
+        if reply.type_ == x11rb::NONE || reply.value.is_empty() {
+            return Err(empty(selection));
+        }
+        if reply.format != 8 {
+            return Err(no_text(selection));
+        }
+        if reply.type_ == self.atoms.UTF8_STRING {
+            return Ok(String::from_utf8_lossy(&reply.value).into_owned());
+        }
+        Ok(latin1(&reply.value))
+    }
+
+    /// Sets CUT_BUFFER0 to `text`: STRING when it is Latin-1, UTF8_STRING
+    /// otherwise; "" deletes it, so that nothing is pasted from it.
+    fn write_cut_buffer(&self, text: &str) -> Result<()> {
+        let conn = &self.reader;
+        let root = conn.setup().roots[0].root;
+        let property = Selection::CutBuffer.atom(&self.atoms);
+        let cookie = if text.is_empty() {
+            conn.delete_property(root, property)
+        } else {
+            let (kind, data) = match text
+                .chars()
+                .map(|c| u8::try_from(u32::from(c)))
+                .collect::<std::result::Result<Vec<u8>, _>>()
+            {
+                Ok(bytes) => (u32::from(AtomEnum::STRING), bytes),
+                Err(_) => (self.atoms.UTF8_STRING, text.as_bytes().to_vec()),
+            };
+            if data.len() + 1024 > conn.maximum_request_bytes() {
+                return Err(Error::new(
+                    Code::ClipboardUnavailable,
+                    format!(
+                        "{} bytes do not fit in the cut buffer, which one X request sets",
+                        data.len()
+                    ),
+                    "Put less text there.",
+                ));
+            }
+            conn.change_property8(PropMode::REPLACE, root, property, kind, &data)
+        };
+        cookie
+            .map_err(|e| x11("setting the cut buffer", e))?
+            .check()
+            .map_err(|e| x11("setting the cut buffer", e))
     }
 
     /// Asks the owner for the selection as `target`. None when the owner
     /// refuses that target.
-    fn convert(&self, target: u32, deadline: Instant) -> Result<Option<String>> {
+    fn convert(
+        &self,
+        selection: Selection,
+        target: u32,
+        deadline: Instant,
+    ) -> Result<Option<String>> {
         let conn = &self.reader;
         let property = self.atoms.DESKHAND_CLIPBOARD;
+        let selection_atom = selection.atom(&self.atoms);
         conn.convert_selection(
             self.reader_window,
-            self.atoms.CLIPBOARD,
+            selection_atom,
             target,
             property,
             CURRENT_TIME,
@@ -303,9 +460,9 @@ impl Clipboard {
             .map_err(|e| x11("requesting the clipboard", e))?;
         let notify = loop {
             match self.next_event(deadline)? {
-                None => return Err(no_answer()),
+                None => return Err(no_answer(selection)),
                 Some(Event::SelectionNotify(e))
-                    if e.requestor == self.reader_window && e.selection == self.atoms.CLIPBOARD =>
+                    if e.requestor == self.reader_window && e.selection == selection_atom =>
                 {
                     break e;
                 }
@@ -333,7 +490,7 @@ impl Clipboard {
         let mut chunk_deadline = Instant::now() + ANSWER_TIMEOUT;
         loop {
             match self.next_event(chunk_deadline)? {
-                None => return Err(no_answer()),
+                None => return Err(no_answer(selection)),
                 Some(Event::PropertyNotify(e))
                     if e.window == self.reader_window
                         && e.atom == notify.property
@@ -415,14 +572,21 @@ impl Clipboard {
         }
     }
 
-    /// Takes the clipboard and serves `text` until another client copies
-    /// something or this Clipboard is dropped.
-    pub fn write(&mut self, text: &str) -> Result<()> {
+    /// Takes the selection and serves `text` until another client copies
+    /// (or, for PRIMARY, selects) something or this Clipboard is dropped.
+    pub fn write(&mut self, selection: Selection, text: &str) -> Result<()> {
         self.check_alive()?;
+        if selection == Selection::CutBuffer {
+            return self.write_cut_buffer(text);
+        }
         let sequence = {
             let mut state = lock(&self.shared);
             state.sequence += 1;
-            state.pending = Some((state.sequence, Arc::new(text.as_bytes().to_vec())));
+            state.pending = Some((
+                state.sequence,
+                selection,
+                Arc::new(text.as_bytes().to_vec()),
+            ));
             state.sequence
         };
         // ICCCM wants a real timestamp for SetSelectionOwner; a zero-length
@@ -448,7 +612,7 @@ impl Clipboard {
                     return outcome.map_err(|reason| {
                         Error::new(
                             Code::ClipboardUnavailable,
-                            format!("could not take the clipboard: {reason}"),
+                            format!("could not take {}: {reason}", selection.noun()),
                             "Another application is copying at the same moment; retry.",
                         )
                     });
@@ -462,7 +626,10 @@ impl Clipboard {
                 state.pending = None;
                 return Err(Error::new(
                     Code::ClipboardUnavailable,
-                    "the X server did not confirm clipboard ownership within 2 s",
+                    format!(
+                        "the X server did not confirm ownership of {} within 2 s",
+                        selection.noun()
+                    ),
                     "Retry; if it keeps failing, restart the helper.",
                 ));
             }
@@ -525,16 +692,16 @@ impl Server<'_> {
                     self.take_ownership(e.time)?;
                 }
                 Event::SelectionRequest(e) => self.answer(&e)?,
-                Event::SelectionClear(e)
-                    if e.owner == self.window && e.selection == self.atoms.CLIPBOARD =>
-                {
-                    let mut state = lock(self.shared);
-                    if state
-                        .owned
-                        .as_ref()
-                        .is_some_and(|o| e.time >= o.since || e.time == CURRENT_TIME)
-                    {
-                        state.owned = None;
+                Event::SelectionClear(e) if e.owner == self.window => {
+                    if let Some(selection) = Selection::of_atom(&self.atoms, e.selection) {
+                        let mut state = lock(self.shared);
+                        let owned = &mut state.owned[selection.index()];
+                        if owned
+                            .as_ref()
+                            .is_some_and(|o| e.time >= o.since || e.time == CURRENT_TIME)
+                        {
+                            *owned = None;
+                        }
                     }
                 }
                 Event::PropertyNotify(e) if e.state == Property::DELETE => {
@@ -550,12 +717,12 @@ impl Server<'_> {
     }
 
     fn take_ownership(&mut self, time: u32) -> std::result::Result<(), ConnectionError> {
-        let Some((sequence, text)) = lock(self.shared).pending.take() else {
+        let Some((sequence, selection, text)) = lock(self.shared).pending.take() else {
             return Ok(());
         };
-        self.conn
-            .set_selection_owner(self.window, self.atoms.CLIPBOARD, time)?;
-        let owner = match self.conn.get_selection_owner(self.atoms.CLIPBOARD)?.reply() {
+        let atom = selection.atom(&self.atoms);
+        self.conn.set_selection_owner(self.window, atom, time)?;
+        let owner = match self.conn.get_selection_owner(atom)?.reply() {
             Ok(reply) => reply.owner,
             Err(x11rb::errors::ReplyError::ConnectionError(e)) => return Err(e),
             Err(x11rb::errors::ReplyError::X11Error(e)) => {
@@ -567,7 +734,7 @@ impl Server<'_> {
         };
         let mut state = lock(self.shared);
         let outcome = if owner == self.window {
-            state.owned = Some(Owned { text, since: time });
+            state.owned[selection.index()] = Some(Owned { text, since: time });
             Ok(())
         } else {
             Err("another application took it at the same moment".to_string())
@@ -587,15 +754,14 @@ impl Server<'_> {
         } else {
             request.property
         };
-        let owned = {
+        let owned = Selection::of_atom(&self.atoms, request.selection).and_then(|selection| {
             let state = lock(self.shared);
-            state.owned.as_ref().and_then(|o| {
-                let current = request.selection == self.atoms.CLIPBOARD
-                    && request.owner == self.window
+            state.owned[selection.index()].as_ref().and_then(|o| {
+                let current = request.owner == self.window
                     && (request.time == CURRENT_TIME || request.time >= o.since);
                 current.then(|| (Arc::clone(&o.text), o.since))
             })
-        };
+        });
         let a = &self.atoms;
         let stored = match owned {
             None => false,
@@ -758,14 +924,9 @@ mod x_tests {
 
     const UNICODE: &str = "héllo ✓ 日本";
 
-    fn clipboard_owner() -> u32 {
+    fn owner_of(name: &[u8]) -> u32 {
         let (conn, _) = x11rb::connect(None).unwrap();
-        let atom = conn
-            .intern_atom(false, b"CLIPBOARD")
-            .unwrap()
-            .reply()
-            .unwrap()
-            .atom;
+        let atom = conn.intern_atom(false, name).unwrap().reply().unwrap().atom;
         conn.get_selection_owner(atom)
             .unwrap()
             .reply()
@@ -773,12 +934,22 @@ mod x_tests {
             .owner
     }
 
+    fn clipboard_owner() -> u32 {
+        owner_of(b"CLIPBOARD")
+    }
+
     /// Runs `xclip -i` in the foreground serving `data` as `target`, and
     /// waits until it owns the clipboard.
     fn xclip_serving(data: &[u8], target: &str) -> Reaped {
-        let before = clipboard_owner();
+        xclip_serving_in("clipboard", data, target)
+    }
+
+    /// The same for the selection xclip calls `selection`.
+    fn xclip_serving_in(selection: &str, data: &[u8], target: &str) -> Reaped {
+        let atom = selection.to_uppercase().into_bytes();
+        let before = owner_of(&atom);
         let mut child = Command::new("xclip")
-            .args(["-quiet", "-selection", "clipboard", "-t", target, "-i"])
+            .args(["-quiet", "-selection", selection, "-t", target, "-i"])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -786,8 +957,8 @@ mod x_tests {
             .expect("starting xclip");
         child.stdin.take().unwrap().write_all(data).unwrap();
         let child = Reaped(child);
-        eventually(5, "xclip to own the clipboard", || {
-            let owner = clipboard_owner();
+        eventually(5, "xclip to own the selection", || {
+            let owner = owner_of(&atom);
             (owner != x11rb::NONE && owner != before).then_some(())
         });
         child
@@ -797,6 +968,108 @@ mod x_tests {
         output("xclip", &["-selection", "clipboard", "-o"])
     }
 
+    fn xclip_primary() -> String {
+        output("xclip", &["-selection", "primary", "-o"])
+    }
+
+    #[test]
+    fn primary_is_a_second_independent_selection() {
+        if !display_available("primary_is_a_second_independent_selection") {
+            return;
+        }
+        let _x = x_lock();
+        let mut clipboard = Clipboard::new().unwrap();
+        clipboard
+            .write(Selection::Clipboard, "on the clipboard")
+            .unwrap();
+        clipboard.write(Selection::Primary, UNICODE).unwrap();
+        assert_eq!(xclip_primary(), UNICODE);
+        assert_eq!(xclip_out(), "on the clipboard");
+        assert_eq!(clipboard.read(Selection::Primary).unwrap(), UNICODE);
+        assert_eq!(
+            clipboard.read(Selection::Clipboard).unwrap(),
+            "on the clipboard"
+        );
+        // Clearing PRIMARY the way the supervisor's guard does.
+        clipboard.write(Selection::Primary, "").unwrap();
+        assert_eq!(xclip_primary(), "");
+        assert_eq!(clipboard.read(Selection::Primary).unwrap(), "");
+
+        // Another client selects text: PRIMARY is theirs, the clipboard
+        // stays ours.
+        let xclip = xclip_serving_in("primary", "selected ✓".as_bytes(), "UTF8_STRING");
+        assert_eq!(clipboard.read(Selection::Primary).unwrap(), "selected ✓");
+        assert!(lock(&clipboard.shared).owned[1].is_none());
+        assert_eq!(xclip_out(), "on the clipboard");
+        drop(xclip);
+        eventually(2, "PRIMARY to be released", || {
+            (owner_of(b"PRIMARY") == x11rb::NONE).then_some(())
+        });
+        let err = clipboard.read(Selection::Primary).unwrap_err();
+        assert_eq!(err.code, Code::ClipboardUnavailable);
+        assert!(err.message.contains("PRIMARY"), "{}", err.message);
+        assert!(err.message.contains("empty"), "{}", err.message);
+    }
+
+    #[test]
+    fn cut_buffer_keeps_its_bytes() {
+        if !display_available("cut_buffer_keeps_its_bytes") {
+            return;
+        }
+        let _x = x_lock();
+        let mut clipboard = Clipboard::new().unwrap();
+        clipboard.write(Selection::CutBuffer, "café").unwrap();
+        let bytes = Command::new("xclip")
+            .args(["-selection", "buffer-cut", "-o"])
+            .output()
+            .unwrap()
+            .stdout;
+        assert_eq!(bytes, b"caf\xe9");
+        assert_eq!(clipboard.read(Selection::CutBuffer).unwrap(), "café");
+        // xclip stores UTF-8 under STRING: read as Latin-1, written back
+        // byte for byte.
+        let mut xclip = Command::new("xclip")
+            .args(["-selection", "buffer-cut", "-i"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        xclip
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(UNICODE.as_bytes())
+            .unwrap();
+        assert!(xclip.wait().unwrap().success());
+        let read = clipboard.read(Selection::CutBuffer).unwrap();
+        clipboard.write(Selection::CutBuffer, "").unwrap();
+        let err = clipboard.read(Selection::CutBuffer).unwrap_err();
+        assert!(err.message.contains("empty"), "{}", err.message);
+        clipboard.write(Selection::CutBuffer, &read).unwrap();
+        assert_eq!(
+            output("xclip", &["-selection", "buffer-cut", "-o"]),
+            UNICODE
+        );
+        // Text beyond Latin-1 goes in as UTF8_STRING.
+        clipboard.write(Selection::CutBuffer, "✓ 日本").unwrap();
+        assert_eq!(clipboard.read(Selection::CutBuffer).unwrap(), "✓ 日本");
+        clipboard.write(Selection::CutBuffer, "").unwrap();
+    }
+
+    #[test]
+    fn large_primary_goes_through_incr() {
+        if !display_available("large_primary_goes_through_incr") {
+            return;
+        }
+        let _x = x_lock();
+        let mut writer = Clipboard::with_chunk_limit(4096).unwrap();
+        let mut reader = Clipboard::new().unwrap();
+        let big: String = (0..20_000).map(|i| format!("{i} ✓ ")).collect();
+        assert!(big.len() > 20 * 4096);
+        writer.write(Selection::Primary, &big).unwrap();
+        assert_eq!(reader.read(Selection::Primary).unwrap(), big);
+        assert_eq!(xclip_primary(), big);
+    }
+
     #[test]
     fn write_is_served_to_xclip_until_taken() {
         if !display_available("write_is_served_to_xclip_until_taken") {
@@ -804,16 +1077,16 @@ mod x_tests {
         }
         let _x = x_lock();
         let mut clipboard = Clipboard::new().unwrap();
-        clipboard.write(UNICODE).unwrap();
+        clipboard.write(Selection::Clipboard, UNICODE).unwrap();
         assert_eq!(xclip_out(), UNICODE);
         // Still served later: the thread keeps answering after write returns.
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(xclip_out(), UNICODE);
-        assert_eq!(clipboard.read().unwrap(), UNICODE);
+        assert_eq!(clipboard.read(Selection::Clipboard).unwrap(), UNICODE);
         let targets = output("xclip", &["-selection", "clipboard", "-o", "-t", "TARGETS"]);
         assert!(targets.lines().any(|t| t == "UTF8_STRING"), "{targets}");
         // STRING readers get Latin-1.
-        clipboard.write("café").unwrap();
+        clipboard.write(Selection::Clipboard, "café").unwrap();
         let latin = Command::new("xclip")
             .args(["-selection", "clipboard", "-o", "-t", "STRING"])
             .output()
@@ -823,14 +1096,17 @@ mod x_tests {
 
         // Another client copies: we stop serving and read theirs.
         let _xclip = xclip_serving("from xclip ✓".as_bytes(), "UTF8_STRING");
-        assert_eq!(clipboard.read().unwrap(), "from xclip ✓");
+        assert_eq!(
+            clipboard.read(Selection::Clipboard).unwrap(),
+            "from xclip ✓"
+        );
         assert!(
-            lock(&clipboard.shared).owned.is_none(),
+            lock(&clipboard.shared).owned[0].is_none(),
             "selection clear seen"
         );
 
         // Writing again takes it back.
-        clipboard.write("mine again").unwrap();
+        clipboard.write(Selection::Clipboard, "mine again").unwrap();
         assert_eq!(xclip_out(), "mine again");
     }
 
@@ -842,12 +1118,12 @@ mod x_tests {
         let _x = x_lock();
         let mut clipboard = Clipboard::new().unwrap();
         let _xclip = xclip_serving(UNICODE.as_bytes(), "UTF8_STRING");
-        assert_eq!(clipboard.read().unwrap(), UNICODE);
+        assert_eq!(clipboard.read(Selection::Clipboard).unwrap(), UNICODE);
         drop(_xclip);
 
         // An owner that only offers STRING.
         let _xclip = xclip_serving(b"caf\xe9", "STRING");
-        assert_eq!(clipboard.read().unwrap(), "café");
+        assert_eq!(clipboard.read(Selection::Clipboard).unwrap(), "café");
     }
 
     #[test]
@@ -860,10 +1136,10 @@ mod x_tests {
         let mut reader = Clipboard::new().unwrap();
         let big: String = (0..40_000).map(|i| format!("{i} ✓ ")).collect();
         assert!(big.len() > 50 * 4096);
-        writer.write(&big).unwrap();
-        assert_eq!(reader.read().unwrap(), big);
+        writer.write(Selection::Clipboard, &big).unwrap();
+        assert_eq!(reader.read(Selection::Clipboard).unwrap(), big);
         assert_eq!(xclip_out(), big);
-        assert!(writer.shared.state.lock().unwrap().owned.is_some());
+        assert!(writer.shared.state.lock().unwrap().owned[0].is_some());
     }
 
     #[test]
@@ -875,20 +1151,20 @@ mod x_tests {
         let mut clipboard = Clipboard::new().unwrap();
         {
             let mut other = Clipboard::new().unwrap();
-            other.write("short-lived").unwrap();
-            assert_eq!(clipboard.read().unwrap(), "short-lived");
+            other.write(Selection::Clipboard, "short-lived").unwrap();
+            assert_eq!(clipboard.read(Selection::Clipboard).unwrap(), "short-lived");
         }
         // Dropping the owner's window released the selection.
         eventually(2, "the clipboard to be released", || {
             (clipboard_owner() == x11rb::NONE).then_some(())
         });
-        let err = clipboard.read().unwrap_err();
+        let err = clipboard.read(Selection::Clipboard).unwrap_err();
         assert_eq!(err.code, Code::ClipboardUnavailable);
         assert!(err.message.contains("empty"), "{}", err.message);
 
         let png = [0x89u8, b'P', b'N', b'G', 0, 1, 2, 3];
         let xclip = xclip_serving(&png, "image/png");
-        let err = clipboard.read().unwrap_err();
+        let err = clipboard.read(Selection::Clipboard).unwrap_err();
         assert_eq!(err.code, Code::ClipboardUnavailable);
         assert!(err.message.contains("no text"), "{}", err.message);
         drop(xclip);
@@ -909,7 +1185,7 @@ mod x_tests {
             (clipboard_owner() == silent).then_some(())
         });
         let started = Instant::now();
-        let err = clipboard.read().unwrap_err();
+        let err = clipboard.read(Selection::Clipboard).unwrap_err();
         let waited = started.elapsed();
         assert_eq!(err.code, Code::ClipboardUnavailable);
         assert!(err.message.contains("did not answer"), "{}", err.message);
@@ -920,9 +1196,11 @@ mod x_tests {
         drop(conn);
 
         // Reads still work after a timed-out one.
-        clipboard.write("after timeout").unwrap();
+        clipboard
+            .write(Selection::Clipboard, "after timeout")
+            .unwrap();
         let mut reader = Clipboard::new().unwrap();
-        assert_eq!(reader.read().unwrap(), "after timeout");
+        assert_eq!(reader.read(Selection::Clipboard).unwrap(), "after timeout");
         assert_eq!(xclip_out(), "after timeout");
     }
 }

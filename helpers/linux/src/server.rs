@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::capture::encode::ImageFormat;
 use crate::capture::{self, mask, Capturer};
-use crate::clipboard::Clipboard;
+use crate::clipboard::{Clipboard, Selection};
 use crate::displays::{self, Display};
 use crate::error::{Code, Error, Result};
 use crate::patch;
@@ -36,6 +36,8 @@ const ALL_CAPABILITIES: &[&str] = &[
     "window_at",
     "patch_check",
     "clipboard",
+    "clipboard.primary",
+    "clipboard.cut_buffer",
     "hide",
 ];
 /// The methods that need the handshake first.
@@ -347,7 +349,8 @@ impl Server {
                 protocol::success(id, &result)
             }
             "clipboard_read" => {
-                let text = self.clipboard()?.read()?;
+                let selection = p.selection()?;
+                let text = self.clipboard()?.read(selection)?;
                 protocol::success(id, &serde_json::json!({ "text": text }))
             }
             "clipboard_write" => {
@@ -355,7 +358,8 @@ impl Server {
                     .str("text")?
                     .ok_or_else(|| p.bad("\"text\" is required".into()))?
                     .to_owned();
-                self.clipboard()?.write(&text)?;
+                let selection = p.selection()?;
+                self.clipboard()?.write(selection, &text)?;
                 protocol::success(id, &serde_json::json!({ "ok": true }))
             }
             "hide" => {
@@ -786,6 +790,18 @@ impl<'a> Params<'a> {
                 "\"{name}\" must be a string, got {}",
                 protocol::kind(v)
             ))),
+        }
+    }
+
+    /// The clipboard methods' `"selection"`: `"clipboard"` when absent.
+    fn selection(&self) -> Result<Selection> {
+        match self.str("selection")? {
+            None => Ok(Selection::Clipboard),
+            Some(name) => Selection::parse(name).ok_or_else(|| {
+                self.bad(format!(
+                    "\"selection\" must be \"clipboard\", \"primary\" or \"cut_buffer\", got {name:?}"
+                ))
+            }),
         }
     }
 

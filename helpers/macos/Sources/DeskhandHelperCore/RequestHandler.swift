@@ -131,9 +131,11 @@ public final class RequestHandler {
         case "patch_check":
             result = try await patchCheck(p)
         case "clipboard_read":
+            try Self.checkSelection(p)
             result = ["text": .string(try await desktop.readClipboard())]
         case "clipboard_write":
             let text = try p.requiredString("text")
+            try Self.checkSelection(p)
             try await desktop.writeClipboard(text)
             result = ["ok": true]
         case "hide":
@@ -148,6 +150,24 @@ public final class RequestHandler {
             throw ProtocolError.internal("\(method) is known but not dispatched")
         }
         return Outcome(reply: successBody(id: id, result: result))
+    }
+
+    /// The clipboard methods' "selection": the pasteboard is "clipboard"
+    /// (the default). X11's PRIMARY selection and cut buffer have no macOS
+    /// counterpart, so they are unsupported rather than quietly aliased to
+    /// the pasteboard, which would make a clear of them wipe the user's
+    /// pasteboard.
+    private static func checkSelection(_ p: Params) throws {
+        switch try p.string("selection") ?? "clipboard" {
+        case "clipboard":
+            return
+        case "primary", "cut_buffer":
+            throw ProtocolError(
+                .unsupported, "macOS has no PRIMARY selection or cut buffer; only the pasteboard (\"selection\": \"clipboard\") exists",
+                hint: "Leave \"selection\" out, or set it to \"clipboard\".")
+        case let other:
+            throw p.bad("\"selection\" must be \"clipboard\", \"primary\" or \"cut_buffer\", got \"\(other)\"")
+        }
     }
 
     private func handshake(_ params: JSON) async throws -> JSON {

@@ -17,6 +17,8 @@ struct Transcript {
     let description: String
     let needsDisplay: Bool
     let environment: [String: String]
+    /// The helper platforms the transcript is for; nil means every one.
+    let platforms: [String]?
     let steps: [Step]
 
     /// helpers/testdata/transcripts, found from this file's path so that
@@ -30,12 +32,12 @@ struct Transcript {
             .appendingPathComponent("testdata/transcripts", isDirectory: true)
     }
 
-    /// Every transcript, sorted by name.
+    /// Every transcript for the macOS helper, sorted by name.
     static func loadAll() throws -> [Transcript] {
         let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == "json" }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
-        return try files.map(load)
+        return try files.map(load).filter { $0.platforms?.contains("macos") ?? true }
     }
 
     static func load(_ file: URL) throws -> Transcript {
@@ -58,6 +60,13 @@ struct Transcript {
             description: object["description"]?.stringValue ?? "",
             needsDisplay: object["needs_display"] == .bool(true),
             environment: environment,
+            platforms: try object["platforms"].map { value -> [String] in
+                guard let items = value.arrayValue else { throw bad("platforms must be an array of strings") }
+                return try items.map { item -> String in
+                    guard let name = item.stringValue else { throw bad("platforms must be an array of strings") }
+                    return name
+                }
+            },
             steps: try steps.map { step -> Step in
                 guard let fields = step.objectValue else { throw bad("a step is not an object") }
                 var exit: Int32?
