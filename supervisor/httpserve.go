@@ -77,6 +77,12 @@ type httpFlags struct {
 	scopes          stringList
 	resource        string
 	plaintextRemote bool
+
+	// Set by check.
+	listen    string // host:port
+	tlsConfig *tls.Config
+	token     string
+	tokenFrom string
 }
 
 func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
@@ -96,7 +102,8 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 	return f
 }
 
-// check validates the flags before anything starts.
+// check validates the flags before anything starts, and loads the TLS
+// certificate and the token (creating the token file on first start).
 func (f *httpFlags) check() error {
 	if f.addr == "" {
 		for _, set := range []bool{f.tokenFile != "", len(f.allowOrigins) > 0, len(f.allowHosts) > 0, f.tlsCert != "", f.tlsKey != "", len(f.authServers) > 0, f.plaintextRemote} {
@@ -106,11 +113,18 @@ func (f *httpFlags) check() error {
 		}
 		return nil
 	}
-	if _, err := listenAddr(f.addr); err != nil {
+	listen, err := listenAddr(f.addr)
+	if err != nil {
 		return err
 	}
+	f.listen = listen
 	if (f.tlsCert == "") != (f.tlsKey == "") {
 		return errors.New("--tls-cert and --tls-key go together: give both, or neither for plain HTTP")
+	}
+	host, _, _ := net.SplitHostPort(listen)
+	if !isLoopbackHost(host) && f.tlsCert == "" && !f.plaintextRemote {
+		return fmt.Errorf("--http %s listens beyond this machine without TLS, and the bearer token would cross the network in the clear: "+
+			"pass --tls-cert and --tls-key, or --http-allow-plaintext when a TLS proxy in front (an ingress, a service mesh) encrypts the traffic", f.addr)
 	}
 	if f.maxBody < 1024 {
 		return fmt.Errorf("--http-max-body %d: use at least 1024 bytes", f.maxBody)
@@ -130,7 +144,15 @@ func (f *httpFlags) check() error {
 			return fmt.Errorf("--http-resource %q: give the URL clients use, such as https://desktop-3.example.com/mcp", f.resource)
 		}
 	}
-	return nil
+	if f.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+		if err != nil {
+			return fmt.Errorf("loading --tls-cert and --tls-key: %w", err)
+		}
+		f.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	f.token, f.tokenFrom, err = httpToken(f)
+	return err
 }
 
 // listenAddr turns --http's ADDR into a host:port to listen on, the host
@@ -286,40 +308,20 @@ type httpServer struct {
 // serveHTTP serves MCP over Streamable HTTP until ctx is done.
 func serveHTTP(ctx context.Context, hs httpServe) error {
 	f := hs.flags
-	addr, err := listenAddr(f.addr)
-	if err != nil {
-		return err
-	}
-	host, _, _ := net.SplitHostPort(addr)
-	useTLS := f.tlsCert != ""
-	if !isLoopbackHost(host) && !useTLS && !f.plaintextRemote {
-		return fmt.Errorf("--http %s listens beyond this machine without TLS, and the bearer token would cross the network in the clear: "+
-			"pass --tls-cert and --tls-key, or --http-allow-plaintext when a TLS proxy in front (an ingress, a service mesh) encrypts the traffic", f.addr)
-	}
-	var tlsConfig *tls.Config
-	if useTLS {
-		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
-		if err != nil {
-			return fmt.Errorf("loading --tls-cert and --tls-key: %w", err)
-		}
-		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
-	token, from, err := httpToken(f)
-	if err != nil {
-		return err
-	}
-	s := &httpServer{httpServe: hs, token: sha256.Sum256([]byte(token)), tokenFrom: from, boundHost: host, tls: useTLS, live: map[*mcpserver.Server]bool{}}
+	useTLS := f.tlsConfig != nil
+	host, _, _ := net.SplitHostPort(f.listen)
+	s := &httpServer{httpServe: hs, token: sha256.Sum256([]byte(f.token)), tokenFrom: f.tokenFrom, boundHost: host, tls: useTLS, live: map[*mcpserver.Server]bool{}}
 	if err := s.build(); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", addr, err)
+		return fmt.Errorf("listening on %s: %w", f.listen, err)
 	}
 	srv := &http.Server{
 		Handler:           s.handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig:         tlsConfig,
+		TLSConfig:         f.tlsConfig,
 		ErrorLog:          slog.NewLogLogger(hs.logger.Handler(), slog.LevelDebug),
 	}
 	scheme := "http"
@@ -329,7 +331,7 @@ func serveHTTP(ctx context.Context, hs httpServe) error {
 	notifyAll := func(msg string) { s.notifyAll(ctx, msg) }
 	hs.notify.Store(&notifyAll)
 	hs.logger.Info("serving MCP over Streamable HTTP", "url", scheme+"://"+ln.Addr().String()+MCPPath,
-		"token", "send the bearer token from "+from+" as Authorization: Bearer")
+		"token", "send the bearer token from "+f.tokenFrom+" as Authorization: Bearer")
 	errc := make(chan error, 1)
 	go func() {
 		if useTLS {
