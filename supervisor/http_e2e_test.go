@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -376,5 +377,74 @@ func TestHTTPStateless(t *testing.T) {
 	e.ok("left_click", map[string]any{"coordinate": e.at(c.X+c.Width-50, c.Y+c.Height-24)})
 	if status := waitExit(t, code); status != 0 {
 		t.Errorf("zenity --question exited %d after a click on Yes, want 0", status)
+	}
+}
+
+// npmProject copies the Node project in testdata/NAME to a temporary
+// directory and installs its locked dependencies there with npm ci.
+func npmProject(t *testing.T, name string) string {
+	t.Helper()
+	desktoptest.Require(t, "node", "npm")
+	dir := t.TempDir()
+	for _, f := range []string{"package.json", "package-lock.json", "client.mjs"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci in a copy of testdata/%s: %v\n%s", name, err, out)
+	}
+	return dir
+}
+
+// TestHTTPTypeScriptClient: the TypeScript SDK's client, over HTTP, is
+// asked to approve zenity in an elicitation, takes a screenshot and clicks
+// a GTK button: the dialog exits as its Yes button makes it.
+func TestHTTPTypeScriptClient(t *testing.T) {
+	d := newDesktop(t, desktoptest.Options{Width: 1024, Height: 768})
+	dir := npmProject(t, "httpclient")
+	w, _, code := shellApp(t, d, `--question --title "Proceed?" --text "Continue with the test?" --ok-label Yes --cancel-label No --width 400`)
+	h := serveHTTPOn(t, d)
+	c := d.WindowInfo(t, w.ID).Client
+	yesX, yesY := c.X+c.Width-50, c.Y+c.Height-24
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "client.mjs", h.url, h.tokenFile, fmt.Sprint(yesX), fmt.Sprint(yesY))
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	t.Logf("client stdout:\n%s\nclient stderr:\n%s", out, stderr.String())
+	if err != nil {
+		t.Fatalf("node client.mjs: %v", err)
+	}
+	steps := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var step map[string]any
+		if err := json.Unmarshal([]byte(line), &step); err != nil {
+			t.Fatalf("client output line %q: %v", line, err)
+		}
+		steps[step["step"].(string)] = step
+	}
+	if el := steps["elicitation"]; el == nil || !strings.Contains(strings.ToLower(fmt.Sprint(el["message"])), "zenity") {
+		t.Errorf("the client was not asked to approve zenity: %v", el)
+	}
+	if s := steps["connected"]; s == nil || s["session"] == nil || s["session"] == "" {
+		t.Errorf("the client got no HTTP session: %v", s)
+	}
+	if s := steps["screenshot"]; s == nil || s["mimeType"] != "image/jpeg" || s["bytes"].(float64) < 1000 {
+		t.Errorf("screenshot step = %v", s)
+	}
+	if steps["done"] == nil {
+		t.Fatalf("the client did not finish")
+	}
+	if status := waitExit(t, code); status != 0 {
+		t.Errorf("zenity --question exited %d after the TypeScript client's click on Yes, want 0", status)
 	}
 }
