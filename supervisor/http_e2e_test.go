@@ -11,7 +11,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -446,5 +449,94 @@ func TestHTTPTypeScriptClient(t *testing.T) {
 	}
 	if status := waitExit(t, code); status != 0 {
 		t.Errorf("zenity --question exited %d after the TypeScript client's click on Yes, want 0", status)
+	}
+}
+
+// conformanceVersion is the newest @modelcontextprotocol/conformance that
+// runs on Node 20: 0.1.14 and later (0.2.0 alphas included) import
+// fs.globSync, which Node 22 added.
+const conformanceVersion = "0.1.13"
+
+// conformanceScenarios are the suite's server scenarios that need none of
+// its test-only tools, with, for those the pinned version does not have,
+// where the behaviour is tested instead.
+var conformanceScenarios = []struct{ name, elsewhere string }{
+	{"server-initialize", ""},
+	{"tools-list", ""},
+	{"ping", ""},
+	{"dns-rebinding-protection", ""},
+	{"json-schema-2020-12", ""}, // an expected failure: see testdata/conformance
+	{"http-header-validation", "TestHTTPRefusals (headers of the go-sdk's transport)"},
+	{"server-stateless", "TestHTTPStateless"},
+}
+
+// TestHTTPConformance runs the official MCP conformance suite against
+// `deskhand serve --http`. The suite cannot send a bearer token, so it
+// talks to a loopback proxy that adds the token and changes nothing else
+// (the Host and Origin headers the DNS-rebinding scenario sets pass
+// through).
+func TestHTTPConformance(t *testing.T) {
+	desktoptest.Require(t, "node", "npx")
+	d := newDesktop(t, desktoptest.Options{Width: 1024, Height: 768})
+	h := serveHTTPOn(t, d)
+	target, err := url.Parse(h.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target.Path = ""
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.Out.Host = r.In.Host
+			r.Out.Header.Set("Authorization", "Bearer "+h.token)
+		},
+		FlushInterval: -1, // event streams
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := &http.Server{Handler: proxy}
+	go ps.Serve(ln)
+	t.Cleanup(func() { ps.Close() })
+	endpoint := fmt.Sprintf("http://localhost:%d/mcp", ln.Addr().(*net.TCPAddr).Port)
+	baseline, err := filepath.Abs(filepath.Join("testdata", "conformance", "expected-failures.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := "@modelcontextprotocol/conformance@" + conformanceVersion
+	conformance := func(args ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "npx", append([]string{"--yes", pkg}, args...)...)
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "npm_config_update_notifier=false", "npm_config_loglevel=error")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	list, err := conformance("list")
+	if err != nil {
+		t.Fatalf("npx %s list: %v\n%s", pkg, err, list)
+	}
+	offered := map[string]bool{}
+	for _, line := range strings.Split(list, "\n") {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "- "); ok {
+			offered[name] = true
+		}
+	}
+	for _, sc := range conformanceScenarios {
+		if !offered[sc.name] {
+			if sc.elsewhere == "" {
+				t.Errorf("conformance %s has no scenario %s", conformanceVersion, sc.name)
+			} else {
+				t.Logf("conformance %s has no scenario %s (it needs Node 22); %s covers it", conformanceVersion, sc.name, sc.elsewhere)
+			}
+			continue
+		}
+		out, err := conformance("server", "--url", endpoint, "--scenario", sc.name, "--expected-failures", baseline, "-o", t.TempDir())
+		t.Logf("conformance %s:\n%s", sc.name, out)
+		if err != nil {
+			t.Errorf("conformance scenario %s: %v", sc.name, err)
+		}
 	}
 }
