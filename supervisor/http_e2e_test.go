@@ -357,6 +357,39 @@ func TestHTTPStateless(t *testing.T) {
 	d := newDesktop(t, desktoptest.Options{Width: 1024, Height: 768})
 	w, _, code := shellApp(t, d, `--question --title "Proceed?" --text "Continue with the test?" --ok-label Yes --cancel-label No --width 400`)
 	h := serveHTTPOn(t, d, "--allow", "xterm")
+
+	// The standard request headers of the sessionless protocol (SEP-2243,
+	// the conformance suite's http-header-validation) are checked, and the
+	// token is required there too.
+	list := `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	for _, c := range []struct {
+		name    string
+		headers map[string]string
+		noToken bool
+		status  int
+		body    string
+	}{
+		{"matching headers", map[string]string{"Mcp-Method": "tools/list"}, false, http.StatusOK, `"tools":[`},
+		{"header names in another case, value padded", map[string]string{"mcp-method": "  tools/list "}, false, http.StatusOK, `"tools":[`},
+		{"mismatched Mcp-Method", map[string]string{"Mcp-Method": "prompts/list"}, false, http.StatusBadRequest, "-32020"},
+		{"Mcp-Method in another case", map[string]string{"Mcp-Method": "Tools/List"}, false, http.StatusBadRequest, "-32020"},
+		{"missing Mcp-Method", nil, false, http.StatusBadRequest, "-32020"},
+		{"no token", map[string]string{"Mcp-Method": "tools/list"}, true, http.StatusUnauthorized, "bearer token"},
+	} {
+		resp, body := h.post(strings.NewReader(list), int64(len(list)), func(r *http.Request) {
+			r.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+			for k, v := range c.headers {
+				r.Header[k] = []string{v}
+			}
+			if c.noToken {
+				r.Header.Del("Authorization")
+			}
+		})
+		if resp.StatusCode != c.status || !strings.Contains(body, c.body) {
+			t.Errorf("sessionless tools/list, %s = %d %.300q; want %d and %q", c.name, resp.StatusCode, body, c.status, c.body)
+		}
+	}
+
 	u := &user{answer: acceptBut()}
 	e := h.connect(u.options(), "")
 	if v := e.cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
@@ -466,7 +499,7 @@ var conformanceScenarios = []struct{ name, elsewhere string }{
 	{"ping", ""},
 	{"dns-rebinding-protection", ""},
 	{"json-schema-2020-12", ""}, // an expected failure: see testdata/conformance
-	{"http-header-validation", "TestHTTPRefusals (headers of the go-sdk's transport)"},
+	{"http-header-validation", "TestHTTPStateless (the standard request headers)"},
 	{"server-stateless", "TestHTTPStateless"},
 }
 
