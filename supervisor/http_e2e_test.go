@@ -314,15 +314,25 @@ func TestHTTPSessionsLock(t *testing.T) {
 	if _, err := os.Stat(lockFile); !os.IsNotExist(err) {
 		t.Fatalf("lock file after request_access only: %v", err)
 	}
-	a.ok("screenshot", nil)
+	a.screenshot("screenshot", nil)
 	owner, err := lock.Read(lockFile)
 	if err != nil || owner == nil || !strings.HasSuffix(owner.SessionID, "/"+a.cs.ID()) {
 		t.Fatalf("lock owner after a's screenshot = %+v, %v; want a's session %s", owner, err, a.cs.ID())
 	}
 	waitFor(t, "xterm (not approved) to be hidden during a's turn", 10*time.Second, func() bool { return d.WindowInfo(t, other.ID).Minimized() })
+	// a holds the button down; b's calls, refused by the lock, must not
+	// let go of it.
+	cx, cy := center(app, 0, 0)
+	a.ok("left_mouse_down", map[string]any{"coordinate": a.at(cx, cy)})
+	if !a.buttonDown(1) {
+		t.Fatal("button 1 is not down after a's left_mouse_down")
+	}
 	b.bad("screenshot", nil, "cu_lock_held")
 	b.bad("cursor_position", nil, "cu_lock_held")
 	b.bad("key", map[string]any{"text": "a"}, "cu_lock_held")
+	if !a.buttonDown(1) {
+		t.Errorf("b's refused calls released the button a holds")
+	}
 	a.ok("cursor_position", nil)
 
 	// a ends its session (the go-sdk client sends DELETE).
@@ -334,6 +344,9 @@ func TestHTTPSessionsLock(t *testing.T) {
 		return os.IsNotExist(err)
 	})
 	waitFor(t, "xterm to be shown again when a's session ends", 20*time.Second, func() bool { return !d.WindowInfo(t, other.ID).Minimized() })
+	if a.buttonDown(1) {
+		t.Errorf("button 1 still down after a's session ended")
+	}
 	b.ok("screenshot", nil)
 	if o, _ := lock.Read(lockFile); o == nil || !strings.HasSuffix(o.SessionID, "/"+b.cs.ID()) {
 		t.Fatalf("lock owner after b's screenshot = %+v; want b's session %s", o, b.cs.ID())
