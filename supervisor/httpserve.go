@@ -386,11 +386,13 @@ func (s *httpServer) build() error {
 	return nil
 }
 
-// handler is the whole HTTP surface: every request passes the Host and
-// Origin checks; the MCP endpoint also the body cap and the token.
+// handler is the whole HTTP surface: every request passes the Host
+// check; the MCP endpoint also the Origin check, the body cap and the
+// token. The protected-resource metadata is public (RFC 9728), for
+// browser-based clients too.
 func (s *httpServer) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, s.capBody(s.authorize(http.HandlerFunc(s.route))))
+	mux.Handle(MCPPath, s.checkOrigin(s.capBody(s.authorize(http.HandlerFunc(s.route)))))
 	if len(s.flags.authServers) > 0 {
 		meta := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
@@ -404,19 +406,27 @@ func (s *httpServer) handler() http.Handler {
 		mux.Handle(metadataPath, meta)
 		mux.Handle(metadataPath+MCPPath, meta)
 	}
-	return s.checkHostOrigin(mux)
+	return s.checkHost(mux)
 }
 
-// checkHostOrigin refuses requests whose Host is not a name of this
-// server (DNS rebinding: a web page whose name resolves to this machine)
-// and browser requests from an origin that is not allowed.
-func (s *httpServer) checkHostOrigin(next http.Handler) http.Handler {
+// checkHost refuses requests whose Host is not a name of this server: a
+// web page whose name an attacker made resolve to this machine (DNS
+// rebinding) sends its own name.
+func (s *httpServer) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.hostAllowed(hostOnly(r.Host)) {
 			s.logger.Warn("refused an HTTP request for another host name (DNS rebinding protection)", "host", r.Host, "remote", r.RemoteAddr)
 			http.Error(w, fmt.Sprintf("Forbidden: the Host header %q is not a name of this server; start deskhand with --http-allow-host %s to accept it", r.Host, hostOnly(r.Host)), http.StatusForbidden)
 			return
 		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkOrigin refuses browser requests from an origin that is not
+// allowed; clients that are not browsers send no Origin.
+func (s *httpServer) checkOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r.Host) {
 			s.logger.Warn("refused an HTTP request from a browser origin that is not allowed", "origin", origin, "remote", r.RemoteAddr)
 			http.Error(w, fmt.Sprintf("Forbidden: requests from origin %q are not allowed; start deskhand with --http-allow-origin %s to accept them", origin, origin), http.StatusForbidden)
