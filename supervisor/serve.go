@@ -49,9 +49,9 @@ http://ADDR/mcp (https with --tls-cert and --tls-key); ADDR without a host
 (":8765") listens on 127.0.0.1 only, and a non-loopback address needs TLS
 or --http-allow-plaintext. Every request must carry a bearer token
 (Authorization: Bearer TOKEN): the one in --http-token-file, else
-$DESKHAND_HTTP_TOKEN, else the one in ~/.config/deskhand/http-token,
-generated (mode 0600) on first start; the log names the file, never the
-token. Requests for a Host that is not this server's (DNS rebinding), from
+$DESKHAND_HTTP_TOKEN, else the one in http-token in the config directory
+(~/.config/deskhand on Linux), generated (mode 0600) on first start; the
+log names the file, never the token. Requests for a Host that is not this server's (DNS rebinding), from
 a browser Origin that is not allowed, or with a body over --http-max-body
 are refused. Each HTTP session has its own approvals and its own turn:
 while one session uses the computer the others get cu_lock_held, and a
