@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -351,6 +352,13 @@ func serveHTTP(ctx context.Context, hs httpServe) error {
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close()
 	}
+	// Pending state-file writes finish before the process exits.
+	s.mu.Lock()
+	live := slices.Collect(maps.Keys(s.live))
+	s.mu.Unlock()
+	for _, m := range append(live, s.stateless) {
+		m.Close()
+	}
 	hs.logger.Info("stopped serving HTTP")
 	return nil
 }
@@ -623,10 +631,7 @@ func (s *httpServer) track(srv *mcpserver.Server, ss *mcp.ServerSession, held *s
 // notifyAll sends msg to every HTTP session as a log notification.
 func (s *httpServer) notifyAll(ctx context.Context, msg string) {
 	s.mu.Lock()
-	srvs := make([]*mcpserver.Server, 0, len(s.live))
-	for srv := range s.live {
-		srvs = append(srvs, srv)
-	}
+	srvs := slices.Collect(maps.Keys(s.live))
 	s.mu.Unlock()
 	for _, srv := range srvs {
 		srv.Notify(ctx, "info", msg)
