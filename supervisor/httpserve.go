@@ -366,7 +366,7 @@ func serveHTTP(ctx context.Context, hs httpServe) error {
 // build makes the stateless server and the two go-sdk handlers.
 func (s *httpServer) build() error {
 	o := s.base
-	held := &sessionExecutor{inner: s.base.Executor, turns: s.safety.turns, gates: s.safety.gates}
+	held := &sessionExecutor{inner: s.base.Executor, turns: s.safety.turns}
 	id := s.safety.gates.SessionID("")
 	held.session.Store(&id)
 	o.Executor = held
@@ -583,7 +583,7 @@ func (s *httpServer) newSession() (*mcp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	held := &sessionExecutor{inner: s.base.Executor, turns: s.safety.turns, gates: g}
+	held := &sessionExecutor{inner: s.base.Executor, turns: s.safety.turns}
 	o := s.base
 	o.Executor = held
 	o.Consent = mgr
@@ -646,8 +646,7 @@ func (s *httpServer) notifyAll(ctx context.Context, msg string) {
 type sessionExecutor struct {
 	inner   mcpserver.Executor
 	turns   *cleanup.Controller
-	gates   *gates.Gates
-	session atomic.Pointer[string] // the lock id, once known
+	session atomic.Pointer[string] // the lock and turn id, once known
 }
 
 func (e *sessionExecutor) ReleaseAll(ctx context.Context) error {
