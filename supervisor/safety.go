@@ -41,6 +41,8 @@ type safety struct {
 	display *gates.DisplayCheck
 	gates   *gates.Gates
 	log     *slog.Logger
+	// gateOpts made gates; forSession makes more from them.
+	gateOpts gates.Options
 }
 
 // newSafety builds the safety layer for a server on xdisplay. The lock
@@ -83,7 +85,7 @@ func newSafety(f *safetyFlags, xdisplay string, helper *bridge.Client, exec *exe
 		s.watcher = w
 	}
 	s.display = gates.NewDisplayCheck(xdisplay)
-	s.gates, err = gates.New(gates.Options{
+	s.gateOpts = gates.Options{
 		Desktop:               helper,
 		Consent:               sess,
 		Lock:                  s.lock,
@@ -92,7 +94,8 @@ func newSafety(f *safetyFlags, xdisplay string, helper *bridge.Client, exec *exe
 		KeepUnapprovedVisible: !f.hideUnapproved,
 		ResolveApp:            appResolver(dataDirs),
 		Logger:                logger.With("component", "gates"),
-	})
+	}
+	s.gates, err = gates.New(s.gateOpts)
 	if err != nil {
 		s.close(cleanup.ReasonExit)
 		return nil, err
@@ -102,8 +105,21 @@ func newSafety(f *safetyFlags, xdisplay string, helper *bridge.Client, exec *exe
 
 // options fills in the server options the safety layer owns.
 func (s *safety) options(o *mcpserver.Options, sess *consent.Session) {
-	o.Executor = s.gates.Wrap(o.Executor)
-	o.Gates = s.gates.Chain(mcpserver.AccessGate(sess))
+	s.optionsWith(s.gates, o, sess)
+}
+
+// forSession returns gates for another consent session (one per HTTP
+// session) that share the lock, the turn and the Escape watcher.
+func (s *safety) forSession(sess *consent.Session) (*gates.Gates, error) {
+	opts := s.gateOpts
+	opts.Consent = sess
+	return gates.New(opts)
+}
+
+// optionsWith is options with gates g of consent session sess.
+func (s *safety) optionsWith(g *gates.Gates, o *mcpserver.Options, sess *consent.Session) {
+	o.Executor = g.Wrap(o.Executor)
+	o.Gates = g.Chain(mcpserver.AccessGate(sess))
 	o.ActionContext = s.turns.ActionContext
 }
 

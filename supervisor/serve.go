@@ -40,6 +40,22 @@ Examples:
   deskhand serve --coordinates normalized_0_100 --format png
   deskhand serve --allow xterm --allow org.gnome.Calculator --grant clipboardRead
   claude mcp add computer-use -- deskhand serve
+  deskhand serve --http :8765
+
+With --http ADDR it serves MCP's Streamable HTTP transport instead, at
+http://ADDR/mcp (https with --tls-cert and --tls-key); ADDR without a host
+(":8765") listens on 127.0.0.1 only, and a non-loopback address needs TLS
+or --http-allow-plaintext. Every request must carry a bearer token
+(Authorization: Bearer TOKEN): the one in --http-token-file, else
+$DESKHAND_HTTP_TOKEN, else the one in http-token in the config directory
+(~/.config/deskhand on Linux), generated (mode 0600) on first start; the
+log names the file, never the token. Requests for a Host that is not this server's (DNS rebinding), from
+a browser Origin that is not allowed, or with a body over --http-max-body
+are refused. Each HTTP session has its own approvals and its own turn:
+while one session uses the computer the others get cu_lock_held, and a
+session that ends (DELETE, --http-session-timeout) gives the computer
+back. Clients of the sessionless protocol (2026-07-28) share one set of
+approvals and one turn.
 
 Nothing may be used until the model calls request_access and the user
 approves the apps in a dialog; with clients that cannot show one, only the
@@ -76,7 +92,11 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	fs.StringVar(&f.logLevel, "log-level", envOr("DESKHAND_LOG", "info"), "stderr log `level`: debug, info, warn or error")
 	consentFlags := addConsentFlags(fs)
 	safetyFlags := addSafetyFlags(fs)
+	httpF := addHTTPFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := httpF.check(); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -220,6 +240,10 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 		Consent:     consentMgr,
 		Logger:      logger.With("component", "mcp"),
 		Version:     Version,
+	}
+	if httpF.addr != "" {
+		return serveHTTP(ctx, httpServe{flags: httpF, base: serverOpts, consent: consentFlags, stateless: consentMgr,
+			helper: helper, safety: safe, logger: logger, notify: &notify})
 	}
 	safe.options(&serverOpts, consentMgr.Session())
 	srv, err := mcpserver.New(serverOpts)

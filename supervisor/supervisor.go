@@ -42,7 +42,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"serve", "serve the computer-use tools over MCP on stdio (the default command)", runServe},
+		{"serve", "serve the computer-use tools over MCP on stdio (the default command), or Streamable HTTP with --http", runServe},
 		{"helper", "start the capture helper, call one protocol method and print its result", runHelperCommand},
 		{"install", "download, verify and activate the capture helper for this platform (or --rollback)", runInstallCommand},
 		{"grants", "list, forget, allow or disallow pre-approved and declined apps (the consent outside a session)", runGrantsCommand},

@@ -11,7 +11,8 @@
 // The commands are:
 //
 //	serve                   serve the computer-use tools over MCP on stdio
-//	                        (the default command)
+//	                        (the default command), or Streamable HTTP with
+//	                        --http ADDR
 //	helper METHOD [PARAMS]  start the capture helper, call one protocol method
 //	                        and print its JSON result
 //	install                 download, verify and activate the capture helper

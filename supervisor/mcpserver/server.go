@@ -84,6 +84,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported to clients as the server version.
 	Version string
+	// OneView makes every MCP session of the server share one view (the
+	// screenshot coordinates refer to, the selected display), and keeps
+	// held buttons and keys when one ends: for stateless HTTP, where each
+	// request is a session of its own.
+	OneView bool
 }
 
 // Server serves the computer-use tools.
@@ -109,6 +114,8 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
 	restored geometry.State
+	oneView  bool
+	shared   *session // the one view, with oneView
 
 	statePath string
 	saveMu    sync.Mutex
@@ -153,6 +160,7 @@ func New(opts Options) (*Server, error) {
 		xdisp:     opts.XDisplay,
 		sessions:  map[*mcp.ServerSession]*session{},
 		statePath: opts.StatePath,
+		oneView:   opts.OneView,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -273,6 +281,9 @@ func (s *Server) sessionFor(ss *mcp.ServerSession) *session {
 	if sess, ok := s.sessions[ss]; ok {
 		return sess
 	}
+	if s.shared != nil {
+		return s.shared
+	}
 	sess := &session{}
 	if s.restored.LastShot != nil {
 		shot := *s.restored.LastShot
@@ -281,6 +292,10 @@ func (s *Server) sessionFor(ss *mcp.ServerSession) *session {
 	if s.restored.SelectedDisplay != nil {
 		sel := *s.restored.SelectedDisplay
 		sess.selected = &sel
+	}
+	if s.oneView {
+		s.shared = sess
+		return sess
 	}
 	if ss != nil {
 		sess.id = ss.ID()

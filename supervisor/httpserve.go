@@ -1,0 +1,719 @@
+package supervisor
+
+// Serving MCP over Streamable HTTP (serve --http): the listener, the
+// checks every request passes before the go-sdk's handler sees it (Host,
+// Origin, body size, bearer token), and one MCP server per HTTP session so
+// that consent, the lock and the turn's cleanup hold per session as they
+// do for one stdio client.
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/cleanup"
+	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/gates"
+	"github.com/deskhand/deskhand/supervisor/geometry"
+	"github.com/deskhand/deskhand/supervisor/mcpserver"
+)
+
+// HTTP serving defaults.
+const (
+	// MCPPath is where the MCP endpoint is served.
+	MCPPath = "/mcp"
+	// DefaultHTTPMaxBody bounds request bodies: MCP requests are small
+	// (images only ever travel in responses).
+	DefaultHTTPMaxBody = 1 << 20
+	// DefaultHTTPSessionTimeout closes HTTP sessions idle this long.
+	DefaultHTTPSessionTimeout = 30 * time.Minute
+	// HTTPTokenFile is the name of the generated token file in the config
+	// directory.
+	HTTPTokenFile = "http-token"
+	// minTokenLen is the shortest token accepted from a file or the
+	// environment.
+	minTokenLen = 16
+	// statelessVersion is the first MCP protocol version without
+	// sessions (SEP-2575): requests that carry it are served statelessly.
+	statelessVersion = "2026-07-28"
+	metadataPath     = "/.well-known/oauth-protected-resource"
+)
+
+// httpFlags are serve's flags for MCP over Streamable HTTP.
+type httpFlags struct {
+	addr            string
+	tokenFile       string
+	allowOrigins    stringList
+	allowHosts      stringList
+	maxBody         int64
+	sessionTimeout  time.Duration
+	tlsCert         string
+	tlsKey          string
+	authServers     stringList
+	scopes          stringList
+	resource        string
+	plaintextRemote bool
+
+	// Set by check.
+	listen    string // host:port
+	tlsConfig *tls.Config
+	token     string
+	tokenFrom string
+}
+
+func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
+	f := &httpFlags{}
+	fs.StringVar(&f.addr, "http", "", "serve MCP over Streamable HTTP on `ADDR` ([HOST]:PORT; a missing host means 127.0.0.1) at path /mcp, instead of stdio")
+	fs.StringVar(&f.tokenFile, "http-token-file", "", "`file` holding the bearer token HTTP clients must send, created (mode 0600) with a random token when missing (default: $DESKHAND_HTTP_TOKEN if set, else "+HTTPTokenFile+" in the config directory)")
+	fs.Var(&f.allowOrigins, "http-allow-origin", "also accept browser requests from this `origin` (scheme://host[:port]), repeatable; other Origin headers are refused")
+	fs.Var(&f.allowHosts, "http-allow-host", "also accept this `host` name in the Host header (besides localhost, 127.0.0.1, ::1 and the bound address), repeatable; * accepts any")
+	fs.Int64Var(&f.maxBody, "http-max-body", DefaultHTTPMaxBody, "largest HTTP request body, in `bytes`")
+	fs.DurationVar(&f.sessionTimeout, "http-session-timeout", DefaultHTTPSessionTimeout, "close an HTTP session after this long without a request, giving the computer back; 0 never")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate `file` (with --tls-key)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `file` of --tls-cert")
+	fs.Var(&f.authServers, "http-auth-server", "OAuth authorization server issuer `URL` to advertise in the protected-resource metadata (RFC 9728) at "+metadataPath+", repeatable")
+	fs.Var(&f.scopes, "http-scope", "OAuth `scope` to advertise in the protected-resource metadata, repeatable")
+	fs.StringVar(&f.resource, "http-resource", "", "the resource `URL` clients reach the MCP endpoint at, for the protected-resource metadata (default: from each request's Host)")
+	fs.BoolVar(&f.plaintextRemote, "http-allow-plaintext", false, "allow --http on a non-loopback address without TLS, for a TLS proxy in front (an ingress, a service mesh)")
+	return f
+}
+
+// check validates the flags before anything starts, and loads the TLS
+// certificate and the token (creating the token file on first start).
+func (f *httpFlags) check() error {
+	if f.addr == "" {
+		for _, set := range []bool{f.tokenFile != "", len(f.allowOrigins) > 0, len(f.allowHosts) > 0, f.tlsCert != "", f.tlsKey != "", len(f.authServers) > 0, f.plaintextRemote} {
+			if set {
+				return errors.New("the --http-*, --tls-cert and --tls-key flags need --http ADDR")
+			}
+		}
+		return nil
+	}
+	listen, err := listenAddr(f.addr)
+	if err != nil {
+		return err
+	}
+	f.listen = listen
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return errors.New("--tls-cert and --tls-key go together: give both, or neither for plain HTTP")
+	}
+	host, _, _ := net.SplitHostPort(listen)
+	if !isLoopbackHost(host) && f.tlsCert == "" && !f.plaintextRemote {
+		return fmt.Errorf("--http %s listens beyond this machine without TLS, and the bearer token would cross the network in the clear: "+
+			"pass --tls-cert and --tls-key, or --http-allow-plaintext when a TLS proxy in front (an ingress, a service mesh) encrypts the traffic", f.addr)
+	}
+	if f.maxBody < 1024 {
+		return fmt.Errorf("--http-max-body %d: use at least 1024 bytes", f.maxBody)
+	}
+	for _, o := range f.allowOrigins {
+		if _, err := parseOrigin(o); err != nil {
+			return fmt.Errorf("--http-allow-origin %q: %w", o, err)
+		}
+	}
+	for _, s := range f.authServers {
+		if u, err := url.Parse(s); err != nil || u.Scheme == "" || u.Host == "" {
+			return fmt.Errorf("--http-auth-server %q: give the issuer URL, such as https://auth.example.com", s)
+		}
+	}
+	if f.resource != "" {
+		if u, err := url.Parse(f.resource); err != nil || u.Scheme == "" || u.Host == "" {
+			return fmt.Errorf("--http-resource %q: give the URL clients use, such as https://desktop-3.example.com/mcp", f.resource)
+		}
+	}
+	if f.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+		if err != nil {
+			return fmt.Errorf("loading --tls-cert and --tls-key: %w", err)
+		}
+		f.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	f.token, f.tokenFrom, err = httpToken(f)
+	return err
+}
+
+// listenAddr turns --http's ADDR into a host:port to listen on, the host
+// defaulting to 127.0.0.1.
+func listenAddr(addr string) (string, error) {
+	if _, err := strconv.ParseUint(addr, 10, 16); err == nil {
+		addr = ":" + addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("--http %q: %w; use [HOST]:PORT, such as :8765 or 0.0.0.0:8765", addr, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "", fmt.Errorf("--http %q: port %q is not a number from 0 to 65535", addr, port)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// isLoopbackHost reports whether host (no port) names this machine's
+// loopback interface.
+func isLoopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// hostOnly strips the port from a Host header value.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// parseOrigin normalizes an origin to scheme://host[:port].
+func parseOrigin(o string) (string, error) {
+	u, err := url.Parse(o)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.User != nil {
+		return "", errors.New("an origin is scheme://host[:port], such as https://app.example.com")
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
+}
+
+// httpToken finds the bearer token: the file --http-token-file names, else
+// $DESKHAND_HTTP_TOKEN, else the default file; a missing file is created
+// with a random token. It returns where the token came from, for the log.
+func httpToken(f *httpFlags) (token, source string, err error) {
+	path := f.tokenFile
+	if path == "" {
+		if env := os.Getenv("DESKHAND_HTTP_TOKEN"); env != "" {
+			env = strings.TrimSpace(env)
+			if len(env) < minTokenLen {
+				return "", "", fmt.Errorf("DESKHAND_HTTP_TOKEN is %d characters long; use at least %d random characters (or unset it to have a token generated)", len(env), minTokenLen)
+			}
+			return env, "$DESKHAND_HTTP_TOKEN", nil
+		}
+		dir, err := consent.DefaultConfigDir()
+		if err != nil {
+			return "", "", err
+		}
+		path = filepath.Join(dir, HTTPTokenFile)
+	}
+	token, err = readToken(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		token, err = createToken(path)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	return token, path, nil
+}
+
+func readToken(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("the HTTP token file %s is readable by other users (mode %04o): run chmod 600 %s", path, fi.Mode().Perm(), path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("reading the HTTP token file: %w", err)
+	}
+	token := strings.TrimSpace(string(data))
+	if len(token) < minTokenLen {
+		return "", fmt.Errorf("the HTTP token file %s holds %d characters; put at least %d random characters in it, or delete it to have one generated", path, len(token), minTokenLen)
+	}
+	return token, nil
+}
+
+func createToken(path string) (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("generating the HTTP token: %w", err)
+	}
+	token := base64.RawURLEncoding.EncodeToString(b[:])
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", fmt.Errorf("creating the directory of the HTTP token file: %w", err)
+	}
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return readToken(path) // another deskhand created it first
+	}
+	if err != nil {
+		return "", fmt.Errorf("creating the HTTP token file: %w", err)
+	}
+	_, err = file.WriteString(token + "\n")
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return "", fmt.Errorf("writing the HTTP token file: %w", err)
+	}
+	return token, nil
+}
+
+// httpServe is what serveHTTP needs from serve.
+type httpServe struct {
+	flags   *httpFlags
+	base    mcpserver.Options // without consent and safety
+	consent *consentFlags
+	// stateless is the consent manager of the stateless server.
+	stateless *consent.Manager
+	helper    *bridge.Client
+	safety    *safety
+	logger    *slog.Logger
+	notify    *atomic.Pointer[func(string)]
+}
+
+// httpServer serves one listener.
+type httpServer struct {
+	httpServe
+	token      [sha256.Size]byte
+	tokenFrom  string
+	boundHost  string
+	tls        bool
+	stateless  *mcpserver.Server
+	statefulH  http.Handler
+	statelessH http.Handler
+
+	mu   sync.Mutex
+	live map[*mcpserver.Server]bool
+}
+
+// serveHTTP serves MCP over Streamable HTTP until ctx is done.
+func serveHTTP(ctx context.Context, hs httpServe) error {
+	f := hs.flags
+	useTLS := f.tlsConfig != nil
+	host, _, _ := net.SplitHostPort(f.listen)
+	s := &httpServer{httpServe: hs, token: sha256.Sum256([]byte(f.token)), tokenFrom: f.tokenFrom, boundHost: host, tls: useTLS, live: map[*mcpserver.Server]bool{}}
+	if err := s.build(); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", f.listen, err)
+	}
+	srv := &http.Server{
+		Handler:           s.handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig:         f.tlsConfig,
+		ErrorLog:          slog.NewLogLogger(hs.logger.Handler(), slog.LevelDebug),
+	}
+	scheme := "http"
+	if useTLS {
+		scheme = "https"
+	}
+	notifyAll := func(msg string) { s.notifyAll(ctx, msg) }
+	hs.notify.Store(&notifyAll)
+	hs.logger.Info("serving MCP over Streamable HTTP", "url", scheme+"://"+ln.Addr().String()+MCPPath,
+		"token", "send the bearer token from "+f.tokenFrom+" as Authorization: Bearer")
+	errc := make(chan error, 1)
+	go func() {
+		if useTLS {
+			errc <- srv.ServeTLS(ln, "", "")
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving HTTP: %w", err)
+	case <-ctx.Done():
+	}
+	// Streams a client keeps open would hold Shutdown forever.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	// Pending state-file writes finish before the process exits.
+	s.mu.Lock()
+	live := slices.Collect(maps.Keys(s.live))
+	s.mu.Unlock()
+	for _, m := range append(live, s.stateless) {
+		m.Close()
+	}
+	hs.logger.Info("stopped serving HTTP")
+	return nil
+}
+
+// build makes the stateless server and the two go-sdk handlers.
+func (s *httpServer) build() error {
+	o := s.base
+	held := &sessionExecutor{inner: s.base.Executor, turns: s.safety.turns}
+	id := s.safety.gates.SessionID("")
+	held.session.Store(&id)
+	o.Executor = held
+	o.Consent = s.httpServe.stateless
+	o.OneView = true
+	s.safety.options(&o, o.Consent.Session())
+	o.Logger = s.logger.With("component", "mcp", "http_session", "stateless")
+	stateless, err := mcpserver.New(o)
+	if err != nil {
+		return err
+	}
+	s.stateless = stateless
+	common := mcp.StreamableHTTPOptions{
+		Logger: s.logger.With("component", "http"),
+		// The Host check in front covers this, with the allow-list.
+		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        s.flags.maxBody,
+	}
+	stateful := common
+	stateful.SessionTimeout = s.flags.sessionTimeout
+	s.statefulH = mcp.NewStreamableHTTPHandler(s.serverFor, &stateful)
+	less := common
+	less.Stateless = true
+	s.statelessH = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return stateless.MCP() }, &less)
+	return nil
+}
+
+// handler is the whole HTTP surface: every request passes the Host
+// check; the MCP endpoint also the Origin check, the body cap and the
+// token. The protected-resource metadata is public (RFC 9728), for
+// browser-based clients too.
+func (s *httpServer) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(MCPPath, s.checkOrigin(s.capBody(s.authorize(http.HandlerFunc(s.route)))))
+	if len(s.flags.authServers) > 0 {
+		meta := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+				Resource:               s.resourceURL(r),
+				AuthorizationServers:   s.flags.authServers,
+				ScopesSupported:        s.flags.scopes,
+				BearerMethodsSupported: []string{"header"},
+				ResourceName:           "deskhand computer use",
+			}).ServeHTTP(w, r)
+		})
+		mux.Handle(metadataPath, meta)
+		mux.Handle(metadataPath+MCPPath, meta)
+	}
+	return s.checkHost(mux)
+}
+
+// checkHost refuses requests whose Host is not a name of this server: a
+// web page whose name an attacker made resolve to this machine (DNS
+// rebinding) sends its own name.
+func (s *httpServer) checkHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.hostAllowed(hostOnly(r.Host)) {
+			s.logger.Warn("refused an HTTP request for another host name (DNS rebinding protection)", "host", r.Host, "remote", r.RemoteAddr)
+			http.Error(w, fmt.Sprintf("Forbidden: the Host header %q is not a name of this server; start deskhand with --http-allow-host %s to accept it", r.Host, hostOnly(r.Host)), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkOrigin refuses browser requests from an origin that is not
+// allowed; clients that are not browsers send no Origin.
+func (s *httpServer) checkOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r.Host) {
+			s.logger.Warn("refused an HTTP request from a browser origin that is not allowed", "origin", origin, "remote", r.RemoteAddr)
+			http.Error(w, fmt.Sprintf("Forbidden: requests from origin %q are not allowed; start deskhand with --http-allow-origin %s to accept them", origin, origin), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *httpServer) hostAllowed(host string) bool {
+	if isLoopbackHost(host) {
+		return true
+	}
+	if ip := net.ParseIP(s.boundHost); ip == nil || !ip.IsUnspecified() {
+		if strings.EqualFold(host, strings.Trim(s.boundHost, "[]")) {
+			return true
+		}
+	}
+	return slices.ContainsFunc(s.flags.allowHosts, func(a string) bool { return a == "*" || strings.EqualFold(a, host) })
+}
+
+// originAllowed accepts the allow-listed origins and the server's own
+// (an origin naming the host and port the request was sent to): deskhand
+// serves no web pages, so no page of that origin can be an attacker's.
+func (s *httpServer) originAllowed(origin, requestHost string) bool {
+	o, err := parseOrigin(origin)
+	if err != nil {
+		return false // "null", or garbage
+	}
+	for _, a := range s.flags.allowOrigins {
+		if n, _ := parseOrigin(a); n == o {
+			return true
+		}
+	}
+	u, _ := url.Parse(o)
+	return strings.EqualFold(u.Host, requestHost)
+}
+
+// capBody refuses bodies over --http-max-body: at once when the length
+// is declared, while reading otherwise (the go-sdk answers 413 then).
+func (s *httpServer) capBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.flags.maxBody {
+			http.Error(w, fmt.Sprintf("Request Entity Too Large: the body is %d bytes; deskhand accepts at most %d (--http-max-body)", r.ContentLength, s.flags.maxBody), http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.flags.maxBody)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authorize requires the bearer token, compared in constant time.
+func (s *httpServer) authorize(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, given, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		sum := sha256.Sum256([]byte(strings.TrimSpace(given)))
+		if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], s.token[:]) != 1 {
+			challenge := `Bearer realm="deskhand"`
+			if len(s.flags.authServers) > 0 {
+				challenge += fmt.Sprintf(`, resource_metadata=%q`, s.metadataURL(r))
+			}
+			if !ok {
+				challenge += `, error="invalid_request"`
+			} else {
+				challenge += `, error="invalid_token"`
+			}
+			w.Header().Set("WWW-Authenticate", challenge)
+			s.logger.Warn("refused an HTTP request without the right bearer token", "remote", r.RemoteAddr, "had_token", ok)
+			http.Error(w, "Unauthorized: send deskhand's bearer token as Authorization: Bearer <token> (the server logs which file holds it when it starts)", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *httpServer) scheme() string {
+	if s.tls {
+		return "https"
+	}
+	return "http"
+}
+
+func (s *httpServer) resourceURL(r *http.Request) string {
+	if s.flags.resource != "" {
+		return s.flags.resource
+	}
+	return s.scheme() + "://" + r.Host + MCPPath
+}
+
+func (s *httpServer) metadataURL(r *http.Request) string {
+	u, err := url.Parse(s.resourceURL(r))
+	if err != nil {
+		return s.scheme() + "://" + r.Host + metadataPath + MCPPath
+	}
+	return u.Scheme + "://" + u.Host + metadataPath + u.Path
+}
+
+// route sends requests of the stateless protocol (2026-07-28 and later,
+// which has no sessions) to the stateless handler, everything else to
+// the handler with sessions.
+func (s *httpServer) route(w http.ResponseWriter, r *http.Request) {
+	v := r.Header.Get("Mcp-Protocol-Version")
+	if r.Header.Get("Mcp-Session-Id") == "" && v >= statelessVersion {
+		s.statelessH.ServeHTTP(w, r)
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), memoKey{}, &serverMemo{}))
+	s.statefulH.ServeHTTP(w, r)
+}
+
+// serverMemo holds the server made for one request: the go-sdk asks for
+// it twice while creating a session.
+type serverMemo struct{ srv *mcp.Server }
+
+type memoKey struct{}
+
+// serverFor is the stateful handler's getServer: a new MCP server, with
+// its own consent and gates, for each new session. A request of an
+// existing session only needs the protocol versions, which every server
+// shares.
+func (s *httpServer) serverFor(r *http.Request) *mcp.Server {
+	memo, _ := r.Context().Value(memoKey{}).(*serverMemo)
+	if r.Header.Get("Mcp-Session-Id") != "" || memo == nil {
+		return s.stateless.MCP()
+	}
+	if memo.srv == nil {
+		srv, err := s.newSession()
+		if err != nil {
+			s.logger.Error("starting an HTTP session", "err", err)
+			return nil
+		}
+		memo.srv = srv
+	}
+	return memo.srv
+}
+
+// newSession makes the MCP server of one HTTP session: its own consent
+// grants and gates, sharing the lock, the turn controller and the
+// desktop with every other session.
+func (s *httpServer) newSession() (*mcp.Server, error) {
+	mgr, err := newConsent(s.consent, s.helper, s.logger.With("component", "consent"))
+	if err != nil {
+		return nil, err
+	}
+	g, err := s.safety.forSession(mgr.Session())
+	if err != nil {
+		return nil, err
+	}
+	held := &sessionExecutor{inner: s.base.Executor, turns: s.safety.turns}
+	o := s.base
+	o.Executor = held
+	o.Consent = mgr
+	s.safety.optionsWith(g, &o, mgr.Session())
+	o.Logger = s.logger.With("component", "mcp")
+	srv, err := mcpserver.New(o)
+	if err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	srv.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
+				once.Do(func() { s.track(srv, ss, held, g) })
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return srv.MCP(), nil
+}
+
+// track follows a session until it ends (DELETE, the idle timeout, the
+// server stopping), then gives the computer back if the session held it.
+func (s *httpServer) track(srv *mcpserver.Server, ss *mcp.ServerSession, held *sessionExecutor, g *gates.Gates) {
+	id := g.SessionID(ss.ID())
+	held.session.Store(&id)
+	s.mu.Lock()
+	s.live[srv] = true
+	s.mu.Unlock()
+	s.logger.Info("HTTP session began", "session", id)
+	go func() {
+		_ = ss.Wait()
+		s.mu.Lock()
+		delete(s.live, srv)
+		s.mu.Unlock()
+		if active, ok := s.safety.turns.Active(); ok && active == id {
+			s.safety.turns.End(cleanup.ReasonDisconnect)
+			s.logger.Info("HTTP session ended; gave the computer back", "session", id)
+			return
+		}
+		s.logger.Info("HTTP session ended", "session", id)
+	}()
+}
+
+// notifyAll sends msg to every HTTP session as a log notification.
+func (s *httpServer) notifyAll(ctx context.Context, msg string) {
+	s.mu.Lock()
+	srvs := slices.Collect(maps.Keys(s.live))
+	s.mu.Unlock()
+	for _, srv := range srvs {
+		srv.Notify(ctx, "info", msg)
+	}
+}
+
+// sessionExecutor is the executor of one HTTP session. All sessions drive
+// one desktop: ReleaseAll, which a session's server calls when one of its
+// calls fails or it ends, lets go of the buttons and keys only when no
+// other session's turn is current, so that a session refused by the lock
+// cannot cut short the drag of the one holding it.
+type sessionExecutor struct {
+	inner   mcpserver.Executor
+	turns   *cleanup.Controller
+	session atomic.Pointer[string] // the lock and turn id, once known
+}
+
+func (e *sessionExecutor) ReleaseAll(ctx context.Context) error {
+	if active, ok := e.turns.Active(); ok {
+		if id := e.session.Load(); id == nil || *id != active {
+			return nil
+		}
+	}
+	return e.inner.ReleaseAll(ctx)
+}
+
+func (e *sessionExecutor) Displays(ctx context.Context) ([]bridge.Display, error) {
+	return e.inner.Displays(ctx)
+}
+
+func (e *sessionExecutor) Capture(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
+	return e.inner.Capture(ctx, req)
+}
+
+func (e *sessionExecutor) CursorPosition(ctx context.Context) (geometry.Point, error) {
+	return e.inner.CursorPosition(ctx)
+}
+
+func (e *sessionExecutor) MoveMouse(ctx context.Context, to geometry.Point) error {
+	return e.inner.MoveMouse(ctx, to)
+}
+
+func (e *sessionExecutor) Click(ctx context.Context, at geometry.Point, button mcpserver.Button, count int, modifiers string) error {
+	return e.inner.Click(ctx, at, button, count, modifiers)
+}
+
+func (e *sessionExecutor) MouseDown(ctx context.Context, button mcpserver.Button) error {
+	return e.inner.MouseDown(ctx, button)
+}
+
+func (e *sessionExecutor) MouseUp(ctx context.Context, button mcpserver.Button) error {
+	return e.inner.MouseUp(ctx, button)
+}
+
+func (e *sessionExecutor) Drag(ctx context.Context, from, to geometry.Point) error {
+	return e.inner.Drag(ctx, from, to)
+}
+
+func (e *sessionExecutor) Scroll(ctx context.Context, at geometry.Point, direction string, amount int) error {
+	return e.inner.Scroll(ctx, at, direction, amount)
+}
+
+func (e *sessionExecutor) Type(ctx context.Context, text string) error {
+	return e.inner.Type(ctx, text)
+}
+
+func (e *sessionExecutor) Key(ctx context.Context, keys string) error {
+	return e.inner.Key(ctx, keys)
+}
+
+func (e *sessionExecutor) HoldKey(ctx context.Context, combo string, d time.Duration) error {
+	return e.inner.HoldKey(ctx, combo, d)
+}
+
+func (e *sessionExecutor) ReadClipboard(ctx context.Context) (string, error) {
+	return e.inner.ReadClipboard(ctx)
+}
+
+func (e *sessionExecutor) WriteClipboard(ctx context.Context, text string) error {
+	return e.inner.WriteClipboard(ctx, text)
+}
+
+func (e *sessionExecutor) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
+	return e.inner.OpenApplication(ctx, app)
+}
