@@ -24,7 +24,9 @@ const maskAttempts = 3
 //   - remembers the latest capture, for the staleness gate;
 //   - clears the clipboard again after each input action while the
 //     clipboard guard is on;
-//   - tells the Escape watcher about deskhand's own Escape keys.
+//   - tells the Escape watcher about deskhand's own Escape keys;
+//   - holds the live-state gates for the whole of a keyboard action or a
+//     drag (see watch.go).
 func (g *Gates) Wrap(inner mcpserver.Executor) mcpserver.Executor {
 	return &guarded{Executor: inner, g: g}
 }
@@ -127,26 +129,8 @@ func (e *guarded) MouseUp(ctx context.Context, b mcpserver.Button) error {
 	return e.after(ctx, e.Executor.MouseUp(ctx, b))
 }
 
-func (e *guarded) Drag(ctx context.Context, from, to geometry.Point) error {
-	return e.after(ctx, e.Executor.Drag(ctx, from, to))
-}
-
 func (e *guarded) Scroll(ctx context.Context, at geometry.Point, dir string, amount int) error {
 	return e.after(ctx, e.Executor.Scroll(ctx, at, dir, amount))
-}
-
-func (e *guarded) Type(ctx context.Context, text string) error {
-	return e.after(ctx, e.Executor.Type(ctx, text))
-}
-
-func (e *guarded) Key(ctx context.Context, keys string) error {
-	defer e.ownEscape(keys)()
-	return e.after(ctx, e.Executor.Key(ctx, keys))
-}
-
-func (e *guarded) HoldKey(ctx context.Context, combo string, d time.Duration) error {
-	defer e.ownEscape(combo)()
-	return e.after(ctx, e.Executor.HoldKey(ctx, combo, d))
 }
 
 func (e *guarded) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
