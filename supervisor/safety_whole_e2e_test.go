@@ -235,3 +235,72 @@ func TestSafetyWholeBatchStep(t *testing.T) {
 		t.Errorf("the terminal received %q before the test's own Z; want nothing from deskhand", got)
 	}
 }
+
+// buttonPresses counts the raw button presses the key recorder (xinput
+// test-xi2 --root) has seen, from every client.
+func buttonPresses(k *keyRecorder) int {
+	data, _ := os.ReadFile(k.path)
+	return strings.Count(string(data), "(RawButtonPress)")
+}
+
+// TestSafetyWholeStaleness: after a screenshot and a mouse_move onto the
+// target, a window is moved over the target; the left_click that follows
+// is refused as stale and no button press reaches the X server. The
+// model's own sequence, a click and typing that change the screen and a
+// click on what they changed, is allowed.
+func TestSafetyWholeStaleness(t *testing.T) {
+	desktoptest.Require(t, "xinput", "zenity", "xterm")
+	d := newDesktop(t, desktoptest.Options{})
+	target := d.StartGTK(t, "target")
+	d.Move(t, target.ID, 100, 100, 0, 0)
+	// The cover looks nothing like the target: a red terminal.
+	cover := d.StartApp(t, desktoptest.App{Name: "xterm", Args: []string{"-bg", "#C01010", "-geometry", "40x12+1000+600"}, Class: "XTerm"})
+	d.Focus(t, target.ID)
+	target = d.WindowInfo(t, target.ID)
+	e := gatedServer(t, d, nil, "--allow", "zenity", "--allow", "xterm")
+	e.access([]string{"zenity", "xterm"})
+	rec := recordKeys(t, d)
+
+	e.screenshot("screenshot", nil)
+	x, y := center(target, 0, -20)
+	e.ok("mouse_move", map[string]any{"coordinate": e.at(x, y)})
+	d.Move(t, cover.ID, x-100, y-60, 0, 0)
+	d.Focus(t, cover.ID)
+	before := buttonPresses(rec)
+	e.bad("left_click", map[string]any{"coordinate": e.at(x, y)}, "stale screenshot", "take a new screenshot")
+	if got := buttonPresses(rec); got != before {
+		t.Errorf("%d button presses reached the X server from the refused click after mouse_move", got-before)
+	}
+	// The same after a scroll.
+	e.screenshot("screenshot", nil)
+	e.ok("scroll", map[string]any{"coordinate": e.at(x, y), "scroll_direction": "down", "scroll_amount": 1})
+	d.Move(t, cover.ID, 1000, 600, 0, 0)
+	before = buttonPresses(rec)
+	e.bad("left_click", map[string]any{"coordinate": e.at(x, y)}, "stale screenshot", "take a new screenshot")
+	if got := buttonPresses(rec); got != before {
+		t.Errorf("%d button presses reached the X server from the refused click after scroll", got-before)
+	}
+
+	// The model's own sequence: click into an entry, type (the entry
+	// changes), click on the typed text, type more, press Return.
+	w, out, code := shellApp(t, d, `--entry --title "Own changes" --text "Own changes"`)
+	d.Move(t, w.ID, 600, 100, 0, 0)
+	d.Focus(t, w.ID)
+	w = d.WindowInfo(t, w.ID)
+	e.screenshot("screenshot", nil)
+	// GTK 3's zenity --entry: the entry spans the client area's width, 35
+	// px above the buttons' row.
+	ex, ey := w.Client.X+40, w.Client.Y+w.Client.Height-76
+	e.ok("left_click", map[string]any{"coordinate": e.at(ex, ey)})
+	e.ok("type", map[string]any{"text": "hello"})
+	e.ok("left_click", map[string]any{"coordinate": e.at(ex+10, ey)})
+	e.ok("key", map[string]any{"text": "End"})
+	e.ok("type", map[string]any{"text": " world"})
+	e.ok("key", map[string]any{"text": "Return"})
+	if status := waitExit(t, code); status != 0 {
+		t.Fatalf("the dialog exited %d", status)
+	}
+	if got, _ := os.ReadFile(out); string(got) != "hello world\n" {
+		t.Errorf("the dialog read %q, want %q", got, "hello world\n")
+	}
+}

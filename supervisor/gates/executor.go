@@ -92,12 +92,12 @@ func missing(want, have []uint32) []uint32 {
 
 // after runs once an input action has been sent: the clipboard guard
 // clears the clipboard again (a click may have copied something into it),
-// and the staleness gate notes that the screen may now differ from the
-// latest capture on purpose.
+// and the staleness gate takes the screen as the action left it as its
+// new reference (see baseline.go).
 func (e *guarded) after(ctx context.Context, err error) error {
 	g := e.g
+	g.rebaseline(ctx)
 	g.mu.Lock()
-	g.acted = true
 	guarding := g.guarding
 	g.mu.Unlock()
 	if guarding {

@@ -20,8 +20,10 @@
 //     the user's clipboard is stashed and cleared, and cleared again after
 //     each action; it comes back when no such app is, and at the end of
 //     the turn; read_clipboard and write_clipboard need their grant flags;
-//  8. pixel staleness: the first input after a screenshot or zoom lands on
-//     pixels that still look as they did in it (the helper's patch_check);
+//  8. pixel staleness: every click lands on pixels that still look as
+//     they did when deskhand last looked: in the latest screenshot or
+//     zoom, or as deskhand's own latest action left them (baseline.go;
+//     the helper's patch_check and patch_baseline);
 //  9. system shortcuts: combinations on the blocklist (package keyblock)
 //     need the systemKeyCombos grant.
 //
@@ -118,7 +120,8 @@ type Gates struct {
 	// guarding is true while the clipboard guard keeps the clipboard
 	// cleared.
 	guarding bool
-	// acted is true once input was sent after the latest capture.
+	// acted is true once input was sent after the latest capture and
+	// the staleness reference could not be refreshed after it.
 	acted bool
 	// last is the source rectangle of the latest capture, nil before one.
 	last *bridge.Rect
