@@ -54,6 +54,14 @@
 // X server makes every call fail with an error instead of Xlib exiting the
 // process.
 //
+// A key held by [Input.HoldKey] does not autorepeat: its autorepeat is
+// turned off for the hold and back on after (also by ReleaseAll and Close),
+// so that a long hold never types into a window that takes the focus
+// meanwhile. A [Guard] in the context ([WithGuard]) holds a caller's
+// checks for the whole of a keyboard operation: keys are sent in short
+// runs, each after the Guard's Check and with the focus verified, under a
+// server grab, to be on a window the Guard allows (see Guard).
+//
 // # Limits
 //
 // robotgo keeps one X connection per process, so only one Input may be open
