@@ -80,20 +80,40 @@ func cause(ctx context.Context) error {
 	return context.Cause(ctx)
 }
 
+// checked is what a Guard's last Check allowed, and when.
+type checked struct {
+	allowed []uint32
+	at      time.Time
+}
+
+// checkReuse is how long a Check's answer serves the runs of one Type that
+// follow it without a line break in between: the focus itself is still
+// verified for every run, against windows that were allowed that recently.
+const checkReuse = 100 * time.Millisecond
+
 // guardedSend runs send, which presses keys, under g (nil: just runs it).
-// See Guard. A window listed after the focus moved (a new dialog of an
-// allowed app) gets a second Check before the keys are refused.
-func (in *Input) guardedSend(ctx context.Context, g *Guard, send func() error) error {
+// See Guard. last, when not nil, keeps the latest Check's answer for the
+// next run; fresh asks for a new Check regardless. A window listed after
+// the focus moved (a new dialog of an allowed app) gets a second Check
+// before the keys are refused.
+func (in *Input) guardedSend(ctx context.Context, g *Guard, last *checked, fresh bool, send func() error) error {
 	if g == nil {
 		return send()
+	}
+	if last == nil {
+		last = &checked{}
 	}
 	for attempt := 0; ; attempt++ {
 		if err := cause(ctx); err != nil {
 			return err
 		}
-		allowed, err := g.Check(ctx)
-		if err != nil {
-			return err
+		allowed := last.allowed
+		if fresh || attempt > 0 || allowed == nil || time.Since(last.at) > checkReuse {
+			var err error
+			if allowed, err = g.Check(ctx); err != nil {
+				return err
+			}
+			last.allowed, last.at = allowed, time.Now()
 		}
 		if err := in.be.grab(); err != nil {
 			return err

@@ -3,6 +3,7 @@ package input
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -84,8 +85,25 @@ func TestGuardedTypeRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.take()
-	if g.count() != 2 {
-		t.Errorf("%d checks for %d characters, want 2", g.count(), typeRun+1)
+	if g.count() != 1 {
+		t.Errorf("%d checks for two runs without a line break, want 1 (its answer is reused)", g.count())
+	}
+
+	// The focus is verified for every run even so.
+	ups := 0
+	f.mu.Lock()
+	f.onEvent = func(ev string) {
+		if ev == "key 38 up" {
+			if ups++; ups == typeRun {
+				f.setFocus(9)
+			}
+		}
+	}
+	f.mu.Unlock()
+	err := in.Type(WithGuard(context.Background(), (&countingGuard{}).guard()), strings.Repeat("a", typeRun+1))
+	var fe *FocusError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), fmt.Sprintf("typed %d of %d", typeRun, typeRun+1)) {
+		t.Errorf("Type with the focus moved between runs = %v", err)
 	}
 }
 

@@ -665,7 +665,7 @@ func (in *Input) Key(ctx context.Context, keys string) error {
 					return err
 				}
 			}
-			err := in.guardedSend(ctx, g, func() error {
+			err := in.guardedSend(ctx, g, nil, true, func() error {
 				if err := kb.pressCombo(o, c); err != nil {
 					return err
 				}
@@ -721,7 +721,7 @@ func (in *Input) HoldKey(ctx context.Context, combo string, d time.Duration) err
 			kb.finish(o)
 			return errors.Join(err, in.restoreRepeat(norepeat))
 		}
-		err = in.guardedSend(ctx, g, func() error {
+		err = in.guardedSend(ctx, g, nil, true, func() error {
 			if err := kb.pressCombo(o, c); err != nil {
 				return err
 			}
@@ -859,11 +859,14 @@ func (in *Input) Type(ctx context.Context, text string) error {
 			}
 			return fmt.Errorf("typed %d of %d characters (up to %s), then stopped: %w", typed, len(items), describeUpTo(items[:typed]), err)
 		}
+		var last checked
 		for start := 0; start < len(items); {
 			run := items[start:]
+			fresh := start == 0
 			if g != nil {
 				run = run[:runLength(run)]
 				if start > 0 && isLineBreak(items[start-1].char) {
+					fresh = true
 					// The line break may have closed a dialog and moved
 					// the focus: let that happen before the check.
 					if err := in.awaitRead(); err != nil {
@@ -877,7 +880,7 @@ func (in *Input) Type(ctx context.Context, text string) error {
 					return stopped(err)
 				}
 			}
-			err := in.guardedSend(ctx, g, func() error {
+			err := in.guardedSend(ctx, g, &last, fresh, func() error {
 				for _, it := range items[start : start+end] {
 					if err := cause(ctx); err != nil {
 						return err
