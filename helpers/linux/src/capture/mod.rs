@@ -434,3 +434,24 @@ fn count_differing(a: &[u8], la: Layout4, b: &[u8], lb: Layout4, tolerance: u8) 
     }
     n
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn count_differing_compares_colours_across_layouts() {
+        // Two pixels: the same red in BGRX and RGBX; then black against
+        // grey 30.
+        let bgrx = [0, 0, 200, 0, 0, 0, 0, 0];
+        let rgbx = [200, 0, 0, 0, 30, 30, 30, 0];
+        assert_eq!(
+            count_differing(&bgrx, Layout4::BGRX, &rgbx, Layout4::RGBX, 24),
+            1
+        );
+        assert_eq!(
+            count_differing(&bgrx, Layout4::BGRX, &rgbx, Layout4::RGBX, 30),
+            0
+        );
+    }
+}
