@@ -161,7 +161,7 @@ func TestSafetyWholeTypeFocusMoves(t *testing.T) {
 	s := newWholeScene(t)
 	keys := recordKeys(t, s.d)
 	var text strings.Builder
-	for i := 0; i < 3000; i++ {
+	for i := 0; i < 6000; i++ {
 		text.WriteRune(rune(0x4e00 + i%400)) // none on a US layout: each borrows a keycode
 	}
 	ch := s.callAsync("type", map[string]any{"text": text.String()})

@@ -19,14 +19,15 @@ import (
 //
 // "As the action left it" is read once the screen settles: the helper
 // re-reads the latest capture's area (patch_baseline) right after the
-// action, then every settleStep until a read finds at most settleQuiet
-// pixels changed since the one before (a blinking text cursor stays under
-// that), for at most settleMax. A change that starts later than that, even
+// action, then every settleStep until a read at least settleMin after the
+// action finds at most settleQuiet pixels changed since the one before (a
+// blinking text cursor stays under that), for at most settleMax. A change that starts later than that, even
 // one the action caused, is treated as someone else's: the click is
 // refused and the model asked for a new screenshot, which is the safe
 // way to be wrong.
 const (
 	settleStep  = 50 * time.Millisecond
+	settleMin   = 100 * time.Millisecond
 	settleMax   = 600 * time.Millisecond
 	settleQuiet = 200
 )
@@ -51,8 +52,8 @@ func (g *Gates) rebaseline(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleMax+2*time.Second)
 	defer cancel()
-	deadline := time.Now().Add(settleMax)
-	for first := true; ; first = false {
+	start := time.Now()
+	for {
 		res, err := b.PatchBaseline(ctx, patchTolerance)
 		var be *bridge.Error
 		if errors.As(err, &be) && be.Name == "no_capture" {
@@ -62,7 +63,7 @@ func (g *Gates) rebaseline(ctx context.Context) {
 			g.log.Warn("refreshing the staleness reference; checking only the first click after the next screenshot", "err", err)
 			return
 		}
-		if !first && res.DifferingPixels <= settleQuiet || time.Now().After(deadline) {
+		if since := time.Since(start); since >= settleMin && res.DifferingPixels <= settleQuiet || since >= settleMax {
 			break
 		}
 		select {

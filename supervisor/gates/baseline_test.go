@@ -45,7 +45,8 @@ func TestStalenessAfterOwnInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The model's own click changes the screen; the screen settles over
-	// three reads; the reference is then the settled screen.
+	// three reads (the third at settleMin); the reference is then the
+	// settled screen.
 	d.diffs = []int{5000, 900, 3}
 	if err := f.exec.Click(ctx, *onZenity, mcpserver.ButtonLeft, 1, ""); err != nil {
 		t.Fatal(err)
