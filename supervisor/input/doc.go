@@ -67,5 +67,7 @@
 // robotgo keeps one X connection per process, so only one Input may be open
 // at a time. Input goes to X11 (Xorg, Xvfb, or Xwayland for X clients only).
 // If the process is killed while a keycode is borrowed, that keycode keeps
-// its temporary symbol until the layout is reloaded (setxkbmap).
+// its temporary symbol until the layout is reloaded (setxkbmap); killed
+// during a HoldKey, the held key's autorepeat stays off until `xset r` or
+// the X server restarts.
 package input
