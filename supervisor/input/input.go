@@ -714,6 +714,7 @@ func (in *Input) HoldKey(ctx context.Context, combo string, d time.Duration) err
 		// checks hold for the press, not for the repeats.
 		for _, sym := range c.Keys {
 			if st, _, ok := kb.km.lookup(sym); ok {
+				norepeat = append(norepeat, kb.km.modKeycodes(st.mods)...)
 				norepeat = append(norepeat, st.code)
 			}
 		}
