@@ -191,12 +191,13 @@ func (g *Gates) checkLaunch(a *mcpserver.Action) error {
 	return nil
 }
 
-// Staleness: the first input action after a capture must land on pixels
-// that still look as they did in it. Later actions until the next capture
-// land on a screen the model's own actions changed, knowingly (a click
-// selects, highlights or opens something), so they are not checked: the
-// guard is against the screen changing while the model was looking at an
-// old screenshot, such as a window or dialog appearing over the target.
+// Staleness: every action that lands on pixels must find them as they
+// looked when deskhand last looked: in the latest capture, or, after
+// deskhand's own input, as that input left them (baseline.go). The guard
+// is against the screen changing while the model was looking at an old
+// screenshot, such as a window or dialog appearing over the target; what
+// the model's own actions changed (a click selects, highlights or opens
+// something) is in the reference and does not count.
 //
 // A patch of patchSize² pixels counts as changed when over a fifth of its
 // pixels differ by more than patchTolerance in some channel: a blinking
@@ -217,7 +218,8 @@ func (g *Gates) checkStaleness(ctx context.Context, a *mcpserver.Action) error {
 	acted, last := g.acted, g.last
 	g.mu.Unlock()
 	if acted || last == nil {
-		// Input since the latest capture, or no capture yet: see above.
+		// No capture yet, or a reference that could not be refreshed
+		// after deskhand's own input: see above.
 		return nil
 	}
 	for _, pt := range points(a) {

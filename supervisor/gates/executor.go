@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/geometry"
@@ -22,7 +21,9 @@ const maskAttempts = 3
 //     appeared meanwhile;
 //   - remembers the latest capture, for the staleness gate;
 //   - clears the clipboard, PRIMARY and the cut buffer again after each
-//     input action while a click-tier app is in play.
+//     input action while a click-tier app is in play;
+//   - holds the live-state gates for the whole of a keyboard action or a
+//     drag (see watch.go).
 func (g *Gates) Wrap(inner mcpserver.Executor) mcpserver.Executor {
 	return &guarded{Executor: inner, g: g}
 }
@@ -88,13 +89,11 @@ func missing(want, have []uint32) []uint32 {
 
 // after runs once an input action has been sent: the clipboard guard
 // clears the selections again while a click-tier app is in play (a click
-// may have selected or copied something), and the staleness gate notes
-// that the screen may now differ from the latest capture on purpose.
+// may have selected or copied something), and the staleness gate takes
+// the screen as the action left it as its new reference (see baseline.go).
 func (e *guarded) after(ctx context.Context, err error) error {
 	g := e.g
-	g.mu.Lock()
-	g.acted = true
-	g.mu.Unlock()
+	g.rebaseline(ctx)
 	if cerr := g.clearAfterAction(ctx); cerr != nil {
 		g.log.Warn("clearing the clipboard after an action", "err", cerr)
 		if err == nil {
@@ -120,24 +119,8 @@ func (e *guarded) MouseUp(ctx context.Context, b mcpserver.Button) error {
 	return e.after(ctx, e.Executor.MouseUp(ctx, b))
 }
 
-func (e *guarded) Drag(ctx context.Context, from, to geometry.Point) error {
-	return e.after(ctx, e.Executor.Drag(ctx, from, to))
-}
-
 func (e *guarded) Scroll(ctx context.Context, at geometry.Point, dir string, amount int) error {
 	return e.after(ctx, e.Executor.Scroll(ctx, at, dir, amount))
-}
-
-func (e *guarded) Type(ctx context.Context, text string) error {
-	return e.after(ctx, e.Executor.Type(ctx, text))
-}
-
-func (e *guarded) Key(ctx context.Context, keys string) error {
-	return e.after(ctx, e.Executor.Key(ctx, keys))
-}
-
-func (e *guarded) HoldKey(ctx context.Context, combo string, d time.Duration) error {
-	return e.after(ctx, e.Executor.HoldKey(ctx, combo, d))
 }
 
 func (e *guarded) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {

@@ -25,8 +25,10 @@
 //     chord put there is undone when the turn ends; the stash comes back
 //     when no grant or app needs it any more, and at the end of the turn;
 //     read_clipboard and write_clipboard need their grant flags;
-//  8. pixel staleness: the first input after a screenshot or zoom lands on
-//     pixels that still look as they did in it (the helper's patch_check);
+//  8. pixel staleness: every click lands on pixels that still look as
+//     they did when deskhand last looked: in the latest screenshot or
+//     zoom, or as deskhand's own latest action left them (baseline.go;
+//     the helper's patch_check and patch_baseline);
 //  9. system shortcuts: combinations on the blocklist (package keyblock)
 //     need the systemKeyCombos grant.
 //
@@ -117,7 +119,8 @@ type Gates struct {
 	// memo is the window list read for the action being checked.
 	memoAction *mcpserver.Action
 	memo       *bridge.WindowList
-	// acted is true once input was sent after the latest capture.
+	// acted is true once input was sent after the latest capture and
+	// the staleness reference could not be refreshed after it.
 	acted bool
 	// last is the source rectangle of the latest capture, nil before one.
 	last *bridge.Rect

@@ -30,6 +30,18 @@ type backend interface {
 	// when the application offers no way to ask. An error means it did
 	// not answer within timeout.
 	confirmRead(timeout time.Duration) (bool, error)
+
+	// grab holds off every other client's requests until ungrab (X:
+	// GrabServer), so that a check and the keys after it are one step.
+	grab() error
+	ungrab() error
+	// focusChain lists the window with the keyboard focus and its
+	// ancestors, innermost first; empty when no window has it.
+	focusChain() ([]uint32, error)
+	// keyRepeats reports whether code autorepeats while held;
+	// setKeyRepeat turns that on or off.
+	keyRepeats(code keycode) (bool, error)
+	setKeyRepeat(code keycode, on bool) error
 }
 
 // kbdState is the XKB keyboard state: modifiers in effect by how they got

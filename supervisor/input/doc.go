@@ -77,10 +77,20 @@
 // X server makes every call fail with an error instead of Xlib exiting the
 // process.
 //
+// A key held by [Input.HoldKey] does not autorepeat: its autorepeat is
+// turned off for the hold and back on after (also by ReleaseAll and Close),
+// so that a long hold never types into a window that takes the focus
+// meanwhile. A [Guard] in the context ([WithGuard]) holds a caller's
+// checks for the whole of a keyboard operation: keys are sent in short
+// runs, each after the Guard's Check and with the focus verified, under a
+// server grab, to be on a window the Guard allows (see Guard).
+//
 // # Limits
 //
 // robotgo keeps one X connection per process, so only one Input may be open
 // at a time. Input goes to X11 (Xorg, Xvfb, or Xwayland for X clients only).
 // If the process is killed while a keycode is borrowed, that keycode keeps
-// its temporary symbol until the layout is reloaded (setxkbmap).
+// its temporary symbol until the layout is reloaded (setxkbmap); killed
+// during a HoldKey, the held key's autorepeat stays off until `xset r` or
+// the X server restarts.
 package input

@@ -158,6 +158,9 @@ type Input struct {
 	held  []pressed          // in press order
 	bound map[keycode]Keysym // spare keycodes this package has bound
 	guard keyGuard           // see guard.go
+	// repeatOff holds the keycodes whose autorepeat this package turned
+	// off while holding them (see noRepeat).
+	repeatOff map[keycode]bool
 }
 
 // pressed is a key or button this package holds down.
@@ -200,6 +203,8 @@ func newInput(opts Options, open func(display string) (backend, string, error)) 
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
 		bound:   make(map[keycode]Keysym),
+
+		repeatOff: make(map[keycode]bool),
 	}
 	ready := make(chan error, 1)
 	go in.loop(open, ready)
@@ -412,6 +417,13 @@ func (in *Input) releaseAll() error {
 			codes = append(codes, c)
 		}
 		errs = append(errs, in.unbind(codes))
+	}
+	if len(in.repeatOff) > 0 {
+		codes := make([]keycode, 0, len(in.repeatOff))
+		for c := range in.repeatOff {
+			codes = append(codes, c)
+		}
+		errs = append(errs, in.restoreRepeat(codes))
 	}
 	errs = append(errs, in.restoreControls())
 	return errors.Join(errs...)
@@ -660,15 +672,25 @@ func (in *Input) Key(ctx context.Context, keys string) error {
 		if err := kb.bindMissing(need); err != nil {
 			return err
 		}
-		for _, c := range combos {
-			if err := ctx.Err(); err != nil {
-				return err
+		g := guardOf(ctx)
+		for i, c := range combos {
+			if err := cause(ctx); err != nil {
+				return pressedBefore(i, len(combos), err)
 			}
-			if err := kb.pressCombo(o, c); err != nil {
-				return err
+			if g != nil && i > 0 {
+				// The last combination may have moved the focus.
+				if err := in.awaitRead(); err != nil {
+					return err
+				}
 			}
-			if err := kb.releaseCombo(o); err != nil {
-				return err
+			err := in.guardedSend(ctx, g, nil, true, func() error {
+				if err := kb.pressCombo(o, c); err != nil {
+					return err
+				}
+				return kb.releaseCombo(o)
+			})
+			if err != nil {
+				return pressedBefore(i, len(combos), err)
 			}
 			// A combination may have switched a control on (five Shift
 			// presses toggle StickyKeys when AccessXKeys is on); put it
@@ -679,6 +701,14 @@ func (in *Input) Key(ctx context.Context, keys string) error {
 		}
 		return nil
 	})
+}
+
+// pressedBefore reports a Key stopped before combination i of n.
+func pressedBefore(i, n int, err error) error {
+	if n == 1 {
+		return fmt.Errorf("nothing was pressed: %w", err)
+	}
+	return fmt.Errorf("pressed %d of %d key combinations, then stopped: %w", i, n, err)
 }
 
 // HoldKey presses the combination, holds it for d (or until ctx is done)
@@ -693,7 +723,8 @@ func (in *Input) HoldKey(ctx context.Context, combo string, d time.Duration) err
 		return fmt.Errorf("hold duration %s is negative", d)
 	}
 	var keys []pressed
-	var borrowed []keycode
+	var borrowed, norepeat []keycode
+	g := guardOf(ctx)
 	err = in.do(ctx, func(ctx context.Context, o *op) error {
 		kb, err := in.openKeyboard(false)
 		if err != nil {
@@ -703,13 +734,33 @@ func (in *Input) HoldKey(ctx context.Context, combo string, d time.Duration) err
 			kb.finish(o)
 			return err
 		}
-		if err := kb.pressCombo(o, c); err != nil {
-			kb.finish(o)
-			return err
+		// A held key autorepeats into whatever window has the focus; the
+		// checks hold for the press, not for the repeats. Escape keeps its
+		// autorepeat: the X server drops a press of a key that is already
+		// down and does not repeat, so with it off a user's Escape sent
+		// through the same XTEST device (VNC, xrdp) while deskhand holds
+		// Escape would never reach the Escape watcher.
+		for _, sym := range c.Keys {
+			if st, _, ok := kb.km.lookup(sym); ok {
+				norepeat = append(norepeat, kb.km.modKeycodes(st.mods)...)
+				if sym != keysymEscape {
+					norepeat = append(norepeat, st.code)
+				}
+			}
 		}
-		if err := in.be.sync(); err != nil {
+		if err := in.noRepeat(norepeat); err != nil {
 			kb.finish(o)
-			return err
+			return errors.Join(err, in.restoreRepeat(norepeat))
+		}
+		err = in.guardedSend(ctx, g, nil, true, func() error {
+			if err := kb.pressCombo(o, c); err != nil {
+				return err
+			}
+			return in.be.sync()
+		})
+		if err != nil {
+			kb.finish(o)
+			return errors.Join(err, in.restoreRepeat(norepeat))
 		}
 		keys = append(keys, kb.comboHeld...)
 		// The borrowed keycodes stay bound until the keys are released.
@@ -718,9 +769,9 @@ func (in *Input) HoldKey(ctx context.Context, combo string, d time.Duration) err
 		return nil
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("nothing was held: %w", err)
 	}
-	waitErr := sleepCtx(ctx, d)
+	waitErr := in.hold(ctx, g, d)
 	relErr := in.do(context.WithoutCancel(ctx), func(context.Context, *op) error {
 		var errs []error
 		for i := len(keys) - 1; i >= 0; i-- {
@@ -738,9 +789,45 @@ func (in *Input) HoldKey(ctx context.Context, combo string, d time.Duration) err
 		if len(still) > 0 {
 			errs = append(errs, in.unbind(still))
 		}
+		errs = append(errs, in.restoreRepeat(norepeat))
 		return errors.Join(errs...)
 	})
+	if waitErr != nil {
+		waitErr = fmt.Errorf("let go early (the keys are released): %w", waitErr)
+	}
 	return errors.Join(waitErr, relErr)
+}
+
+// hold waits d, or until ctx ends; under a Guard it also ends, with the
+// Guard's error, when the focus leaves the windows it allows.
+func (in *Input) hold(ctx context.Context, g *Guard, d time.Duration) error {
+	if g == nil {
+		return sleepCtx(ctx, d)
+	}
+	deadline := time.Now().Add(d)
+	var allowed []uint32
+	first := true
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil
+		}
+		if !first {
+			var err error
+			if allowed, err = in.holdAllowed(ctx, g, allowed); err != nil {
+				return err
+			}
+		} else {
+			var err error
+			if allowed, err = g.Check(ctx); err != nil {
+				return err
+			}
+			first = false
+		}
+		if err := sleepCtx(ctx, min(left, holdPoll)); err != nil {
+			return cause(ctx)
+		}
+	}
 }
 
 // typeItem is one character of text to type: the keysyms that produce it,
@@ -795,24 +882,53 @@ func (in *Input) Type(ctx context.Context, text string) error {
 			return err
 		}
 		defer kb.finish(o)
+		g := guardOf(ctx)
+		typed := 0
+		stopped := func(err error) error {
+			if typed == 0 {
+				return fmt.Errorf("nothing was typed: %w", err)
+			}
+			return fmt.Errorf("typed %d of %d characters (up to %s), then stopped: %w", typed, len(items), describeUpTo(items[:typed]), err)
+		}
+		var last checked
 		for start := 0; start < len(items); {
-			end, missing := kb.chunk(items[start:])
-			if len(missing) > 0 {
-				if err := kb.bind(missing); err != nil {
-					return err
+			run := items[start:]
+			fresh := start == 0
+			if g != nil {
+				run = run[:runLength(run)]
+				if start > 0 && isLineBreak(items[start-1].char) {
+					fresh = true
+					// The line break may have closed a dialog and moved
+					// the focus: let that happen before the check.
+					if err := in.awaitRead(); err != nil {
+						return stopped(err)
+					}
 				}
 			}
-			for _, it := range items[start : start+end] {
-				if err := ctx.Err(); err != nil {
-					return err
+			end, missing := kb.chunk(run)
+			if len(missing) > 0 {
+				if err := kb.bind(missing); err != nil {
+					return stopped(err)
 				}
-				st, _, ok := kb.km.lookup(it.syms...)
-				if !ok {
-					return fmt.Errorf("no key types %q", it.char)
+			}
+			err := in.guardedSend(ctx, g, &last, fresh, func() error {
+				for _, it := range items[start : start+end] {
+					if err := cause(ctx); err != nil {
+						return err
+					}
+					st, _, ok := kb.km.lookup(it.syms...)
+					if !ok {
+						return fmt.Errorf("no key types %q", it.char)
+					}
+					if err := kb.tap(o, st); err != nil {
+						return fmt.Errorf("typing %q: %w", it.char, err)
+					}
+					typed++
 				}
-				if err := kb.tap(o, st); err != nil {
-					return fmt.Errorf("typing %q: %w", it.char, err)
-				}
+				return nil
+			})
+			if err != nil {
+				return stopped(err)
 			}
 			start += end
 			if start < len(items) {
@@ -825,6 +941,43 @@ func (in *Input) Type(ctx context.Context, text string) error {
 		}
 		return nil
 	})
+}
+
+// runLength is how many of items a guarded Type sends between two checks:
+// up to and including the first line break, at most typeRun.
+func runLength(items []typeItem) int {
+	for i, it := range items {
+		if isLineBreak(it.char) || i+1 == typeRun {
+			return i + 1
+		}
+	}
+	return len(items)
+}
+
+func isLineBreak(r rune) bool { return r == '\n' || r == '\r' }
+
+// describeUpTo names where typing stopped, for the model: the line it was
+// on, quoted, or its last characters.
+func describeUpTo(done []typeItem) string {
+	var line []rune
+	breaks := 0
+	for _, it := range done {
+		if isLineBreak(it.char) {
+			breaks++
+			line = line[:0]
+			continue
+		}
+		line = append(line, it.char)
+	}
+	if len(line) > 20 {
+		line = line[len(line)-20:]
+	}
+	switch {
+	case len(line) == 0 && breaks > 0:
+		return fmt.Sprintf("the end of line %d", breaks)
+	default:
+		return fmt.Sprintf("%q on line %d", string(line), breaks+1)
+	}
 }
 
 // --- keyboard sessions (worker goroutine only) ---
@@ -1117,3 +1270,6 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// keysymEscape is Escape, the user's key for taking the computer back.
+const keysymEscape Keysym = 0xff1b

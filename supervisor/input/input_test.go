@@ -27,6 +27,10 @@ type fakeBackend struct {
 	failOn string
 	// onEvent runs after each recorded event (outside the lock).
 	onEvent func(ev string)
+	// focus is what focusChain reports; noRepeat the keys whose
+	// autorepeat is off.
+	focus    []uint32
+	noRepeat map[keycode]bool
 }
 
 func newFake() *fakeBackend {
@@ -381,30 +385,31 @@ func TestHoldKey(t *testing.T) {
 	if el := time.Since(start); el < 40*time.Millisecond {
 		t.Errorf("HoldKey(40ms) returned after %v", el)
 	}
-	checkEvents(t, f, "key 50 down", "key 24 down", "key 24 up", "key 50 up")
+	// Autorepeat is off while the keys are held.
+	checkEvents(t, f, "repeat 50 false", "repeat 24 false", "key 50 down", "key 24 down", "key 24 up", "key 50 up", "repeat 50 true", "repeat 24 true")
 
 	// Cancelled early: released at once.
 	hctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- in.HoldKey(hctx, "ctrl", time.Hour) }()
-	waitUntil(t, func() bool { return len(f.snapshot()) == 1 })
+	waitUntil(t, func() bool { return len(f.snapshot()) == 2 })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled HoldKey = %v", err)
 	}
-	checkEvents(t, f, "key 37 down", "key 37 up")
+	checkEvents(t, f, "repeat 37 false", "key 37 down", "key 37 up", "repeat 37 true")
 
 	// ReleaseAll during a hold releases and restores; the hold's own
 	// release then has nothing left to do.
 	go func() { done <- in.HoldKey(ctx, "F7", 100*time.Millisecond) }()
-	waitUntil(t, func() bool { return len(f.snapshot()) == 2 })
+	waitUntil(t, func() bool { return len(f.snapshot()) == 3 })
 	if err := in.ReleaseAll(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
 		t.Errorf("HoldKey after ReleaseAll = %v", err)
 	}
-	checkEvents(t, f, "bind [93]=[F7]", "key 93 down", "key 93 up", "confirm", "unbind [93]")
+	checkEvents(t, f, "bind [93]=[F7]", "repeat 93 false", "key 93 down", "key 93 up", "confirm", "unbind [93]", "repeat 93 true")
 
 	if err := in.HoldKey(ctx, "shift", -time.Second); err == nil {
 		t.Error("HoldKey with a negative duration succeeded")
@@ -537,4 +542,28 @@ func TestNewFails(t *testing.T) {
 	if !errors.Is(err, want) {
 		t.Errorf("newInput = %v, want %v", err, want)
 	}
+}
+
+// The fake has no other clients and no focus: a guard's allowed windows
+// are matched against focus, which tests set.
+func (f *fakeBackend) grab() error   { return nil }
+func (f *fakeBackend) ungrab() error { return nil }
+func (f *fakeBackend) focusChain() ([]uint32, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.focus, nil
+}
+func (f *fakeBackend) keyRepeats(code keycode) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !f.noRepeat[code], nil
+}
+func (f *fakeBackend) setKeyRepeat(code keycode, on bool) error {
+	f.mu.Lock()
+	if f.noRepeat == nil {
+		f.noRepeat = map[keycode]bool{}
+	}
+	f.noRepeat[code] = !on
+	f.mu.Unlock()
+	return f.record("repeat %d %v", code, on)
 }

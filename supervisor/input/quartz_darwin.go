@@ -396,3 +396,11 @@ func keysymRune(k Keysym) (rune, bool) {
 	}
 	return 0, false
 }
+
+// Quartz has no server grab and no window ids a Guard would know; a
+// guarded operation relies on its Guard's Check alone here.
+func (b *quartzBackend) grab() error                      { return nil }
+func (b *quartzBackend) ungrab() error                    { return nil }
+func (b *quartzBackend) focusChain() ([]uint32, error)    { return nil, errFocusUnknown }
+func (b *quartzBackend) keyRepeats(keycode) (bool, error) { return false, nil }
+func (b *quartzBackend) setKeyRepeat(keycode, bool) error { return nil }

@@ -303,6 +303,42 @@ static int dh_unbind(Display *d, int code) {
 	KeySym none[1] = {NoSymbol};
 	return XChangeKeyboardMapping(d, code, 1, none, 1);
 }
+
+// dh_focus_chain stores the focused window and its ancestors below the
+// root in out, innermost first, and returns how many; 0 when no window has
+// the focus (None, or PointerRoot: keys then follow the pointer).
+static int dh_focus_chain(Display *d, unsigned int *out, int max) {
+	Window w = None;
+	int revert;
+	XGetInputFocus(d, &w, &revert);
+	Window root = DefaultRootWindow(d);
+	int n = 0;
+	while (w != None && w != PointerRoot && w != root && n < max) {
+		out[n++] = (unsigned int)w;
+		Window r, parent = None, *kids = NULL;
+		unsigned int nkids;
+		if (!XQueryTree(d, w, &r, &parent, &kids, &nkids)) break;
+		if (kids) XFree(kids);
+		w = parent;
+	}
+	// The focus may be on a window that is going away; not an error of
+	// the keys that follow.
+	dh_reset_error();
+	return n;
+}
+
+static int dh_key_repeats(Display *d, int code) {
+	XKeyboardState st;
+	XGetKeyboardControl(d, &st);
+	return (st.auto_repeats[code / 8] >> (code % 8)) & 1;
+}
+
+static void dh_set_key_repeat(Display *d, int code, int on) {
+	XKeyboardControl c;
+	c.key = code;
+	c.auto_repeat_mode = on ? AutoRepeatModeOn : AutoRepeatModeOff;
+	XChangeKeyboardControl(d, KBKey | KBAutoRepeatMode, &c);
+}
 */
 import "C"
 
@@ -598,5 +634,44 @@ func (x *x11) unbind(codes []keycode) error {
 	for _, c := range codes {
 		C.dh_unbind(x.dpy, C.int(c))
 	}
+	return nil
+}
+
+// grab grabs the server: until ungrab, only this connection's requests
+// (and so its key events) are processed, so nothing can move the focus
+// between focusChain and the keys that follow it.
+func (x *x11) grab() error {
+	x.dirty = true
+	C.XGrabServer(x.dpy)
+	return x.alive()
+}
+
+func (x *x11) ungrab() error {
+	C.XUngrabServer(x.dpy)
+	return x.sync()
+}
+
+func (x *x11) focusChain() ([]uint32, error) {
+	var buf [32]C.uint
+	n := int(C.dh_focus_chain(x.dpy, &buf[0], C.int(len(buf))))
+	out := make([]uint32, n)
+	for i := range out {
+		out[i] = uint32(buf[i])
+	}
+	return out, x.alive()
+}
+
+func (x *x11) keyRepeats(code keycode) (bool, error) {
+	on := C.dh_key_repeats(x.dpy, C.int(code)) != 0
+	return on, x.check()
+}
+
+func (x *x11) setKeyRepeat(code keycode, on bool) error {
+	x.dirty = true
+	var v C.int
+	if on {
+		v = 1
+	}
+	C.dh_set_key_repeat(x.dpy, C.int(code), v)
 	return nil
 }

@@ -276,7 +276,7 @@ func (s *Server) toolSpecs() []*toolSpec {
 		{
 			name:        "hold_key",
 			title:       "Hold keys",
-			description: "Hold a key or key combination (named as for key, e.g. \"shift\" or \"ctrl+alt\") down for duration seconds, then release it.",
+			description: "Hold a key or key combination (named as for key, e.g. \"shift\" or \"ctrl+alt\") down for duration seconds, then release it. A held key does not autorepeat; to type a character several times, use type. The hold stops early, with an error, if an app that may not receive keys comes to the front.",
 			props: []prop{
 				{"text", map[string]any{"type": "string", "description": "The key or combination to hold."}},
 				durationProp(fmt.Sprintf("How long to hold it, in seconds (0–%g).", maxWait)),

@@ -47,6 +47,7 @@ const METHODS: &[&str] = &[
     "windows",
     "window_at",
     "patch_check",
+    "patch_baseline",
     "clipboard_read",
     "clipboard_write",
     "hide",
@@ -347,6 +348,25 @@ impl Server {
                     tolerance as u8,
                 )?;
                 protocol::success(id, &result)
+            }
+            "patch_baseline" => {
+                let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
+                let s = self.session()?;
+                let screen = s.x.root_size()?;
+                let (capture_id, differing) = s
+                    .capturer
+                    .rebaseline(&s.x.conn, s.x.root, &s.x.format, screen, tolerance as u8)?
+                    .ok_or_else(|| {
+                        Error::new(
+                            Code::NoCapture,
+                            "patch_baseline refreshes the last capture, and there has been none",
+                            "Call capture first.",
+                        )
+                    })?;
+                protocol::success(
+                    id,
+                    &serde_json::json!({ "differing_pixels": differing, "capture_id": capture_id }),
+                )
             }
             "clipboard_read" => {
                 let selection = p.selection()?;

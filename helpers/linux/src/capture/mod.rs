@@ -232,6 +232,54 @@ impl Capturer {
         Ok(())
     }
 
+    /// Reads the last capture's source rectangle from the screen again
+    /// and makes those pixels the ones `patch_check` compares against,
+    /// keeping the capture id; no image is produced. Returns how many
+    /// pixels differ from the previous ones by more than `tolerance` in
+    /// some channel, or None before any capture.
+    pub fn rebaseline<C: Connection>(
+        &mut self,
+        conn: &C,
+        root: u32,
+        format: &PixelFormat,
+        screen: Size,
+        tolerance: u8,
+    ) -> Result<Option<(u64, u32)>> {
+        let Some((id, source)) = self.last.as_ref().map(|s| (s.id, s.source)) else {
+            return Ok(None);
+        };
+        // grab fills the SHM slot the last capture does not use, so the old
+        // pixels stay readable for the comparison.
+        let (store, layout, _) = self.grab(conn, root, format, screen, source)?;
+        let len = source.width as usize * source.height as usize * 4;
+        let differing = {
+            let old = self.last().expect("checked above");
+            let new: &[u8] = match &store {
+                Store::Shm(slot) => self
+                    .shm
+                    .as_ref()
+                    .expect("an SHM capture has SHM buffers")
+                    .bytes(*slot, len),
+                Store::Owned(v) => &v[..len],
+            };
+            count_differing(old.pixels, old.layout, new, layout, tolerance)
+        };
+        let previous = self.last.replace(Stored {
+            id,
+            source,
+            layout,
+            pixels: store,
+        });
+        if let Some(Stored {
+            pixels: Store::Owned(v),
+            ..
+        }) = previous
+        {
+            self.spare = v;
+        }
+        Ok(Some((id, differing)))
+    }
+
     /// The last capture's native pixels, unmasked.
     pub fn last(&self) -> Option<Snapshot<'_>> {
         let stored = self.last.as_ref()?;
@@ -372,4 +420,38 @@ pub(crate) fn get_image<C: Connection>(
         )),
         other => Error::x11("reading the GetImage reply", other),
     })
+}
+
+/// Counts the pixels of two equally sized 4-byte images whose largest
+/// channel difference exceeds `tolerance`.
+fn count_differing(a: &[u8], la: Layout4, b: &[u8], lb: Layout4, tolerance: u8) -> u32 {
+    let mut n = 0;
+    for (p, q) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+        let (x, y) = (la.rgb(p), lb.rgb(q));
+        if (0..3).any(|i| x[i].abs_diff(y[i]) > tolerance) {
+            n += 1;
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn count_differing_compares_colours_across_layouts() {
+        // Two pixels: the same red in BGRX and RGBX; then black against
+        // grey 30.
+        let bgrx = [0, 0, 200, 0, 0, 0, 0, 0];
+        let rgbx = [200, 0, 0, 0, 30, 30, 30, 0];
+        assert_eq!(
+            count_differing(&bgrx, Layout4::BGRX, &rgbx, Layout4::RGBX, 24),
+            1
+        );
+        assert_eq!(
+            count_differing(&bgrx, Layout4::BGRX, &rgbx, Layout4::RGBX, 30),
+            0
+        );
+    }
 }
