@@ -264,6 +264,10 @@ func TestSafetyWholeStaleness(t *testing.T) {
 	e.screenshot("screenshot", nil)
 	x, y := center(target, 0, -20)
 	e.ok("mouse_move", map[string]any{"coordinate": e.at(x, y)})
+	// wait returns once deskhand has taken the screen as the move left it
+	// (the settling runs in the background), so the change below is
+	// someone else's.
+	e.ok("wait", map[string]any{"duration": 0.1})
 	d.Move(t, cover.ID, x-100, y-60, 0, 0)
 	d.Focus(t, cover.ID)
 	before := buttonPresses(rec)
@@ -274,6 +278,7 @@ func TestSafetyWholeStaleness(t *testing.T) {
 	// The same after a scroll.
 	e.screenshot("screenshot", nil)
 	e.ok("scroll", map[string]any{"coordinate": e.at(x, y), "scroll_direction": "down", "scroll_amount": 1})
+	e.ok("wait", map[string]any{"duration": 0.1})
 	d.Move(t, cover.ID, 1000, 600, 0, 0)
 	before = buttonPresses(rec)
 	e.bad("left_click", map[string]any{"coordinate": e.at(x, y)}, "stale screenshot", "take a new screenshot")

@@ -39,42 +39,84 @@ type baseliner interface {
 }
 
 // rebaseline makes the screen as the last action left it the staleness
-// reference. Where that cannot be done (an older helper, an error), the
-// gate falls back to checking only the first action after a capture.
+// reference. The settling runs in the background, so the action's result
+// goes back to the model at once (a mouse_move stays a millisecond); the
+// staleness gate waits for it (awaitReference) before it checks a click.
+// A newer action's settling supersedes an older one's. Where the reference
+// cannot be refreshed (an older helper, an error), the gate falls back to
+// checking only the first action after a capture.
 func (g *Gates) rebaseline(ctx context.Context) {
+	done := make(chan struct{})
 	g.mu.Lock()
 	last := g.last
 	g.acted = true
+	g.settleGen++
+	gen := g.settleGen
+	g.settled = done
 	g.mu.Unlock()
 	b, ok := g.opts.Desktop.(baseliner)
 	if last == nil || !ok {
+		close(done)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleMax+2*time.Second)
-	defer cancel()
+	go func() {
+		defer close(done)
+		defer cancel()
+		if g.settle(ctx, b, gen) {
+			g.mu.Lock()
+			if g.last == last && g.settleGen == gen {
+				g.acted = false
+			}
+			g.mu.Unlock()
+		}
+	}()
+}
+
+// settle refreshes the reference until the screen is quiet; false means
+// it could not, or a newer action took over.
+func (g *Gates) settle(ctx context.Context, b baseliner, gen uint64) bool {
 	start := time.Now()
 	for {
+		g.mu.Lock()
+		superseded := g.settleGen != gen
+		g.mu.Unlock()
+		if superseded {
+			return false
+		}
 		res, err := b.PatchBaseline(ctx, patchTolerance)
 		var be *bridge.Error
 		if errors.As(err, &be) && be.Name == "no_capture" {
-			return
+			return false
 		}
 		if err != nil {
 			g.log.Warn("refreshing the staleness reference; checking only the first click after the next screenshot", "err", err)
-			return
+			return false
 		}
 		if since := time.Since(start); since >= settleMin && res.DifferingPixels <= settleQuiet || since >= settleMax {
-			break
+			return true
 		}
 		select {
 		case <-time.After(settleStep):
 		case <-ctx.Done():
-			return
+			return false
 		}
 	}
+}
+
+// awaitReference waits until the latest action's settling is over, so
+// the staleness gate checks against the screen as that action left it.
+func (g *Gates) awaitReference(ctx context.Context) error {
 	g.mu.Lock()
-	if g.last == last {
-		g.acted = false
-	}
+	ch := g.settled
 	g.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }

@@ -51,6 +51,10 @@ func TestStalenessAfterOwnInput(t *testing.T) {
 	if err := f.exec.Click(ctx, *onZenity, mcpserver.ButtonLeft, 1, ""); err != nil {
 		t.Fatal(err)
 	}
+	// The settling runs in the background; the gate waits for it.
+	if err := f.g.awaitReference(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if d.calls != 3 {
 		t.Errorf("patch_baseline called %d times, want 3 (until the screen settled)", d.calls)
 	}
@@ -65,12 +69,18 @@ func TestStalenessAfterOwnInput(t *testing.T) {
 	if err := f.exec.MoveMouse(ctx, *onZenity); err != nil {
 		t.Fatal(err)
 	}
+	if err := f.g.awaitReference(ctx); err != nil {
+		t.Fatal(err)
+	}
 	f.d.patch = bridge.PatchCheck{Changed: true, DifferingPixels: 200}
 	if err := f.check(click); err == nil || !strings.Contains(err.Error(), "take a new screenshot") {
 		t.Fatalf("click after a mouse_move on a target something else changed: %v", err)
 	}
 	// The same after a scroll.
 	if err := f.exec.Scroll(ctx, *onZenity, "down", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.g.awaitReference(ctx); err != nil {
 		t.Fatal(err)
 	}
 	f.d.patch = bridge.PatchCheck{Changed: true, DifferingPixels: 200}

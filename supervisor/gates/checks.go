@@ -211,8 +211,16 @@ const (
 
 // 8. Pixel staleness.
 func (g *Gates) checkStaleness(ctx context.Context, a *mcpserver.Action) error {
+	if a.Tool == "wait" {
+		// Waiting for the screen to settle includes the settling of
+		// deskhand's own last action.
+		return g.awaitReference(ctx)
+	}
 	if !classify(a).checkPixels {
 		return nil
+	}
+	if err := g.awaitReference(ctx); err != nil {
+		return err
 	}
 	g.mu.Lock()
 	acted, last := g.acted, g.last

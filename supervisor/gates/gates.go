@@ -122,6 +122,10 @@ type Gates struct {
 	// acted is true once input was sent after the latest capture and
 	// the staleness reference could not be refreshed after it.
 	acted bool
+	// settleGen counts the settlings rebaseline started; settled is closed
+	// when the newest one is over.
+	settleGen uint64
+	settled   chan struct{}
 	// last is the source rectangle of the latest capture, nil before one.
 	last *bridge.Rect
 }
