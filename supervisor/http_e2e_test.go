@@ -372,7 +372,7 @@ func TestHTTPSessionsLock(t *testing.T) {
 	d.Focus(t, app.ID)
 	other := d.StartApp(t, desktoptest.App{Name: "xterm", Args: []string{"-geometry", "40x10+600+400"}, Class: "XTerm"})
 	h := serveHTTPOn(t, d, "--allow", "zenity", "--http-session-timeout", "4s")
-	lockFile := lock.Path(h.state, d.Display())
+	lockFile := lockFileOf(d)
 
 	a := h.connect(nil, "2025-11-25")
 	b := h.connect(nil, "2025-11-25")
