@@ -125,12 +125,12 @@ func (e *guarded) MouseUp(ctx context.Context, b mcpserver.Button) error {
 	return e.after(ctx, e.Executor.MouseUp(ctx, b))
 }
 
-func (e *guarded) Drag(ctx context.Context, from, to geometry.Point) error {
-	return e.after(ctx, e.Executor.Drag(ctx, from, to))
+func (e *guarded) Drag(ctx context.Context, from, to geometry.Point, mods string) error {
+	return e.after(ctx, e.Executor.Drag(ctx, from, to, mods))
 }
 
-func (e *guarded) Scroll(ctx context.Context, at geometry.Point, dir string, amount int) error {
-	return e.after(ctx, e.Executor.Scroll(ctx, at, dir, amount))
+func (e *guarded) Scroll(ctx context.Context, at geometry.Point, dir string, amount int, mods string) error {
+	return e.after(ctx, e.Executor.Scroll(ctx, at, dir, amount, mods))
 }
 
 func (e *guarded) Type(ctx context.Context, text string) error {

@@ -401,10 +401,8 @@ func (s *Server) runStep(ctx context.Context, sess *session, st *step) (*outcome
 			return nil, err
 		}
 	}
-	for _, g := range s.gates {
-		if err := g.Check(ctx, &st.action); err != nil {
-			return nil, fmt.Errorf("%s: %w", g.Name(), err)
-		}
+	if err := s.checkGates(ctx, &st.action); err != nil {
+		return nil, err
 	}
 	out, err := st.run(ctx)
 	if err != nil {
@@ -417,6 +415,16 @@ func (s *Server) runStep(ctx context.Context, sess *session, st *step) (*outcome
 		return nil, fmt.Errorf("%s: %w", st.action.Tool, err)
 	}
 	return out, nil
+}
+
+// checkGates runs every gate on a; the first refusal is the error.
+func (s *Server) checkGates(ctx context.Context, a *Action) error {
+	for _, g := range s.gates {
+		if err := g.Check(ctx, a); err != nil {
+			return fmt.Errorf("%s: %w", g.Name(), err)
+		}
+	}
+	return nil
 }
 
 // demote lowers the go-sdk's records by one level: its connection
