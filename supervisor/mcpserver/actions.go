@@ -640,9 +640,24 @@ func (s *Server) takeScreenshot(ctx context.Context, sess *session, prefix strin
 			"coordinate_mode": string(s.mode),
 			"other_displays":  otherData,
 			"capture_id":      img.CaptureID,
+			"scale":           s.scaleReceipt(shot),
 		},
 		image: &imageData{bytes: img.Data, mimeType: mimeType(img.Format)},
 	}, nil
+}
+
+// scaleReceipt says how the screenshot was sized: the preset and limits
+// used, and the factor from its pixels to the display's logical pixels, so
+// a harness can check the coordinates it forwards.
+func (s *Server) scaleReceipt(shot geometry.Shot) map[string]any {
+	return map[string]any{
+		"preset":           s.preset,
+		"max_long_edge":    s.limits.MaxLongEdge,
+		"max_tokens":       s.limits.MaxTokens,
+		"token_px":         s.limits.TokenPx,
+		"tokens":           geometry.Tokens(shot.Image.Width, shot.Image.Height, s.limits.TokenPx),
+		"image_to_logical": map[string]float64{"x": float64(shot.Logical.Width) / float64(shot.Image.Width), "y": float64(shot.Logical.Height) / float64(shot.Image.Height)},
+	}
 }
 
 func displayData(d bridge.Display) map[string]any {

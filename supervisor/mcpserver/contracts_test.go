@@ -3,10 +3,13 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/deskhand/deskhand/supervisor/geometry"
 )
 
 // TestAnthropicToolsetArguments: the arguments Anthropic's
@@ -71,5 +74,43 @@ func TestLongWaitInBatchIsCapped(t *testing.T) {
 	}}, "Nothing was run", "over the limit of 300 s")
 	if len(fake.actions()) != 0 {
 		t.Errorf("the refused batch ran: %v", fake.actions())
+	}
+}
+
+// TestImagePresetReceipt: --image-preset sizes screenshots to the family's
+// limits, and every screenshot's JSON block names the preset and the
+// factor from its pixels to the screen's.
+func TestImagePresetReceipt(t *testing.T) {
+	for _, tc := range []struct {
+		preset string
+		w, h   int
+	}{{"", 1456, 819}, {"anthropic", 1456, 819}, {"openai", 1650, 928}, {"gemini", 1536, 864}} {
+		fake := newFake(fullHD("DP-1", 0, true))
+		h := start(t, fake, Options{ImagePreset: tc.preset})
+		res := h.ok("screenshot", nil)
+		_, img := imageOf(t, res)
+		if b := img.Bounds(); b.Dx() != tc.w || b.Dy() != tc.h {
+			t.Errorf("preset %q: image is %dx%d, want %dx%d", tc.preset, b.Dx(), b.Dy(), tc.w, tc.h)
+		}
+		scale := structured(t, res)["scale"].(map[string]any)
+		wantName := tc.preset
+		if wantName == "" {
+			wantName = "anthropic" // the defaults are Anthropic's limits
+		}
+		if scale["preset"] != wantName {
+			t.Errorf("preset %q: receipt names %v", tc.preset, scale["preset"])
+		}
+		f := scale["image_to_logical"].(map[string]any)
+		if x, y := f["x"].(float64), f["y"].(float64); x != 1920/float64(tc.w) || y != 1080/float64(tc.h) {
+			t.Errorf("preset %q: image_to_logical = %v, want %v, %v", tc.preset, f, 1920/float64(tc.w), 1080/float64(tc.h))
+		}
+	}
+	fake := newFake()
+	if _, err := New(Options{Executor: fake, ImagePreset: "llama"}); err == nil || !strings.Contains(err.Error(), "anthropic, openai, gemini") {
+		t.Errorf("New with an unknown preset = %v, want an error listing the presets", err)
+	}
+	h := start(t, newFake(fullHD("DP-1", 0, true)), Options{Limits: geometry.Limits{MaxLongEdge: 800}})
+	if got := structured(t, h.ok("screenshot", nil))["scale"].(map[string]any)["preset"]; got != "custom" {
+		t.Errorf("custom limits: receipt names preset %v, want custom", got)
 	}
 }

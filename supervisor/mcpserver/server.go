@@ -56,8 +56,15 @@ type Options struct {
 	Executor Executor
 	// Mode is the coordinate convention; empty means geometry.ModePixels.
 	Mode geometry.Mode
-	// Limits bound screenshot sizes; zero fields take the defaults.
+	// Limits bound screenshot sizes; zero fields take ImagePreset's, else
+	// the defaults.
 	Limits geometry.Limits
+	// ImagePreset names the geometry.Presets entry the limits come from;
+	// every screenshot's receipt names it.
+	ImagePreset string
+	// ToolProfile chooses the tools offered: ProfileDefault (empty) or
+	// ProfileOpenAI.
+	ToolProfile string
 	// Format is FormatJPEG (the default) or FormatPNG.
 	Format string
 	// JPEGQuality is 1–100; 0 means DefaultJPEGQuality.
@@ -91,6 +98,8 @@ type Server struct {
 	exec    Executor
 	mode    geometry.Mode
 	limits  geometry.Limits
+	preset  string
+	profile string
 	format  string
 	quality int
 	gates   []Gate
@@ -163,6 +172,22 @@ func New(opts Options) (*Server, error) {
 	if _, err := geometry.ParseMode(string(s.mode)); err != nil {
 		return nil, err
 	}
+	if opts.ImagePreset != "" {
+		p, err := geometry.LookupPreset(opts.ImagePreset)
+		if err != nil {
+			return nil, err
+		}
+		s.preset = p.Name
+		if s.limits.MaxLongEdge == 0 {
+			s.limits.MaxLongEdge = p.Limits.MaxLongEdge
+		}
+		if s.limits.MaxTokens == 0 {
+			s.limits.MaxTokens = p.Limits.MaxTokens
+		}
+		if s.limits.TokenPx == 0 {
+			s.limits.TokenPx = p.Limits.TokenPx
+		}
+	}
 	if s.limits.MaxLongEdge == 0 {
 		s.limits.MaxLongEdge = geometry.DefaultMaxLongEdge
 	}
@@ -174,6 +199,21 @@ func New(opts Options) (*Server, error) {
 	}
 	if err := s.limits.Validate(); err != nil {
 		return nil, err
+	}
+	if s.preset == "" {
+		s.preset = "custom"
+		for _, p := range geometry.Presets {
+			if p.Limits == s.limits {
+				s.preset = p.Name
+			}
+		}
+	}
+	switch s.profile = opts.ToolProfile; s.profile {
+	case "":
+		s.profile = ProfileDefault
+	case ProfileDefault, ProfileOpenAI:
+	default:
+		return nil, fmt.Errorf("unknown tool profile %q: use %s", s.profile, strings.Join(ToolProfiles, " or "))
 	}
 	switch s.format {
 	case "":
@@ -213,7 +253,13 @@ func New(opts Options) (*Server, error) {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	s.tools = s.toolSpecs()
-	for _, spec := range s.tools {
+	offered := s.tools
+	if s.profile == ProfileOpenAI {
+		// The computer tool runs deskhand's own tools, which stay known
+		// to it but are not offered.
+		offered = []*toolSpec{s.openAIToolSpec()}
+	}
+	for _, spec := range offered {
 		s.mcp.AddTool(spec.tool(s.mode), s.handler(spec))
 	}
 	s.addConsentTools()
@@ -224,6 +270,10 @@ func (s *Server) instructions() string {
 	coords := "pixels of the latest screenshot, origin top-left"
 	if s.mode == geometry.ModeNormalized {
 		coords = "percentages (0–100) of the latest screenshot's width and height"
+	}
+	if s.profile == ProfileOpenAI {
+		return "Operate this computer's desktop with the computer tool: send it a computer_call's actions; it runs them in order and returns a screenshot. " +
+			"Coordinates are pixels of the latest screenshot, origin top-left. Call it with no actions to take the first screenshot." + s.consentInstructions()
 	}
 	return "Operate this computer's desktop: take a screenshot first, then act with the pointer and keyboard tools. " +
 		"Coordinates are [x, y] in " + coords + "; take a new screenshot after the screen changes. " +
@@ -373,6 +423,9 @@ func (s *Server) handler(spec *toolSpec) mcp.ToolHandler {
 func (s *Server) call(ctx context.Context, sess *session, spec *toolSpec, raw []byte) *mcp.CallToolResult {
 	if spec.batch {
 		return s.runBatch(ctx, sess, raw)
+	}
+	if spec.openAI {
+		return s.runOpenAI(ctx, sess, raw)
 	}
 	a, err := decodeArgs(spec.name, raw, spec.fields())
 	if err != nil {

@@ -27,6 +27,8 @@ type toolSpec struct {
 	// computer_batch itself.
 	batchable bool
 	batch     bool
+	// openAI marks the computer tool of the openai profile.
+	openAI bool
 
 	parse func(p *parser, a *args) (*step, error)
 }
