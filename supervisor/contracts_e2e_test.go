@@ -12,10 +12,13 @@ package supervisor_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"image"
+	_ "image/jpeg"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -488,4 +491,236 @@ func TestContractsOpenAIBatch(t *testing.T) {
 	if receipt.Screenshot.Scale.Preset != "openai" || receipt.Screenshot.Scale.MaxLongEdge != 2048 {
 		t.Errorf("the closing screenshot's receipt = %+v, want the openai preset", receipt.Screenshot.Scale)
 	}
+}
+
+// buildHarness builds the example harness (examples/harness) in a copy
+// outside the tree: npm ci from its lockfile, then tsc.
+func buildHarness(t *testing.T) string {
+	t.Helper()
+	desktoptest.Require(t, "node", "npm")
+	root, err := desktoptest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(root, "examples", "harness")
+	// The sources only: node_modules and dist of a local build stay
+	// behind, so the test installs exactly what the lockfile pins.
+	for _, name := range []string{"package.json", "package-lock.json", "tsconfig.json", "src", "fixtures"} {
+		if out, err := exec.Command("cp", "-R", filepath.Join(src, name), dir).CombinedOutput(); err != nil {
+			t.Fatalf("copying %s: %v: %s", name, err, out)
+		}
+	}
+	for _, step := range [][]string{
+		{"npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"},
+		{filepath.Join("node_modules", ".bin", "tsc"), "-p", "."},
+	} {
+		cmd := exec.Command(step[0], step[1:]...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s in %s: %v\n%s", strings.Join(step, " "), dir, err, out)
+		}
+	}
+	return dir
+}
+
+// replayed is what the example harness sent the vendor's API.
+type replayed struct {
+	Requests []struct {
+		Path string          `json:"path"`
+		Body json.RawMessage `json:"body"`
+	} `json:"requests"`
+	Answer string `json:"answer"`
+}
+
+// runHarness replays fixture through the example harness against a
+// deskhand started with serveArgs on d, and returns what it sent.
+func runHarness(t *testing.T, d *desktoptest.Desktop, dir, vendor, fixture string, serveArgs ...string) replayed {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "replayed.json")
+	config := t.TempDir()
+	args := append([]string{filepath.Join(dir, "dist", "replay.js"), vendor, filepath.Join(dir, "fixtures", fixture), out, "zenity", "--",
+		deskhandBinary(t), "serve", "--virtual-display", "off", "--state-dir", t.TempDir(), "--allow", "zenity"}, serveArgs...)
+	cmd := exec.Command("node", args...)
+	cmd.Env = append(d.AppEnv(), "DESKHAND_HELPER="+desktoptest.HelperPath(t), "XDG_CONFIG_HOME="+config,
+		"DESKHAND_POLICY_FILE="+filepath.Join(config, "policy.json"))
+	logs := &testLog{t: t}
+	t.Cleanup(logs.stop)
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node %v: %v", args, err)
+	}
+	var r replayed
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("the harness's record: %v", err)
+	}
+	return r
+}
+
+func pointer(t *testing.T, d *desktoptest.Desktop) (int, int) {
+	t.Helper()
+	var x, y int
+	if _, err := fmt.Sscanf(d.Run(t, "xdotool", "getmouselocation"), "x:%d y:%d", &x, &y); err != nil {
+		t.Fatalf("xdotool getmouselocation: %v", err)
+	}
+	return x, y
+}
+
+// decodeScreenshot decodes a base64 screenshot and returns its size.
+func decodeScreenshot(t *testing.T, b64 string) image.Point {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		t.Fatalf("the screenshot is not base64: %v", err)
+	}
+	img, _, err := image.Decode(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("the screenshot does not decode: %v", err)
+	}
+	return img.Bounds().Size()
+}
+
+// TestContractsExampleHarness: the example harness, on the vendors' own
+// SDKs, replays a Claude and an OpenAI run offline (the SDK clients get a
+// fetch that answers from the fixture; no key, no network) against a real
+// deskhand: the model's calls type into a zenity dialog, and what the
+// harness sends back is what each API expects (tool_result blocks with
+// the screenshot; computer_call_output items with a data URL).
+func TestContractsExampleHarness(t *testing.T) {
+	dir := buildHarness(t)
+	t.Run("anthropic", func(t *testing.T) {
+		d := newDesktop(t, desktoptest.Options{})
+		_, out, code := shellApp(t, d, `--entry --title "Harness" --text "Type here"`)
+		r := runHarness(t, d, dir, "anthropic", "anthropic.json")
+		if status := waitExit(t, code); status != 0 {
+			t.Fatalf("zenity --entry exited %d", status)
+		}
+		if got, _ := os.ReadFile(out); string(got) != "from clau\n" {
+			t.Errorf("zenity printed %q, want %q", got, "from clau\n")
+		}
+		if len(r.Requests) != 3 || r.Answer != `Done: the dialog received "from clau".` {
+			t.Fatalf("the harness made %d requests and answered %q", len(r.Requests), r.Answer)
+		}
+		type toolResult struct {
+			Type        string `json:"type"`
+			ToolUseID   string `json:"tool_use_id"`
+			ToolsetName string `json:"toolset_name"`
+			IsError     bool   `json:"is_error"`
+			Content     []struct {
+				Type   string `json:"type"`
+				Text   string `json:"text"`
+				Source struct {
+					Type      string `json:"type"`
+					MediaType string `json:"media_type"`
+					Data      string `json:"data"`
+				} `json:"source"`
+			} `json:"content"`
+		}
+		lastTurn := func(i int) []toolResult {
+			var body struct {
+				Tools    []map[string]any `json:"tools"`
+				Messages []struct {
+					Role    string          `json:"role"`
+					Content json.RawMessage `json:"content"`
+				} `json:"messages"`
+			}
+			if err := json.Unmarshal(r.Requests[i].Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			if len(body.Tools) != 1 || body.Tools[0]["type"] != "computer_toolset_20260801" {
+				t.Errorf("request %d offers tools %v, want the computer toolset", i+1, body.Tools)
+			}
+			var results []toolResult
+			json.Unmarshal(body.Messages[len(body.Messages)-1].Content, &results)
+			return results
+		}
+		// The screenshot's tool_result: the image, its text, its JSON.
+		shot := lastTurn(1)
+		if len(shot) != 1 || shot[0].ToolUseID != "toolu_replay_01" || shot[0].ToolsetName != "computer" || shot[0].IsError || len(shot[0].Content) != 3 {
+			t.Fatalf("the screenshot's tool_result = %+v", shot)
+		}
+		var info struct {
+			Scale scaleReceipt `json:"scale"`
+			Size  struct {
+				Width  int `json:"width"`
+				Height int `json:"height"`
+			} `json:"image"`
+		}
+		if err := json.Unmarshal([]byte(shot[0].Content[2].Text), &info); err != nil {
+			t.Fatalf("the screenshot's JSON block: %v", err)
+		}
+		if img := shot[0].Content[0]; img.Type != "image" || img.Source.Type != "base64" || img.Source.MediaType != "image/jpeg" ||
+			decodeScreenshot(t, img.Source.Data) != image.Pt(info.Size.Width, info.Size.Height) {
+			t.Errorf("the screenshot's image block is %s %s %s, want a base64 JPEG of %dx%d", img.Type, img.Source.Type, img.Source.MediaType, info.Size.Width, info.Size.Height)
+		}
+		// The four actions of the second turn, each answered in order.
+		acts := lastTurn(2)
+		if len(acts) != 4 {
+			t.Fatalf("the second turn's tool_results = %+v, want 4", acts)
+		}
+		for i, a := range acts {
+			if want := fmt.Sprintf("toolu_replay_%02d", i+2); a.ToolUseID != want || a.IsError || a.ToolsetName != "computer" {
+				t.Errorf("tool_result %d = %+v, want a success for %s", i+1, a, want)
+			}
+		}
+		// mouse_move [100, 100] of the screenshot put the pointer where the
+		// receipt's scale says.
+		x, y := pointer(t, d)
+		wx, wy := int(100*info.Scale.ImageToLogical["x"]+0.5), int(100*info.Scale.ImageToLogical["y"]+0.5)
+		if abs(x-wx) > 1 || abs(y-wy) > 1 {
+			t.Errorf("mouse_move [100, 100] put the pointer at (%d, %d), want (%d, %d) by the scale receipt %v", x, y, wx, wy, info.Scale.ImageToLogical)
+		}
+	})
+
+	t.Run("openai", func(t *testing.T) {
+		d := newDesktop(t, desktoptest.Options{})
+		_, out, code := shellApp(t, d, `--entry --title "Harness" --text "Type here"`)
+		r := runHarness(t, d, dir, "openai", "openai.json", "--tool-profile", "openai", "--image-preset", "openai")
+		if status := waitExit(t, code); status != 0 {
+			t.Fatalf("zenity --entry exited %d", status)
+		}
+		if got, _ := os.ReadFile(out); string(got) != "from gp\n" {
+			t.Errorf("zenity printed %q, want %q", got, "from gp\n")
+		}
+		if len(r.Requests) != 3 || r.Answer != `Done: the dialog received "from gp".` {
+			t.Fatalf("the harness made %d requests and answered %q", len(r.Requests), r.Answer)
+		}
+		for i := 1; i < 3; i++ {
+			var body struct {
+				Previous string `json:"previous_response_id"`
+				Input    []struct {
+					Type   string `json:"type"`
+					CallID string `json:"call_id"`
+					Output struct {
+						Type     string `json:"type"`
+						ImageURL string `json:"image_url"`
+					} `json:"output"`
+				} `json:"input"`
+			}
+			if err := json.Unmarshal(r.Requests[i].Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			if body.Previous != fmt.Sprintf("resp_replay_%02d", i) || len(body.Input) != 1 {
+				t.Fatalf("request %d: previous_response_id %q, %d input items", i+1, body.Previous, len(body.Input))
+			}
+			in := body.Input[0]
+			const prefix = "data:image/jpeg;base64,"
+			if in.Type != "computer_call_output" || in.CallID != fmt.Sprintf("call_replay_%02d", i) || in.Output.Type != "computer_screenshot" || !strings.HasPrefix(in.Output.ImageURL, prefix) {
+				t.Fatalf("request %d input = %s %s %s %.40s", i+1, in.Type, in.CallID, in.Output.Type, in.Output.ImageURL)
+			}
+			// The openai preset's size of a 1920x1080 screen.
+			if size := decodeScreenshot(t, strings.TrimPrefix(in.Output.ImageURL, prefix)); size != image.Pt(1650, 928) {
+				t.Errorf("request %d's screenshot is %v, want 1650x928 (the openai preset)", i+1, size)
+			}
+		}
+		// move {x: 200, y: 150} of the 1650x928 screenshot.
+		x, y := pointer(t, d)
+		if wx, wy := (200*1920+825)/1650, (150*1080+464)/928; abs(x-wx) > 1 || abs(y-wy) > 1 {
+			t.Errorf("move (200, 150) put the pointer at (%d, %d), want (%d, %d)", x, y, wx, wy)
+		}
+	})
 }

@@ -31,7 +31,7 @@ var openAIActions = []string{"click", "double_click", "drag", "move", "scroll", 
 // The fields each OpenAI action type takes besides "type".
 var openAIFields = map[string][]string{
 	"click":        {"x", "y", "button", "keys"},
-	"double_click": {"x", "y", "button", "keys"},
+	"double_click": {"x", "y", "keys"},
 	"drag":         {"path", "keys"},
 	"move":         {"x", "y", "keys"},
 	"scroll":       {"x", "y", "scroll_x", "scroll_y", "keys"},
@@ -52,8 +52,9 @@ const openAIScrollStep = 100
 
 func (s *Server) openAIToolSpec() *toolSpec {
 	point := map[string]any{"type": "number", "description": "Pixels of the latest screenshot, origin top-left."}
+	// OpenAI sends "keys": null on actions without modifiers.
 	keys := map[string]any{
-		"type":        "array",
+		"type":        []string{"array", "null"},
 		"items":       map[string]any{"type": "string"},
 		"description": "keypress: the keys pressed together, such as [\"CTRL\", \"A\"]. Pointer actions: modifier keys held during the action, such as [\"SHIFT\"].",
 	}

@@ -1,8 +1,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -41,7 +45,7 @@ func TestOpenAIActions(t *testing.T) {
 		map[string]any{"type": "click", "x": 10, "y": 20},
 		map[string]any{"type": "click", "x": 11, "y": 21, "button": "right", "keys": []string{"SHIFT"}},
 		map[string]any{"type": "click", "x": 12, "y": 22, "button": "wheel"},
-		map[string]any{"type": "double_click", "x": 13, "y": 23},
+		map[string]any{"type": "double_click", "x": 13, "y": 23, "keys": nil},
 		map[string]any{"type": "move", "x": 14, "y": 24},
 		map[string]any{"type": "drag", "path": []any{map[string]any{"x": 1, "y": 2}, map[string]any{"x": 3, "y": 4}}, "keys": []string{"CTRL"}},
 		map[string]any{"type": "drag", "path": []any{map[string]any{"x": 5, "y": 5}, map[string]any{"x": 6, "y": 6}, map[string]any{"x": 7, "y": 7}}},
@@ -149,5 +153,41 @@ func TestOpenAIGatesEveryAction(t *testing.T) {
 	imageOf(t, res)
 	if fake.isHeld(ButtonLeft) {
 		t.Errorf("the left button is still held after the refused drag")
+	}
+}
+
+// TestOpenAIToolSnapshot: the openai profile's computer tool, as a client
+// receives it, matches testdata/toolsnaps/openai/computer.json (refresh
+// with -update, as TestToolSnapshots).
+func TestOpenAIToolSnapshot(t *testing.T) {
+	h := start(t, newFake(), Options{ToolProfile: ProfileOpenAI})
+	res, err := h.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) != 1 {
+		t.Fatalf("the openai profile lists %d tools without consent, want 1", len(res.Tools))
+	}
+	got, err := json.MarshalIndent(res.Tools[0], "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", "toolsnaps", "openai", "computer.json")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no snapshot (%v); run `go test ./supervisor/mcpserver -run TestOpenAIToolSnapshot -update` and review it", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the computer tool differs from %s; if the change is intended, refresh it with -update and review the diff.\ngot:\n%s", path, got)
 	}
 }
