@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -176,8 +177,9 @@ func (s *Server) parseOpenAIAction(p *parser, item json.RawMessage) (*step, stri
 		}
 		st, err := spec.parse(p, ta)
 		if err != nil {
-			// The model named the OpenAI action, not deskhand's tool.
-			return nil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), tool+": "))
+			// The model sent an OpenAI action, not deskhand's tool and
+			// arguments: say it in its words.
+			return nil, errors.New(openAIWords.Replace(strings.TrimPrefix(err.Error(), tool+": ")))
 		}
 		return st, nil
 	}
@@ -275,6 +277,14 @@ func (s *Server) parseOpenAIAction(p *parser, item json.RawMessage) (*step, stri
 	}
 	return st, kind, nil
 }
+
+// openAIWords renames deskhand's arguments in error messages to the
+// OpenAI action fields they came from.
+var openAIWords = strings.NewReplacer(
+	`"start_coordinate"`, "the path's first point",
+	`"coordinate"`, "(x, y)",
+	`modifier keys in "text"`, `the modifier keys in "keys"`,
+)
 
 func withMods(args map[string]any, mods string) map[string]any {
 	if mods != "" {

@@ -103,6 +103,8 @@ func TestOpenAIBadActions(t *testing.T) {
 		{map[string]any{"type": "keypress", "keys": []string{"NOSUCHKEY"}}, "unknown key"},
 		{map[string]any{"type": "drag", "path": []any{map[string]any{"x": 1, "y": 2}}}, "at least two"},
 		{map[string]any{"type": "type"}, `needs "text"`},
+		{map[string]any{"type": "click", "x": 5000, "y": 1}, "(x, y): "},
+		{map[string]any{"type": "click", "x": 1, "y": 1, "keys": []string{"NOSUCHKEY"}}, `modifier keys in "keys"`},
 	} {
 		res := h.call("computer", map[string]any{"actions": []any{map[string]any{"type": "type", "text": "x"}, tc.action}})
 		msg := text(res)
