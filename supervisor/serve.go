@@ -57,8 +57,9 @@ and always returns a screenshot for the computer_call_output.
 Image presets: --image-preset anthropic (the default limits), openai or
 gemini sizes screenshots to that model family's documented image limits;
 --max-long-edge and --max-tokens, when given, override the preset's. Every
-screenshot's JSON text block has a "scale" receipt: the preset, the limits
-and image_to_logical, the factor from screenshot pixels to screen pixels.
+screenshot's JSON text block has a "scale" receipt: the preset in force
+("custom" when the limits are no preset's), the limits and image_to_logical,
+the factor from screenshot pixels to screen pixels.
 
 Nothing may be used until the model calls request_access and the user
 approves the apps in a dialog; with clients that cannot show one, only the
@@ -124,7 +125,8 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 			case "max-long-edge":
 				limits.MaxLongEdge = f.maxLongEdge
 			case "max-tokens":
-				limits.MaxTokens = f.maxTokens
+				// The flag counts 28x28 patches, whatever the preset's.
+				limits.MaxTokens, limits.TokenPx = f.maxTokens, geometry.DefaultTokenPx
 			}
 		})
 		f.imagePreset = preset.Name

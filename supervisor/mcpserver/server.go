@@ -177,7 +177,6 @@ func New(opts Options) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.preset = p.Name
 		if s.limits.MaxLongEdge == 0 {
 			s.limits.MaxLongEdge = p.Limits.MaxLongEdge
 		}
@@ -200,12 +199,13 @@ func New(opts Options) (*Server, error) {
 	if err := s.limits.Validate(); err != nil {
 		return nil, err
 	}
-	if s.preset == "" {
-		s.preset = "custom"
-		for _, p := range geometry.Presets {
-			if p.Limits == s.limits {
-				s.preset = p.Name
-			}
+	// The receipt names the preset whose limits are in force, whether
+	// asked for by name or not; limits of no preset are "custom".
+	s.preset = "custom"
+	for _, p := range geometry.Presets {
+		if p.Limits == s.limits {
+			s.preset = p.Name
+			break
 		}
 	}
 	switch s.profile = opts.ToolProfile; s.profile {
