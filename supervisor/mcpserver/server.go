@@ -13,6 +13,15 @@
 // own, it answers a malformed line with a JSON-RPC error and keeps
 // serving, instead of ending the session.
 //
+// The tools' names and arguments are those of the member tools of
+// Anthropic's computer_toolset_20260801, so a harness forwards each
+// tool_use block as a tools/call unchanged. The openai tool profile
+// offers instead one tool, computer, that takes the actions of an OpenAI
+// computer_call, runs them like computer_batch and always answers with a
+// screenshot. Screenshots are sized to geometry.Limits, which may come
+// from a model family's preset (geometry.Presets); each screenshot's data
+// carries the scale as a receipt.
+//
 // Tool results carry a human-readable text block and, for tools without an
 // image, the same facts as structured content. Screenshot and zoom results
 // carry the image and the facts as a JSON text block instead of structured
