@@ -724,3 +724,37 @@ func TestContractsExampleHarness(t *testing.T) {
 		}
 	})
 }
+
+// TestContractsModifierSpellingsMeetTheBlocklist: the modifiers of a
+// scroll or drag are one combination held for the whole action, however
+// they are spaced, so "alt + F4" is the system shortcut Alt+F4 for the
+// blocklist as it is for the keyboard: refused without systemKeyCombos,
+// no key reaches the display and the dialog stays open.
+func TestContractsModifierSpellingsMeetTheBlocklist(t *testing.T) {
+	d := newDesktop(t, desktoptest.Options{})
+	w, _, code := shellApp(t, d, `--entry --title "Blocklist" --text "Stay open" --width 400`)
+	e := serve(t, d)
+	in := recordInput(t, d)
+	e.screenshot("screenshot", nil)
+	c := d.WindowInfo(t, w.ID).Client
+	at := e.at(c.X+c.Width/2, c.Y+20)
+	mark := in.mark()
+	for _, spelling := range []string{"alt + F4", "alt +F4", "alt\t+\tF4"} {
+		e.bad("scroll", map[string]any{"coordinate": at, "scroll_direction": "down", "scroll_amount": 1, "text": spelling}, "system shortcut")
+		e.bad("left_click_drag", map[string]any{"start_coordinate": at, "coordinate": e.at(c.X+c.Width/2+20, c.Y+20), "text": spelling}, "system shortcut")
+	}
+	d.Run(t, "xdotool", "click", "9")
+	evs := in.since(t, mark, true, 9, 1)
+	for _, ev := range evs {
+		if !(ev.button && ev.detail == 9) {
+			t.Errorf("a refused action sent input: %v", evs)
+			break
+		}
+	}
+	if _, err := os.Stat(code); err == nil {
+		t.Errorf("the dialog exited: a modifier spelling got Alt+F4 through")
+	}
+	if !slices.Contains(d.ClientList(t), w.ID) {
+		t.Errorf("the dialog's window is gone")
+	}
+}

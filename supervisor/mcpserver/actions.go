@@ -198,11 +198,17 @@ func (s *Server) resolveCursor(ctx context.Context, a *Action) error {
 }
 
 // modifiers reads the optional "text" of a click, drag or scroll: the
-// modifier keys held for the whole action.
+// modifier keys held for the whole action, one combination. It comes back
+// without whitespace: the keyboard reads "alt + F4" as alt+F4, and so must
+// the gates, which read whitespace as separating combinations pressed one
+// after another.
 func modifiers(a *args) (string, error) {
 	mods, _, err := a.str("text", false, maxKeyBytes, "modifier keys such as \"shift\"")
-	if err != nil || mods == "" {
+	if err != nil {
 		return "", err
+	}
+	if mods = strings.Join(strings.Fields(mods), ""); mods == "" {
+		return "", nil
 	}
 	if _, err := input.ParseCombo(mods); err != nil {
 		return "", fmt.Errorf("%s: modifier keys in \"text\": %w", a.tool, err)

@@ -25,12 +25,15 @@ func TestAnthropicToolsetArguments(t *testing.T) {
 	h.ok("scroll", map[string]any{"coordinate": []int{10, 20}, "scroll_direction": "down", "scroll_amount": 2, "text": "ctrl"})
 	h.ok("left_click_drag", map[string]any{"start_coordinate": []int{1, 2}, "coordinate": []int{30, 40}, "text": "shift"})
 	h.ok("hold_key", map[string]any{"text": "shift", "duration": 300})
+	// One combination, however spaced: the gates see what the keyboard does.
+	h.ok("scroll", map[string]any{"scroll_direction": "up", "text": " ctrl + shift "})
 	want := []string{
 		"Key Down", "Key Down", "Key Down",
 		"Key Return",
 		`Scroll 10,20 down 2 "ctrl"`,
 		`Drag 1,2->30,40 "shift"`,
 		"HoldKey shift 5m0s",
+		`Scroll 30,40 up 3 "ctrl+shift"`,
 	}
 	if diff := cmp.Diff(want, fake.actions()); diff != "" {
 		t.Errorf("actions (-want +got):\n%s", diff)
