@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/deskhand/deskhand/supervisor/geometry"
 )
 
 // TestOpenAIProfileOffersOneTool: the openai profile lists the computer
@@ -30,6 +32,9 @@ func TestOpenAIProfileOffersOneTool(t *testing.T) {
 	}
 	if _, err := New(Options{Executor: newFake(), ToolProfile: "gemini"}); err == nil || !strings.Contains(err.Error(), "default or openai") {
 		t.Errorf("New with tool profile gemini = %v, want an error naming the profiles", err)
+	}
+	if _, err := New(Options{Executor: newFake(), ToolProfile: ProfileOpenAI, Mode: geometry.ModeNormalized}); err == nil || !strings.Contains(err.Error(), "pixels") {
+		t.Errorf("New with the openai profile in normalized mode = %v, want an error asking for pixels", err)
 	}
 }
 

@@ -224,6 +224,9 @@ func New(opts Options) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("unknown tool profile %q: use %s", s.profile, strings.Join(ToolProfiles, " or "))
 	}
+	if s.profile == ProfileOpenAI && s.mode != geometry.ModePixels {
+		return nil, fmt.Errorf("the %s tool profile takes OpenAI's coordinates, pixels of the screenshot: use coordinate mode %s, not %s", ProfileOpenAI, geometry.ModePixels, s.mode)
+	}
 	switch s.format {
 	case "":
 		s.format = FormatJPEG
