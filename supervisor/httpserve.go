@@ -686,12 +686,12 @@ func (e *sessionExecutor) MouseUp(ctx context.Context, button mcpserver.Button) 
 	return e.inner.MouseUp(ctx, button)
 }
 
-func (e *sessionExecutor) Drag(ctx context.Context, from, to geometry.Point) error {
-	return e.inner.Drag(ctx, from, to)
+func (e *sessionExecutor) Drag(ctx context.Context, from, to geometry.Point, modifiers string) error {
+	return e.inner.Drag(ctx, from, to, modifiers)
 }
 
-func (e *sessionExecutor) Scroll(ctx context.Context, at geometry.Point, direction string, amount int) error {
-	return e.inner.Scroll(ctx, at, direction, amount)
+func (e *sessionExecutor) Scroll(ctx context.Context, at geometry.Point, direction string, amount int, modifiers string) error {
+	return e.inner.Scroll(ctx, at, direction, amount, modifiers)
 }
 
 func (e *sessionExecutor) Type(ctx context.Context, text string) error {

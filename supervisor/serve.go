@@ -3,9 +3,11 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -39,6 +41,7 @@ Examples:
   deskhand serve --virtual-display 1920x1080
   deskhand serve --coordinates normalized_0_100 --format png
   deskhand serve --allow xterm --allow org.gnome.Calculator --grant clipboardRead
+  deskhand serve --tool-profile openai --image-preset openai
   claude mcp add computer-use -- deskhand serve
   deskhand serve --http :8765
 
@@ -57,6 +60,23 @@ session that ends (DELETE, --http-session-timeout) gives the computer
 back. Clients of the sessionless protocol (2026-07-28) share one set of
 approvals and one turn.
 
+Tool profiles: the default profile offers deskhand's tools, whose names and
+arguments are the member tools of Anthropic's computer_toolset_20260801
+(screenshot, left_click, key with repeat, scroll and left_click_drag with
+modifier keys in text, ...), so a harness forwards each tool_use block as a
+tools/call unchanged and returns the result as its tool_result. With
+--tool-profile openai there is one tool, computer, that takes the actions of
+an OpenAI computer_call (click, double_click, drag, move, scroll, keypress,
+type, wait, screenshot), runs them in order through the same safety checks,
+and always returns a screenshot for the computer_call_output.
+
+Image presets: --image-preset anthropic (the default limits), openai or
+gemini sizes screenshots to that model family's documented image limits;
+--max-long-edge and --max-tokens, when given, override the preset's. Every
+screenshot's JSON text block has a "scale" receipt: the preset in force
+("custom" when the limits are no preset's), the limits and image_to_logical,
+the factor from screenshot pixels to screen pixels.
+
 Nothing may be used until the model calls request_access and the user
 approves the apps in a dialog; with clients that cannot show one, only the
 apps pre-approved with --allow or in the pre-approval file (see
@@ -70,6 +90,8 @@ type serveFlags struct {
 	coordinates    string
 	maxLongEdge    int
 	maxTokens      int
+	imagePreset    string
+	toolProfile    string
 	format         string
 	jpegQuality    int
 	stateDir       string
@@ -86,6 +108,8 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 		"coordinate `mode` of the tools: pixels (of the latest screenshot) or normalized_0_100 (percent of its width and height)")
 	fs.IntVar(&f.maxLongEdge, "max-long-edge", geometry.DefaultMaxLongEdge, "largest screenshot width or height, in `pixels`")
 	fs.IntVar(&f.maxTokens, "max-tokens", geometry.DefaultMaxTokens, "largest screenshot size in vision `tokens` of 28x28 pixels (⌈w/28⌉·⌈h/28⌉)")
+	fs.StringVar(&f.imagePreset, "image-preset", "", "screenshot size `preset` of a model family: "+strings.Join(geometry.PresetNames(), ", ")+" (default: anthropic's limits)")
+	fs.StringVar(&f.toolProfile, "tool-profile", mcpserver.ProfileDefault, "tool `profile`: default (deskhand's tools, named as in Anthropic's computer toolset) or openai (one computer tool taking OpenAI's actions)")
 	fs.StringVar(&f.format, "format", mcpserver.FormatJPEG, "screenshot image `format`: jpeg or png")
 	fs.IntVar(&f.jpegQuality, "jpeg-quality", mcpserver.DefaultJPEGQuality, "JPEG `quality`, 1-100")
 	fs.StringVar(&f.stateDir, "state-dir", "", "`directory` of the state file that keeps the last screenshot's geometry and the selected display across restarts (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand; \"none\" keeps nothing)")
@@ -109,8 +133,29 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 		return fmt.Errorf("--coordinates: %w", err)
 	}
 	limits := geometry.Limits{MaxLongEdge: f.maxLongEdge, MaxTokens: f.maxTokens, TokenPx: geometry.DefaultTokenPx}
+	if f.imagePreset != "" {
+		preset, err := geometry.LookupPreset(f.imagePreset)
+		if err != nil {
+			return fmt.Errorf("--image-preset: %w", err)
+		}
+		// The preset's limits, but for those given as flags too.
+		limits = preset.Limits
+		fs.Visit(func(fl *flag.Flag) {
+			switch fl.Name {
+			case "max-long-edge":
+				limits.MaxLongEdge = f.maxLongEdge
+			case "max-tokens":
+				// The flag counts 28x28 patches, whatever the preset's.
+				limits.MaxTokens, limits.TokenPx = f.maxTokens, geometry.DefaultTokenPx
+			}
+		})
+		f.imagePreset = preset.Name
+	}
 	if err := limits.Validate(); err != nil {
 		return fmt.Errorf("--max-long-edge/--max-tokens: %w", err)
+	}
+	if !slices.Contains(mcpserver.ToolProfiles, f.toolProfile) {
+		return fmt.Errorf("--tool-profile %q: use %s", f.toolProfile, strings.Join(mcpserver.ToolProfiles, " or "))
 	}
 	if f.format != mcpserver.FormatJPEG && f.format != mcpserver.FormatPNG {
 		return fmt.Errorf("--format %q: use jpeg or png", f.format)
@@ -233,6 +278,8 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 		Executor:    exec,
 		Mode:        mode,
 		Limits:      limits,
+		ImagePreset: f.imagePreset,
+		ToolProfile: f.toolProfile,
 		Format:      f.format,
 		JPEGQuality: f.jpegQuality,
 		StatePath:   statePath,

@@ -141,14 +141,21 @@ func (e *Executor) MouseUp(ctx context.Context, b mcpserver.Button) error {
 	return e.in.Up(ctx, btn)
 }
 
-// Drag drags with the left button from from to to.
-func (e *Executor) Drag(ctx context.Context, from, to geometry.Point) error {
-	return e.in.Drag(ctx, input.Point{X: from.X, Y: from.Y}, input.Point{X: to.X, Y: to.Y})
+// Drag drags with the left button from from to to, holding modifiers.
+func (e *Executor) Drag(ctx context.Context, from, to geometry.Point, modifiers string) error {
+	return e.in.Drag(ctx, input.Point{X: from.X, Y: from.Y}, input.Point{X: to.X, Y: to.Y}, modList(modifiers)...)
 }
 
-// Scroll turns the wheel at at.
-func (e *Executor) Scroll(ctx context.Context, at geometry.Point, direction string, amount int) error {
-	return e.in.Scroll(ctx, at.X, at.Y, direction, amount)
+// Scroll turns the wheel at at, holding modifiers.
+func (e *Executor) Scroll(ctx context.Context, at geometry.Point, direction string, amount int, modifiers string) error {
+	return e.in.Scroll(ctx, at.X, at.Y, direction, amount, modList(modifiers)...)
+}
+
+func modList(modifiers string) []string {
+	if modifiers == "" {
+		return nil
+	}
+	return []string{modifiers}
 }
 
 // Type types text exactly.

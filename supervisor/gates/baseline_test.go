@@ -77,7 +77,7 @@ func TestStalenessAfterOwnInput(t *testing.T) {
 		t.Fatalf("click after a mouse_move on a target something else changed: %v", err)
 	}
 	// The same after a scroll.
-	if err := f.exec.Scroll(ctx, *onZenity, "down", 1); err != nil {
+	if err := f.exec.Scroll(ctx, *onZenity, "down", 1, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.g.awaitReference(ctx); err != nil {

@@ -119,8 +119,8 @@ func (e *guarded) MouseUp(ctx context.Context, b mcpserver.Button) error {
 	return e.after(ctx, e.Executor.MouseUp(ctx, b))
 }
 
-func (e *guarded) Scroll(ctx context.Context, at geometry.Point, dir string, amount int) error {
-	return e.after(ctx, e.Executor.Scroll(ctx, at, dir, amount))
+func (e *guarded) Scroll(ctx context.Context, at geometry.Point, dir string, amount int, mods string) error {
+	return e.after(ctx, e.Executor.Scroll(ctx, at, dir, amount, mods))
 }
 
 func (e *guarded) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {

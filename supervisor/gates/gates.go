@@ -228,9 +228,18 @@ func classify(a *mcpserver.Action) kind {
 		}
 		return kind{input: true, keys: mods, pointTier: catalog.TierFull, what: what, checkPixels: true}
 	case "scroll":
+		// Modifiers turn the wheel into keyboard input (ctrl+wheel zooms),
+		// so a scroll holding them needs the full tier, like a click does.
+		if mods {
+			return kind{input: true, keys: true, pointTier: catalog.TierFull, what: "scrolling holding " + a.Keys, checkPixels: true}
+		}
 		return kind{input: true, pointTier: catalog.TierClick, what: "scrolling", checkPixels: true}
 	case "left_click_drag":
-		return kind{input: true, pointTier: catalog.TierFull, what: "dragging", bareOK: true, checkPixels: true}
+		what := "dragging"
+		if mods {
+			what += " holding " + a.Keys
+		}
+		return kind{input: true, keys: mods, pointTier: catalog.TierFull, what: what, bareOK: true, checkPixels: true}
 	case "left_mouse_down", "left_mouse_up":
 		return kind{input: true, pointTier: catalog.TierFull, what: "pressing or releasing the mouse button", bareOK: true, checkPixels: true}
 	case "type":

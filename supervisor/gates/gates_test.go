@@ -721,13 +721,15 @@ func (e fakeExec) Click(ctx context.Context, at geometry.Point, b mcpserver.Butt
 }
 func (e fakeExec) MouseDown(ctx context.Context, b mcpserver.Button) error              { return nil }
 func (e fakeExec) MouseUp(ctx context.Context, b mcpserver.Button) error                { return nil }
-func (e fakeExec) Drag(ctx context.Context, from, to geometry.Point) error              { return nil }
-func (e fakeExec) Scroll(ctx context.Context, at geometry.Point, d string, n int) error { return nil }
-func (e fakeExec) Type(ctx context.Context, text string) error                          { return nil }
-func (e fakeExec) Key(ctx context.Context, keys string) error                           { return nil }
-func (e fakeExec) HoldKey(ctx context.Context, c string, d time.Duration) error         { return nil }
-func (e fakeExec) ReleaseAll(ctx context.Context) error                                 { return nil }
-func (e fakeExec) ReadClipboard(ctx context.Context) (string, error)                    { return e.d.ReadClipboard(ctx) }
+func (e fakeExec) Drag(ctx context.Context, from, to geometry.Point, mods string) error { return nil }
+func (e fakeExec) Scroll(ctx context.Context, at geometry.Point, d string, n int, mods string) error {
+	return nil
+}
+func (e fakeExec) Type(ctx context.Context, text string) error                  { return nil }
+func (e fakeExec) Key(ctx context.Context, keys string) error                   { return nil }
+func (e fakeExec) HoldKey(ctx context.Context, c string, d time.Duration) error { return nil }
+func (e fakeExec) ReleaseAll(ctx context.Context) error                         { return nil }
+func (e fakeExec) ReadClipboard(ctx context.Context) (string, error)            { return e.d.ReadClipboard(ctx) }
 func (e fakeExec) WriteClipboard(ctx context.Context, text string) error {
 	return e.d.WriteClipboard(ctx, text)
 }

@@ -157,8 +157,8 @@ func (e *guarded) HoldKey(ctx context.Context, combo string, d time.Duration) er
 	})
 }
 
-func (e *guarded) Drag(ctx context.Context, from, to geometry.Point) error {
-	return e.held(ctx, mcpserver.Action{Tool: "left_click_drag", From: &from, Target: &to}, func(ctx context.Context) error {
-		return e.Executor.Drag(ctx, from, to)
+func (e *guarded) Drag(ctx context.Context, from, to geometry.Point, mods string) error {
+	return e.held(ctx, mcpserver.Action{Tool: "left_click_drag", From: &from, Target: &to, Keys: mods}, func(ctx context.Context) error {
+		return e.Executor.Drag(ctx, from, to, mods)
 	})
 }

@@ -294,3 +294,27 @@ func TestRegionToLogical(t *testing.T) {
 		}
 	}
 }
+
+func TestPresets(t *testing.T) {
+	for _, p := range Presets {
+		if err := p.Limits.Validate(); err != nil {
+			t.Errorf("preset %s: %v", p.Name, err)
+		}
+		got, err := LookupPreset(strings.ToUpper(p.Name))
+		if err != nil || got.Name != p.Name {
+			t.Errorf("LookupPreset(%q) = %v, %v", strings.ToUpper(p.Name), got.Name, err)
+		}
+	}
+	// A 1920x1080 screen under each preset, worked out from the vendor's
+	// rule by hand.
+	for name, want := range map[string][2]int{"anthropic": {1456, 819}, "openai": {1650, 928}, "gemini": {1536, 864}} {
+		p, _ := LookupPreset(name)
+		w, h := ScaledSize(1920, 1080, p.Limits)
+		if w != want[0] || h != want[1] {
+			t.Errorf("ScaledSize(1920, 1080, %s) = %dx%d, want %dx%d", name, w, h, want[0], want[1])
+		}
+	}
+	if _, err := LookupPreset("llama"); err == nil || !strings.Contains(err.Error(), "anthropic, openai, gemini") {
+		t.Errorf("LookupPreset(llama) = %v, want an error listing the presets", err)
+	}
+}

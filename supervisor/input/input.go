@@ -571,18 +571,28 @@ func (in *Input) Up(ctx context.Context, button Button) error {
 }
 
 // Drag presses the left button at from, moves to to in a few steps and
-// releases it there.
-func (in *Input) Drag(ctx context.Context, from, to Point) error {
+// releases it there, holding the modifier keys mods (as for Click) for
+// the whole drag.
+func (in *Input) Drag(ctx context.Context, from, to Point, mods ...string) error {
 	if err := checkPoint(from.X, from.Y); err != nil {
 		return err
 	}
 	if err := checkPoint(to.X, to.Y); err != nil {
 		return err
 	}
+	modSyms, err := parseMods(mods)
+	if err != nil {
+		return err
+	}
 	return in.do(ctx, func(ctx context.Context, o *op) error {
 		if err := in.be.move(from.X, from.Y); err != nil {
 			return err
 		}
+		release, err := in.holdMods(o, modSyms)
+		if err != nil {
+			return err
+		}
+		defer release()
 		left := pressed{button: true, code: uint8(ButtonLeft)}
 		if err := o.press(left); err != nil {
 			return fmt.Errorf("pressing the left button: %w", err)
@@ -603,13 +613,42 @@ func (in *Input) Drag(ctx context.Context, from, to Point) error {
 		if err := sleepCtx(ctx, dragHoldDelay); err != nil {
 			return err
 		}
-		return o.release(left)
+		if err := o.release(left); err != nil {
+			return err
+		}
+		return release()
 	})
 }
 
+// holdMods presses the modifier keys syms for the rest of o (none: a
+// no-op). release lets them go; it may be called more than once.
+func (in *Input) holdMods(o *op, syms []Keysym) (release func() error, err error) {
+	if len(syms) == 0 {
+		return func() error { return nil }, nil
+	}
+	kb, err := in.openKeyboard(false)
+	if err != nil {
+		return nil, err
+	}
+	if err := kb.pressCombo(o, Combo{Keys: syms}); err != nil {
+		kb.finish(o)
+		return nil, err
+	}
+	done := false
+	return func() error {
+		if done {
+			return nil
+		}
+		done = true
+		defer kb.finish(o)
+		return kb.releaseCombo(o)
+	}, nil
+}
+
 // Scroll moves the pointer to (x, y) and turns the wheel amount clicks in
-// direction: "up", "down", "left" or "right".
-func (in *Input) Scroll(ctx context.Context, x, y int, direction string, amount int) error {
+// direction: "up", "down", "left" or "right", holding the modifier keys
+// mods (as for Click) meanwhile.
+func (in *Input) Scroll(ctx context.Context, x, y int, direction string, amount int, mods ...string) error {
 	if err := checkPoint(x, y); err != nil {
 		return err
 	}
@@ -629,10 +668,19 @@ func (in *Input) Scroll(ctx context.Context, x, y int, direction string, amount 
 	if amount < 1 {
 		return fmt.Errorf("scroll amount %d is out of range: scroll at least 1 click", amount)
 	}
+	modSyms, err := parseMods(mods)
+	if err != nil {
+		return err
+	}
 	return in.do(ctx, func(ctx context.Context, o *op) error {
 		if err := in.be.move(x, y); err != nil {
 			return err
 		}
+		release, err := in.holdMods(o, modSyms)
+		if err != nil {
+			return err
+		}
+		defer release()
 		w := pressed{button: true, code: uint8(wheel)}
 		for i := 0; i < amount; i++ {
 			if err := ctx.Err(); err != nil {
@@ -645,7 +693,7 @@ func (in *Input) Scroll(ctx context.Context, x, y int, direction string, amount 
 				return fmt.Errorf("scrolling %s: %w", direction, err)
 			}
 		}
-		return nil
+		return release()
 	})
 }
 

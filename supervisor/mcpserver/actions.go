@@ -197,14 +197,30 @@ func (s *Server) resolveCursor(ctx context.Context, a *Action) error {
 	return nil
 }
 
-func checkModifiers(tool, mods string) error {
-	if mods == "" {
-		return nil
+// modifiers reads the optional "text" of a click, drag or scroll: the
+// modifier keys held for the whole action, one combination. It comes back
+// without whitespace: the keyboard reads "alt + F4" as alt+F4, and so must
+// the gates, which read whitespace as separating combinations pressed one
+// after another.
+func modifiers(a *args) (string, error) {
+	mods, _, err := a.str("text", false, maxKeyBytes, "modifier keys such as \"shift\"")
+	if err != nil {
+		return "", err
+	}
+	if mods = strings.Join(strings.Fields(mods), ""); mods == "" {
+		return "", nil
 	}
 	if _, err := input.ParseCombo(mods); err != nil {
-		return fmt.Errorf("%s: modifier keys in \"text\": %w", tool, err)
+		return "", fmt.Errorf("%s: modifier keys in \"text\": %w", a.tool, err)
 	}
-	return nil
+	return mods, nil
+}
+
+func holding(mods string) string {
+	if mods == "" {
+		return ""
+	}
+	return " holding " + mods
 }
 
 func (p *parser) click(a *args, button Button, count int) (*step, error) {
@@ -212,11 +228,8 @@ func (p *parser) click(a *args, button Button, count int) (*step, error) {
 	if err != nil {
 		return nil, err
 	}
-	mods, _, err := a.str("text", false, maxKeyBytes, "modifier keys such as \"shift\"")
+	mods, err := modifiers(a)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkModifiers(a.tool, mods); err != nil {
 		return nil, err
 	}
 	st := &step{action: Action{Tool: a.tool, Target: at, Keys: mods}}
@@ -228,12 +241,8 @@ func (p *parser) click(a *args, button Button, count int) (*step, error) {
 		if err := p.s.exec.Click(ctx, target, button, count, mods); err != nil {
 			return nil, err
 		}
-		held := ""
-		if mods != "" {
-			held = " holding " + mods
-		}
 		return &outcome{
-			text: fmt.Sprintf("%s at %s%s.", clickVerbs[a.tool], fmtCoord(coordOr(coord, p.modelCoord(target))), held),
+			text: fmt.Sprintf("%s at %s%s.", clickVerbs[a.tool], fmtCoord(coordOr(coord, p.modelCoord(target))), holding(mods)),
 			data: pointerData(coordOr(coord, p.modelCoord(target)), target),
 		}, nil
 	}
@@ -280,7 +289,11 @@ func (p *parser) drag(a *args) (*step, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &step{action: Action{Tool: a.tool, Target: to, From: from}}
+	mods, err := modifiers(a)
+	if err != nil {
+		return nil, err
+	}
+	st := &step{action: Action{Tool: a.tool, Target: to, From: from, Keys: mods}}
 	if from == nil {
 		st.resolve = func(ctx context.Context, act *Action) error {
 			pt, err := p.s.exec.CursorPosition(ctx)
@@ -293,14 +306,17 @@ func (p *parser) drag(a *args) (*step, error) {
 	}
 	st.run = func(ctx context.Context) (*outcome, error) {
 		start := *st.action.From
-		if err := p.s.exec.Drag(ctx, start, *to); err != nil {
+		if err := p.s.exec.Drag(ctx, start, *to, mods); err != nil {
 			return nil, err
 		}
 		fc := coordOr(fromCoord, p.modelCoord(start))
 		data := pointerData(toCoord, *to)
 		data["start_coordinate"] = fc
 		data["start_screen_point"] = start
-		return &outcome{text: fmt.Sprintf("Dragged from %s to %s.", fmtCoord(fc), fmtCoord(toCoord)), data: data}, nil
+		if mods != "" {
+			data["modifiers"] = mods
+		}
+		return &outcome{text: fmt.Sprintf("Dragged from %s to %s%s.", fmtCoord(fc), fmtCoord(toCoord), holding(mods)), data: data}, nil
 	}
 	return st, nil
 }
@@ -360,19 +376,26 @@ func (p *parser) scroll(a *args) (*step, error) {
 		}
 		amount = int(v)
 	}
-	st := &step{action: Action{Tool: a.tool, Target: at}}
+	mods, err := modifiers(a)
+	if err != nil {
+		return nil, err
+	}
+	st := &step{action: Action{Tool: a.tool, Target: at, Keys: mods}}
 	if at == nil {
 		st.resolve = p.s.resolveCursor
 	}
 	st.run = func(ctx context.Context) (*outcome, error) {
 		target := *st.action.Target
-		if err := p.s.exec.Scroll(ctx, target, dir, amount); err != nil {
+		if err := p.s.exec.Scroll(ctx, target, dir, amount, mods); err != nil {
 			return nil, err
 		}
 		c := coordOr(coord, p.modelCoord(target))
 		data := pointerData(c, target)
 		data["scroll_direction"], data["scroll_amount"] = dir, amount
-		return &outcome{text: fmt.Sprintf("Scrolled %s by %d at %s.", dir, amount, fmtCoord(c)), data: data}, nil
+		if mods != "" {
+			data["modifiers"] = mods
+		}
+		return &outcome{text: fmt.Sprintf("Scrolled %s by %d at %s%s.", dir, amount, fmtCoord(c), holding(mods)), data: data}, nil
 	}
 	return st, nil
 }
@@ -407,15 +430,43 @@ func (p *parser) key(a *args) (*step, error) {
 	if _, err := input.ParseKeys(keys); err != nil {
 		return nil, fmt.Errorf("%s: %w", a.tool, err)
 	}
-	return &step{
+	repeat := 1
+	if v, ok, err := a.number("repeat", false, fmt.Sprintf("how many times to press the keys, 1–%d", maxKeyRepeat)); err != nil {
+		return nil, err
+	} else if ok {
+		if v != math.Trunc(v) || v < 1 || v > maxKeyRepeat {
+			return nil, fmt.Errorf("%s: repeat %v is out of range: give a whole number of presses from 1 to %d", a.tool, v, maxKeyRepeat)
+		}
+		repeat = int(v)
+	}
+	st := &step{
+		takes:  time.Duration(repeat) * batchTypeAllowance,
 		action: Action{Tool: a.tool, Keys: keys},
-		run: func(ctx context.Context) (*outcome, error) {
+	}
+	st.run = func(ctx context.Context) (*outcome, error) {
+		for i := range repeat {
+			// Each press after the first goes through the gates again: the
+			// previous one may have changed which window has the focus.
+			if i > 0 {
+				if err := p.s.checkGates(ctx, &st.action); err != nil {
+					return nil, fmt.Errorf("stopped after %d of %d presses: %w", i, repeat, err)
+				}
+			}
 			if err := p.s.exec.Key(ctx, keys); err != nil {
+				if i > 0 {
+					return nil, fmt.Errorf("after %d of %d presses: %w", i, repeat, err)
+				}
 				return nil, err
 			}
-			return &outcome{text: fmt.Sprintf("Pressed %s.", keys), data: map[string]any{"keys": keys}}, nil
-		},
-	}, nil
+		}
+		data := map[string]any{"keys": keys}
+		if repeat > 1 {
+			data["repeat"] = repeat
+			return &outcome{text: fmt.Sprintf("Pressed %s %d times.", keys, repeat), data: data}, nil
+		}
+		return &outcome{text: fmt.Sprintf("Pressed %s.", keys), data: data}, nil
+	}
+	return st, nil
 }
 
 func (p *parser) duration(a *args) (time.Duration, float64, error) {
@@ -595,9 +646,24 @@ func (s *Server) takeScreenshot(ctx context.Context, sess *session, prefix strin
 			"coordinate_mode": string(s.mode),
 			"other_displays":  otherData,
 			"capture_id":      img.CaptureID,
+			"scale":           s.scaleReceipt(shot),
 		},
 		image: &imageData{bytes: img.Data, mimeType: mimeType(img.Format)},
 	}, nil
+}
+
+// scaleReceipt says how the screenshot was sized: the preset and limits
+// used, and the factor from its pixels to the display's logical pixels, so
+// a harness can check the coordinates it forwards.
+func (s *Server) scaleReceipt(shot geometry.Shot) map[string]any {
+	return map[string]any{
+		"preset":           s.preset,
+		"max_long_edge":    s.limits.MaxLongEdge,
+		"max_tokens":       s.limits.MaxTokens,
+		"token_px":         s.limits.TokenPx,
+		"tokens":           geometry.Tokens(shot.Image.Width, shot.Image.Height, s.limits.TokenPx),
+		"image_to_logical": map[string]float64{"x": float64(shot.Logical.Width) / float64(shot.Image.Width), "y": float64(shot.Logical.Height) / float64(shot.Image.Height)},
+	}
 }
 
 func displayData(d bridge.Display) map[string]any {

@@ -21,8 +21,9 @@ const (
 	maxClipboardBytes = 512 * 1024
 	maxNameBytes      = 1000
 	maxBatchActions   = 100
-	maxWait           = 60.0 // seconds, wait and hold_key
+	maxWait           = 300.0 // seconds, wait and hold_key, as Anthropic's computer toolset allows
 	maxScrollAmount   = 100
+	maxKeyRepeat      = 100 // presses of one key call, as Anthropic's computer toolset allows
 )
 
 // A computer_batch may run at most maxBatchDuration: the sum of its waits

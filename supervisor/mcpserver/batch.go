@@ -59,6 +59,14 @@ func (s *Server) runBatch(ctx context.Context, sess *session, raw []byte) *mcp.C
 		steps[i] = st
 	}
 
+	return s.runSteps(ctx, sess, names, steps, nil)
+}
+
+// runSteps runs a checked batch: it refuses one over maxBatchDuration,
+// then runs the steps in order through the gates until one fails. final,
+// when set, makes the closing screenshot (OpenAI's computer tool returns
+// one whatever happened).
+func (s *Server) runSteps(ctx context.Context, sess *session, names []string, steps []*step, final func(ctx context.Context) (*outcome, error)) *mcp.CallToolResult {
 	var total time.Duration
 	for i, st := range steps {
 		total += batchStepAllowance + st.takes
@@ -78,7 +86,11 @@ func (s *Server) runBatch(ctx context.Context, sess *session, raw []byte) *mcp.C
 		st.action.Batch = &BatchPosition{Index: i, Count: len(steps)}
 		out, err := s.runStep(ctx, sess, st)
 		if err != nil {
-			return s.batchResult(batchFailed, i, names, done, err, nil)
+			if final != nil {
+				// What is held goes before the closing screenshot.
+				s.releaseAll(ctx, names[i]+" failed")
+			}
+			return s.batchResult(batchFailed, i, names, done, err, s.closing(ctx, final))
 		}
 		done = append(done, batchEntry{Index: i, Action: names[i], Result: out.text})
 		last = out
@@ -87,7 +99,24 @@ func (s *Server) runBatch(ctx context.Context, sess *session, raw []byte) *mcp.C
 	if last != nil && last.image != nil {
 		img = last
 	}
+	if final != nil {
+		img = s.closing(ctx, final)
+	}
 	return s.batchResult(batchDone, len(steps), names, done, nil, img)
+}
+
+// closing takes a batch's closing screenshot, nil when there is none to
+// take or it cannot be taken (the batch's own result says why it ended).
+func (s *Server) closing(ctx context.Context, final func(ctx context.Context) (*outcome, error)) *outcome {
+	if final == nil {
+		return nil
+	}
+	out, err := final(ctx)
+	if err != nil {
+		s.log.Debug("taking the closing screenshot of a batch", "err", err)
+		return nil
+	}
+	return out
 }
 
 func nameOr(name string) string {

@@ -29,10 +29,13 @@ type Executor interface {
 	Click(ctx context.Context, at geometry.Point, button Button, count int, modifiers string) error
 	MouseDown(ctx context.Context, button Button) error
 	MouseUp(ctx context.Context, button Button) error
-	Drag(ctx context.Context, from, to geometry.Point) error
+	// Drag drags with the left button from from to to, holding the
+	// modifier keys (as for Click) for the whole drag.
+	Drag(ctx context.Context, from, to geometry.Point, modifiers string) error
 	// Scroll moves to at and turns the wheel amount clicks in direction
-	// ("up", "down", "left" or "right").
-	Scroll(ctx context.Context, at geometry.Point, direction string, amount int) error
+	// ("up", "down", "left" or "right"), holding the modifier keys (as for
+	// Click) meanwhile.
+	Scroll(ctx context.Context, at geometry.Point, direction string, amount int, modifiers string) error
 
 	Type(ctx context.Context, text string) error
 	// Key presses xdotool-style key combinations separated by spaces.

@@ -232,16 +232,24 @@ func (f *fakeExecutor) MouseUp(ctx context.Context, b Button) error {
 	return nil
 }
 
-func (f *fakeExecutor) Drag(ctx context.Context, from, to geometry.Point) error {
-	if err := f.enter("Drag", "%d,%d->%d,%d", from.X, from.Y, to.X, to.Y); err != nil {
+func (f *fakeExecutor) Drag(ctx context.Context, from, to geometry.Point, mods string) error {
+	format, args := "%d,%d->%d,%d", []any{from.X, from.Y, to.X, to.Y}
+	if mods != "" {
+		format, args = format+" %q", append(args, mods)
+	}
+	if err := f.enter("Drag", format, args...); err != nil {
 		return err
 	}
 	f.move(to)
 	return nil
 }
 
-func (f *fakeExecutor) Scroll(ctx context.Context, at geometry.Point, dir string, amount int) error {
-	if err := f.enter("Scroll", "%d,%d %s %d", at.X, at.Y, dir, amount); err != nil {
+func (f *fakeExecutor) Scroll(ctx context.Context, at geometry.Point, dir string, amount int, mods string) error {
+	format, args := "%d,%d %s %d", []any{at.X, at.Y, dir, amount}
+	if mods != "" {
+		format, args = format+" %q", append(args, mods)
+	}
+	if err := f.enter("Scroll", format, args...); err != nil {
 		return err
 	}
 	f.move(at)

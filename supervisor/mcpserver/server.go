@@ -13,6 +13,15 @@
 // own, it answers a malformed line with a JSON-RPC error and keeps
 // serving, instead of ending the session.
 //
+// The tools' names and arguments are those of the member tools of
+// Anthropic's computer_toolset_20260801, so a harness forwards each
+// tool_use block as a tools/call unchanged. The openai tool profile
+// offers instead one tool, computer, that takes the actions of an OpenAI
+// computer_call, runs them like computer_batch and always answers with a
+// screenshot. Screenshots are sized to geometry.Limits, which may come
+// from a model family's preset (geometry.Presets); each screenshot's data
+// carries the scale as a receipt.
+//
 // Tool results carry a human-readable text block and, for tools without an
 // image, the same facts as structured content. Screenshot and zoom results
 // carry the image and the facts as a JSON text block instead of structured
@@ -56,8 +65,15 @@ type Options struct {
 	Executor Executor
 	// Mode is the coordinate convention; empty means geometry.ModePixels.
 	Mode geometry.Mode
-	// Limits bound screenshot sizes; zero fields take the defaults.
+	// Limits bound screenshot sizes; zero fields take ImagePreset's, else
+	// the defaults.
 	Limits geometry.Limits
+	// ImagePreset names the geometry.Presets entry the limits come from;
+	// every screenshot's receipt names it.
+	ImagePreset string
+	// ToolProfile chooses the tools offered: ProfileDefault (empty) or
+	// ProfileOpenAI.
+	ToolProfile string
 	// Format is FormatJPEG (the default) or FormatPNG.
 	Format string
 	// JPEGQuality is 1–100; 0 means DefaultJPEGQuality.
@@ -96,6 +112,8 @@ type Server struct {
 	exec    Executor
 	mode    geometry.Mode
 	limits  geometry.Limits
+	preset  string
+	profile string
 	format  string
 	quality int
 	gates   []Gate
@@ -171,6 +189,21 @@ func New(opts Options) (*Server, error) {
 	if _, err := geometry.ParseMode(string(s.mode)); err != nil {
 		return nil, err
 	}
+	if opts.ImagePreset != "" {
+		p, err := geometry.LookupPreset(opts.ImagePreset)
+		if err != nil {
+			return nil, err
+		}
+		if s.limits.MaxLongEdge == 0 {
+			s.limits.MaxLongEdge = p.Limits.MaxLongEdge
+		}
+		if s.limits.MaxTokens == 0 {
+			s.limits.MaxTokens = p.Limits.MaxTokens
+		}
+		if s.limits.TokenPx == 0 {
+			s.limits.TokenPx = p.Limits.TokenPx
+		}
+	}
 	if s.limits.MaxLongEdge == 0 {
 		s.limits.MaxLongEdge = geometry.DefaultMaxLongEdge
 	}
@@ -182,6 +215,25 @@ func New(opts Options) (*Server, error) {
 	}
 	if err := s.limits.Validate(); err != nil {
 		return nil, err
+	}
+	// The receipt names the preset whose limits are in force, whether
+	// asked for by name or not; limits of no preset are "custom".
+	s.preset = "custom"
+	for _, p := range geometry.Presets {
+		if p.Limits == s.limits {
+			s.preset = p.Name
+			break
+		}
+	}
+	switch s.profile = opts.ToolProfile; s.profile {
+	case "":
+		s.profile = ProfileDefault
+	case ProfileDefault, ProfileOpenAI:
+	default:
+		return nil, fmt.Errorf("unknown tool profile %q: use %s", s.profile, strings.Join(ToolProfiles, " or "))
+	}
+	if s.profile == ProfileOpenAI && s.mode != geometry.ModePixels {
+		return nil, fmt.Errorf("the %s tool profile takes OpenAI's coordinates, pixels of the screenshot: use coordinate mode %s, not %s", ProfileOpenAI, geometry.ModePixels, s.mode)
 	}
 	switch s.format {
 	case "":
@@ -221,7 +273,13 @@ func New(opts Options) (*Server, error) {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	s.tools = s.toolSpecs()
-	for _, spec := range s.tools {
+	offered := s.tools
+	if s.profile == ProfileOpenAI {
+		// The computer tool runs deskhand's own tools, which stay known
+		// to it but are not offered.
+		offered = []*toolSpec{s.openAIToolSpec()}
+	}
+	for _, spec := range offered {
 		s.mcp.AddTool(spec.tool(s.mode), s.handler(spec))
 	}
 	s.addConsentTools()
@@ -232,6 +290,10 @@ func (s *Server) instructions() string {
 	coords := "pixels of the latest screenshot, origin top-left"
 	if s.mode == geometry.ModeNormalized {
 		coords = "percentages (0–100) of the latest screenshot's width and height"
+	}
+	if s.profile == ProfileOpenAI {
+		return "Operate this computer's desktop with the computer tool: send it a computer_call's actions; it runs them in order and returns a screenshot. " +
+			"Coordinates are pixels of the latest screenshot, origin top-left. Call it with no actions to take the first screenshot." + s.consentInstructions()
 	}
 	return "Operate this computer's desktop: take a screenshot first, then act with the pointer and keyboard tools. " +
 		"Coordinates are [x, y] in " + coords + "; take a new screenshot after the screen changes. " +
@@ -389,6 +451,9 @@ func (s *Server) call(ctx context.Context, sess *session, spec *toolSpec, raw []
 	if spec.batch {
 		return s.runBatch(ctx, sess, raw)
 	}
+	if spec.openAI {
+		return s.runOpenAI(ctx, sess, raw)
+	}
 	a, err := decodeArgs(spec.name, raw, spec.fields())
 	if err != nil {
 		return errorResult(err)
@@ -416,10 +481,8 @@ func (s *Server) runStep(ctx context.Context, sess *session, st *step) (*outcome
 			return nil, err
 		}
 	}
-	for _, g := range s.gates {
-		if err := g.Check(ctx, &st.action); err != nil {
-			return nil, fmt.Errorf("%s: %w", g.Name(), err)
-		}
+	if err := s.checkGates(ctx, &st.action); err != nil {
+		return nil, err
 	}
 	out, err := st.run(ctx)
 	if err != nil {
@@ -432,6 +495,16 @@ func (s *Server) runStep(ctx context.Context, sess *session, st *step) (*outcome
 		return nil, fmt.Errorf("%s: %w", st.action.Tool, err)
 	}
 	return out, nil
+}
+
+// checkGates runs every gate on a; the first refusal is the error.
+func (s *Server) checkGates(ctx context.Context, a *Action) error {
+	for _, g := range s.gates {
+		if err := g.Check(ctx, a); err != nil {
+			return fmt.Errorf("%s: %w", g.Name(), err)
+		}
+	}
+	return nil
 }
 
 // demote lowers the go-sdk's records by one level: its connection

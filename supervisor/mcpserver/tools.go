@@ -27,6 +27,8 @@ type toolSpec struct {
 	// computer_batch itself.
 	batchable bool
 	batch     bool
+	// openAI marks the computer tool of the openai profile.
+	openAI bool
 
 	parse func(p *parser, a *args) (*step, error)
 }
@@ -96,10 +98,10 @@ func (s *Server) coordProp(name, role string) prop {
 	}}
 }
 
-func modifiersProp() prop {
+func modifiersProp(what string) prop {
 	return prop{"text", map[string]any{
 		"type":        "string",
-		"description": `Modifier keys to hold during the click, joined with "+": "shift", "ctrl", "alt", "super", e.g. "ctrl+shift". Omit for a plain click.`,
+		"description": fmt.Sprintf(`Modifier keys to hold during the %s, joined with "+": "shift", "ctrl", "alt", "super", e.g. "ctrl+shift". Omit for none.`, what),
 	}}
 }
 
@@ -129,7 +131,7 @@ func (s *Server) toolSpecs() []*toolSpec {
 			title: title,
 			description: fmt.Sprintf("%s at coordinate ([x, y] in %s), or where the pointer is when coordinate is omitted. "+
 				"text optionally names modifier keys held during the click, such as \"shift\" or \"ctrl\".", what, cw),
-			props:       []prop{s.coordProp("coordinate", "Where to click"), modifiersProp()},
+			props:       []prop{s.coordProp("coordinate", "Where to click"), modifiersProp("click")},
 			destructive: true, openWorld: true, batchable: true,
 			parse: func(p *parser, a *args) (*step, error) { return p.click(a, button, count) },
 		}
@@ -199,8 +201,9 @@ func (s *Server) toolSpecs() []*toolSpec {
 			name:  "left_click_drag",
 			title: "Drag",
 			description: "Press the left mouse button at start_coordinate (default: where the pointer is), move to coordinate and release it there: " +
-				"drag and drop, move a slider or a window, select text. Both are [x, y] in " + cw + ".",
-			props:       []prop{s.coordProp("start_coordinate", "Where the drag starts"), s.coordProp("coordinate", "Where the drag ends")},
+				"drag and drop, move a slider or a window, select text. Both are [x, y] in " + cw + ". " +
+				"text optionally names modifier keys held for the whole drag, such as \"shift\" to extend a selection.",
+			props:       []prop{s.coordProp("start_coordinate", "Where the drag starts"), s.coordProp("coordinate", "Where the drag ends"), modifiersProp("drag")},
 			required:    []string{"coordinate"},
 			destructive: true, openWorld: true, batchable: true,
 			parse: func(p *parser, a *args) (*step, error) { return p.drag(a) },
@@ -226,7 +229,7 @@ func (s *Server) toolSpecs() []*toolSpec {
 			name:  "scroll",
 			title: "Scroll",
 			description: "Scroll the view under coordinate ([x, y] in " + cw + "; default: where the pointer is) by scroll_amount mouse-wheel clicks " +
-				"(default 3) in scroll_direction.",
+				"(default 3) in scroll_direction. text optionally names modifier keys held while scrolling, such as \"ctrl\" to zoom or \"shift\" to scroll sideways.",
 			props: []prop{
 				s.coordProp("coordinate", "Where to scroll"),
 				{"scroll_direction", map[string]any{
@@ -240,6 +243,7 @@ func (s *Server) toolSpecs() []*toolSpec {
 					"maximum":     maxScrollAmount,
 					"description": "How many mouse-wheel clicks to scroll (default 3).",
 				}},
+				modifiersProp("scroll"),
 			},
 			required:    []string{"scroll_direction"},
 			destructive: true, openWorld: true, batchable: true,
@@ -264,10 +268,16 @@ func (s *Server) toolSpecs() []*toolSpec {
 			description: "Press a key or key combination, xdotool-style: key names joined with \"+\", such as \"Return\", \"ctrl+c\", \"ctrl+shift+t\", \"alt+F4\" or \"super\". " +
 				"Several combinations separated by spaces are pressed one after another (\"ctrl+a ctrl+c\"). " +
 				"Names are X keysyms (BackSpace, Tab, Escape, Delete, Home, Page_Down, Left, F5, …) or the aliases ctrl, alt, shift, super/cmd/meta, enter, esc, pageup, pagedown, del; case does not matter. " +
-				"Only keys that type characters and ordinary editing, navigation, function, keypad and media keys are sent; keys that switch XKB controls (StickyKeys_Enable), click through MouseKeys (Pointer_Button1) or act on the X server (Terminate_Server, VT switches) are refused.",
+				"Only keys that type characters and ordinary editing, navigation, function, keypad and media keys are sent; keys that switch XKB controls (StickyKeys_Enable), click through MouseKeys (Pointer_Button1) or act on the X server (Terminate_Server, VT switches) are refused. " +
+				fmt.Sprintf("repeat presses it all that many times (1–%d, default 1), such as Down 5 times.", maxKeyRepeat),
 			props: []prop{{"text", map[string]any{
 				"type":        "string",
 				"description": "The key combination(s) to press, e.g. \"ctrl+s\" or \"Escape\".",
+			}}, {"repeat", map[string]any{
+				"type":        "integer",
+				"minimum":     1,
+				"maximum":     maxKeyRepeat,
+				"description": "How many times to press it (default 1).",
 			}}},
 			required:    []string{"text"},
 			destructive: true, openWorld: true, batchable: true,
@@ -367,8 +377,9 @@ func (s *Server) batchItemSchema() map[string]any {
 			"start_coordinate": s.coordProp("start_coordinate", "Start of left_click_drag").schema,
 			"text": map[string]any{
 				"type":        "string",
-				"description": "Text for type, key combination for key and hold_key, modifier keys for clicks.",
+				"description": "Text for type, key combination for key and hold_key, modifier keys for clicks, drags and scrolls.",
 			},
+			"repeat":           map[string]any{"type": "integer", "minimum": 1, "maximum": maxKeyRepeat, "description": "How many times key presses its keys."},
 			"scroll_direction": map[string]any{"type": "string", "enum": []string{"up", "down", "left", "right"}},
 			"scroll_amount":    map[string]any{"type": "integer", "minimum": 1, "maximum": maxScrollAmount},
 			"duration":         map[string]any{"type": "number", "minimum": 0, "maximum": maxWait, "description": "Seconds, for wait and hold_key."},

@@ -1,0 +1,488 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tool profiles: the tool surfaces a server can offer.
+const (
+	// ProfileDefault offers deskhand's own tools, whose names and
+	// arguments are those of Anthropic's computer toolset.
+	ProfileDefault = "default"
+	// ProfileOpenAI offers one tool, computer, that takes a batch of
+	// actions in the vocabulary of OpenAI's computer tool.
+	ProfileOpenAI = "openai"
+)
+
+// ToolProfiles lists the profiles Options.ToolProfile accepts.
+var ToolProfiles = []string{ProfileDefault, ProfileOpenAI}
+
+// openAIActions are the action types of OpenAI's computer tool.
+var openAIActions = []string{"click", "double_click", "drag", "move", "scroll", "keypress", "type", "wait", "screenshot"}
+
+// The fields each OpenAI action type takes besides "type".
+var openAIFields = map[string][]string{
+	"click":        {"x", "y", "button", "keys"},
+	"double_click": {"x", "y", "keys"},
+	"drag":         {"path", "keys"},
+	"move":         {"x", "y", "keys"},
+	"scroll":       {"x", "y", "scroll_x", "scroll_y", "keys"},
+	"keypress":     {"keys"},
+	"type":         {"text"},
+	"wait":         {},
+	"screenshot":   {},
+}
+
+// OpenAI's computer tool gives wait no duration; its reference harnesses
+// wait two seconds.
+const openAIWait = 2 * time.Second
+
+// openAIScrollStep is how many of OpenAI's scroll pixels one wheel click
+// stands for: X11 scrolls by wheel clicks, and a click moves most views by
+// about this much.
+const openAIScrollStep = 100
+
+func (s *Server) openAIToolSpec() *toolSpec {
+	point := map[string]any{"type": "number", "description": "Pixels of the latest screenshot, origin top-left."}
+	// OpenAI sends "keys": null on actions without modifiers.
+	keys := map[string]any{
+		"type":        []string{"array", "null"},
+		"items":       map[string]any{"type": "string"},
+		"description": "keypress: the keys pressed together, such as [\"CTRL\", \"A\"]. Pointer actions: modifier keys held during the action, such as [\"SHIFT\"].",
+	}
+	item := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"type":     map[string]any{"type": "string", "enum": slices.Clone(openAIActions)},
+			"x":        point,
+			"y":        point,
+			"button":   map[string]any{"type": "string", "enum": []string{"left", "right", "wheel", "back", "forward"}, "description": "click: the mouse button (default left); back and forward are not supported."},
+			"keys":     keys,
+			"path":     map[string]any{"type": "array", "minItems": 2, "items": map[string]any{"type": "object", "properties": map[string]any{"x": point, "y": point}, "required": []string{"x", "y"}}, "description": "drag: the points the pointer passes through with the left button held, start first."},
+			"scroll_x": map[string]any{"type": "number", "description": "scroll: pixels to scroll right (negative: left)."},
+			"scroll_y": map[string]any{"type": "number", "description": "scroll: pixels to scroll down (negative: up)."},
+			"text":     map[string]any{"type": "string", "description": "type: the text to type."},
+		},
+		"required": []string{"type"},
+	}
+	return &toolSpec{
+		name:  "computer",
+		title: "Use the computer",
+		description: "Run OpenAI computer-use actions in order, then return a screenshot of the result. " +
+			"actions is the actions list of a computer_call, as the model sent it: click{x, y, button, keys}, double_click{x, y}, drag{path}, move{x, y}, " +
+			"scroll{x, y, scroll_x, scroll_y}, keypress{keys}, type{text}, wait{}, screenshot{}. Coordinates are pixels of the latest screenshot. " +
+			"Every action's arguments are checked before any runs; the batch stops at the first failure and reports the completed, failed and remaining actions, " +
+			"with a screenshot of the screen as it is then. " + fmt.Sprintf("wait waits %g s; a scroll moves %d pixels per mouse-wheel click; a batch may take at most %g s.",
+			openAIWait.Seconds(), openAIScrollStep, maxBatchDuration.Seconds()),
+		props: []prop{{"actions", map[string]any{
+			"type":        "array",
+			"maxItems":    maxBatchActions,
+			"description": "The computer_call's actions, in order. An empty list only takes a screenshot.",
+			"items":       item,
+		}}},
+		required:    []string{"actions"},
+		destructive: true, openWorld: true, openAI: true,
+	}
+}
+
+// runOpenAI runs the computer tool of the openai profile: OpenAI's
+// actions, each translated into deskhand's steps and run like a
+// computer_batch, and a closing screenshot whatever happened, since the
+// API expects one in every computer_call_output.
+func (s *Server) runOpenAI(ctx context.Context, sess *session, raw []byte) *mcp.CallToolResult {
+	const tool = "computer"
+	a, err := decodeArgs(tool, raw, []string{"actions"})
+	if err != nil {
+		return errorResult(err)
+	}
+	if !a.has("actions") {
+		return errorResult(a.missing("actions", `the computer_call's actions, such as [{"type": "click", "x": 100, "y": 200}]`))
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(a.fields["actions"], &items); err != nil {
+		return errorResult(fmt.Errorf("%s: \"actions\" must be a list of objects, got %s", tool, abbreviate(a.fields["actions"])))
+	}
+	if len(items) > maxBatchActions {
+		return errorResult(fmt.Errorf("%s: %d actions is over the limit of %d per call; split them", tool, len(items), maxBatchActions))
+	}
+	p, err := s.newParser(ctx, sess, nil)
+	if err != nil {
+		return errorResult(err)
+	}
+	final := func(ctx context.Context) (*outcome, error) {
+		st, err := p.screenshot()
+		if err != nil {
+			return nil, err
+		}
+		st.action.Batch = &BatchPosition{Index: len(items), Count: len(items) + 1}
+		return s.runStep(ctx, sess, st)
+	}
+	names := make([]string, len(items))
+	steps := make([]*step, len(items))
+	for i, item := range items {
+		st, name, err := s.parseOpenAIAction(p, item)
+		names[i] = name
+		if err != nil {
+			return s.batchResult(batchInvalid, i, names, nil, fmt.Errorf("action %d (%s) is invalid: %w", i+1, nameOr(name), err), s.closing(ctx, final))
+		}
+		steps[i] = st
+	}
+	return s.runSteps(ctx, sess, names, steps, final)
+}
+
+// parseOpenAIAction checks one OpenAI action and turns it into a step made
+// of deskhand's tools, so each goes through the same argument checks and
+// gates as when called by name.
+func (s *Server) parseOpenAIAction(p *parser, item json.RawMessage) (*step, string, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(item, &fields); err != nil || fields == nil {
+		return nil, "", fmt.Errorf("each action must be an object such as {\"type\": \"click\", \"x\": 100, \"y\": 200}, got %s", abbreviate(item))
+	}
+	var kind string
+	if raw, ok := fields["type"]; !ok || json.Unmarshal(raw, &kind) != nil {
+		return nil, "", fmt.Errorf("it needs a \"type\", one of %s", strings.Join(openAIActions, ", "))
+	}
+	allowed, ok := openAIFields[kind]
+	if !ok {
+		return nil, kind, fmt.Errorf("type %q is not an OpenAI computer action; use one of %s", kind, strings.Join(openAIActions, ", "))
+	}
+	delete(fields, "type")
+	rest, err := json.Marshal(fields)
+	if err != nil {
+		return nil, kind, err
+	}
+	a, err := decodeArgs(kind, rest, allowed)
+	if err != nil {
+		return nil, kind, err
+	}
+	// call parses one deskhand tool call with the given arguments.
+	call := func(tool string, args map[string]any) (*step, error) {
+		js, err := json.Marshal(args)
+		if err != nil {
+			return nil, err
+		}
+		spec := s.spec(tool)
+		ta, err := decodeArgs(tool, js, spec.fields())
+		if err != nil {
+			return nil, err
+		}
+		st, err := spec.parse(p, ta)
+		if err != nil {
+			// The model sent an OpenAI action, not deskhand's tool and
+			// arguments: say it in its words.
+			return nil, errors.New(openAIWords.Replace(strings.TrimPrefix(err.Error(), tool+": ")))
+		}
+		return st, nil
+	}
+	xy := func() ([]float64, error) {
+		x, _, err := a.number("x", true, "pixels from the left of the latest screenshot")
+		if err != nil {
+			return nil, err
+		}
+		y, _, err := a.number("y", true, "pixels from the top of the latest screenshot")
+		if err != nil {
+			return nil, err
+		}
+		return []float64{x, y}, nil
+	}
+	mods, err := openAIKeys(a, false)
+	if err != nil {
+		return nil, kind, err
+	}
+	var st *step
+	switch kind {
+	case "click", "double_click":
+		at, err := xy()
+		if err != nil {
+			return nil, kind, err
+		}
+		button, _, err := a.str("button", false, 16, "left, right or wheel")
+		if err != nil {
+			return nil, kind, err
+		}
+		tool := map[string]string{"": "left_click", "left": "left_click", "right": "right_click", "wheel": "middle_click", "middle": "middle_click"}[strings.ToLower(button)]
+		if tool == "" {
+			return nil, kind, fmt.Errorf("button %q is not supported: use left, right or wheel (back and forward have no X11 equivalent here; press alt+Left or alt+Right instead)", button)
+		}
+		if kind == "double_click" {
+			if tool != "left_click" {
+				return nil, kind, fmt.Errorf("double_click with button %q is not supported; only the left button double-clicks", button)
+			}
+			tool = "double_click"
+		}
+		st, err = call(tool, withMods(map[string]any{"coordinate": at}, mods))
+		if err != nil {
+			return nil, kind, err
+		}
+	case "move":
+		if mods != "" {
+			return nil, kind, fmt.Errorf("move cannot hold keys (%s); hold them with a click, drag or scroll instead", mods)
+		}
+		at, err := xy()
+		if err != nil {
+			return nil, kind, err
+		}
+		if st, err = call("mouse_move", map[string]any{"coordinate": at}); err != nil {
+			return nil, kind, err
+		}
+	case "drag":
+		st, err = s.openAIDrag(a, mods, call)
+		if err != nil {
+			return nil, kind, err
+		}
+	case "scroll":
+		st, err = s.openAIScroll(a, mods, xy, call)
+		if err != nil {
+			return nil, kind, err
+		}
+	case "keypress":
+		combo, err := openAIKeys(a, true)
+		if err != nil {
+			return nil, kind, err
+		}
+		if st, err = call("key", map[string]any{"text": combo}); err != nil {
+			return nil, kind, err
+		}
+	case "type":
+		text, _, err := a.str("text", true, maxTypeRunes*4, "the text to type")
+		if err != nil {
+			return nil, kind, err
+		}
+		if st, err = call("type", map[string]any{"text": text}); err != nil {
+			return nil, kind, err
+		}
+	case "wait":
+		if st, err = call("wait", map[string]any{"duration": openAIWait.Seconds()}); err != nil {
+			return nil, kind, err
+		}
+	case "screenshot":
+		// The tool always ends with a screenshot, and every coordinate of
+		// the batch refers to the one taken before it, so one asked for
+		// here is that closing screenshot.
+		st = &step{
+			action: Action{Tool: "screenshot"},
+			run: func(context.Context) (*outcome, error) {
+				return &outcome{text: "The screenshot is taken at the end of the batch."}, nil
+			},
+		}
+	}
+	return st, kind, nil
+}
+
+// openAIWords renames deskhand's arguments in error messages to the
+// OpenAI action fields they came from.
+var openAIWords = strings.NewReplacer(
+	`"start_coordinate"`, "the path's first point",
+	`"coordinate"`, "(x, y)",
+	`modifier keys in "text"`, `the modifier keys in "keys"`,
+)
+
+func withMods(args map[string]any, mods string) map[string]any {
+	if mods != "" {
+		args["text"] = mods
+	}
+	return args
+}
+
+// openAIKeys reads "keys", OpenAI's key names such as ["CTRL", "A"], as a
+// deskhand combination ("ctrl+a"); required for keypress.
+func openAIKeys(a *args, required bool) (string, error) {
+	if !a.has("keys") {
+		if required {
+			return "", a.missing("keys", `the keys pressed together, such as ["CTRL", "C"] or ["ENTER"]`)
+		}
+		return "", nil
+	}
+	var keys []string
+	if err := json.Unmarshal(a.fields["keys"], &keys); err != nil {
+		return "", fmt.Errorf("%s: \"keys\" must be a list of key names such as [\"CTRL\", \"C\"], got %s", a.tool, abbreviate(a.fields["keys"]))
+	}
+	if len(keys) == 0 {
+		if required {
+			return "", fmt.Errorf("%s: \"keys\" is empty; name the keys to press, such as [\"ENTER\"]", a.tool)
+		}
+		return "", nil
+	}
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		if k != " " {
+			k = strings.TrimSpace(k)
+		}
+		if k == "" || (len([]rune(k)) > 1 && strings.ContainsAny(k, " \t\n")) {
+			return "", fmt.Errorf("%s: key %d (%q) is not a key name; name one key per item, such as \"CTRL\"", a.tool, i+1, keys[i])
+		}
+		names[i] = openAIKeyName(k)
+	}
+	return strings.Join(names, "+"), nil
+}
+
+// openAIKeyName maps one of OpenAI's key names to deskhand's: most
+// (ENTER, CTRL, TAB, PAGEUP…) are already aliases, whatever their case.
+func openAIKeyName(k string) string {
+	switch strings.ToLower(k) {
+	case "arrowup":
+		return "Up"
+	case "arrowdown":
+		return "Down"
+	case "arrowleft":
+		return "Left"
+	case "arrowright":
+		return "Right"
+	case "option":
+		return "alt"
+	case "capslock":
+		return "Caps_Lock"
+	case "+":
+		return "plus"
+	case " ":
+		return "space"
+	}
+	// A letter is the key, not the shifted character: OpenAI writes
+	// ctrl+c as ["CTRL", "C"].
+	if r := []rune(k); len(r) == 1 {
+		return strings.ToLower(k)
+	}
+	return k
+}
+
+// openAIDrag: a two-point path is one left_click_drag; a longer one is a
+// press, a move through each point and a release.
+func (s *Server) openAIDrag(a *args, mods string, call func(string, map[string]any) (*step, error)) (*step, error) {
+	if !a.has("path") {
+		return nil, a.missing("path", `the points to drag through, such as [{"x": 10, "y": 20}, {"x": 200, "y": 20}]`)
+	}
+	var path []map[string]json.RawMessage
+	if err := json.Unmarshal(a.fields["path"], &path); err != nil || len(path) < 2 {
+		return nil, fmt.Errorf("drag: \"path\" must be a list of at least two {\"x\", \"y\"} points, got %s", abbreviate(a.fields["path"]))
+	}
+	if len(path) > maxBatchActions {
+		return nil, fmt.Errorf("drag: the path has %d points, over the limit of %d", len(path), maxBatchActions)
+	}
+	pts := make([][]float64, len(path))
+	for i, pt := range path {
+		pa := &args{tool: "drag", fields: pt}
+		x, _, err := pa.number("x", true, fmt.Sprintf("point %d of the path", i+1))
+		if err != nil {
+			return nil, err
+		}
+		y, _, err := pa.number("y", true, fmt.Sprintf("point %d of the path", i+1))
+		if err != nil {
+			return nil, err
+		}
+		pts[i] = []float64{x, y}
+	}
+	if len(pts) == 2 {
+		return call("left_click_drag", withMods(map[string]any{"start_coordinate": pts[0], "coordinate": pts[1]}, mods))
+	}
+	if mods != "" {
+		return nil, fmt.Errorf("drag: holding keys (%s) works on a two-point path only; give just the start and end points", mods)
+	}
+	var parts []*step
+	down, err := call("left_mouse_down", map[string]any{"coordinate": pts[0]})
+	if err != nil {
+		return nil, err
+	}
+	parts = append(parts, down)
+	for _, pt := range pts[1 : len(pts)-1] {
+		mv, err := call("mouse_move", map[string]any{"coordinate": pt})
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, mv)
+	}
+	up, err := call("left_mouse_up", map[string]any{"coordinate": pts[len(pts)-1]})
+	if err != nil {
+		return nil, err
+	}
+	return s.chain(append(parts, up)...), nil
+}
+
+// openAIScroll turns pixels into wheel clicks: vertical first, then
+// horizontal; no scroll at all is a move.
+func (s *Server) openAIScroll(a *args, mods string, xy func() ([]float64, error), call func(string, map[string]any) (*step, error)) (*step, error) {
+	at, err := xy()
+	if err != nil {
+		return nil, err
+	}
+	sx, _, err := a.number("scroll_x", false, "pixels to scroll right")
+	if err != nil {
+		return nil, err
+	}
+	sy, _, err := a.number("scroll_y", false, "pixels to scroll down")
+	if err != nil {
+		return nil, err
+	}
+	clicks := func(px float64) int {
+		return min(maxScrollAmount, max(1, int(math.Round(math.Abs(px)/openAIScrollStep))))
+	}
+	var parts []*step
+	for _, axis := range []struct {
+		px       float64
+		neg, pos string
+	}{{sy, "up", "down"}, {sx, "left", "right"}} {
+		if axis.px == 0 {
+			continue
+		}
+		dir := axis.pos
+		if axis.px < 0 {
+			dir = axis.neg
+		}
+		st, err := call("scroll", withMods(map[string]any{"coordinate": at, "scroll_direction": dir, "scroll_amount": clicks(axis.px)}, mods))
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, st)
+	}
+	if len(parts) == 0 {
+		return call("mouse_move", map[string]any{"coordinate": at})
+	}
+	return s.chain(parts...), nil
+}
+
+// chain runs steps as one: the first is the step the gates see first;
+// each later one is resolved and goes through the gates again before it
+// runs, as if it were its own action.
+func (s *Server) chain(steps ...*step) *step {
+	if len(steps) == 1 {
+		return steps[0]
+	}
+	first := steps[0]
+	out := &step{action: first.action, resolve: first.resolve}
+	for _, st := range steps {
+		out.takes += st.takes
+	}
+	out.run = func(ctx context.Context) (*outcome, error) {
+		var texts []string
+		var last *outcome
+		for i, st := range steps {
+			if i > 0 {
+				st.action.Session, st.action.Batch = out.action.Session, out.action.Batch
+				if st.resolve != nil {
+					if err := st.resolve(ctx, &st.action); err != nil {
+						return nil, err
+					}
+				}
+				if err := s.checkGates(ctx, &st.action); err != nil {
+					return nil, fmt.Errorf("%s: %w", st.action.Tool, err)
+				}
+			}
+			o, err := st.run(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", st.action.Tool, err)
+			}
+			texts = append(texts, o.text)
+			last = o
+		}
+		return &outcome{text: strings.Join(texts, " "), data: last.data}, nil
+	}
+	return out
+}
