@@ -57,6 +57,11 @@ session that ends (DELETE, --http-session-timeout) gives the computer
 back. Clients of the sessionless protocol (2026-07-28) share one set of
 approvals and one turn.
 
+If deskhand is killed mid-turn, the windows it hid and the clipboard it
+stashed are written down in the turn journal in --state-dir: the next
+deskhand on the display gives them back before it serves (or run
+deskhand doctor --repair). Private virtual desktops keep no journal.
+
 Nothing may be used until the model calls request_access and the user
 approves the apps in a dialog; with clients that cannot show one, only the
 apps pre-approved with --allow or in the pre-approval file (see
@@ -88,7 +93,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	fs.IntVar(&f.maxTokens, "max-tokens", geometry.DefaultMaxTokens, "largest screenshot size in vision `tokens` of 28x28 pixels (⌈w/28⌉·⌈h/28⌉)")
 	fs.StringVar(&f.format, "format", mcpserver.FormatJPEG, "screenshot image `format`: jpeg or png")
 	fs.IntVar(&f.jpegQuality, "jpeg-quality", mcpserver.DefaultJPEGQuality, "JPEG `quality`, 1-100")
-	fs.StringVar(&f.stateDir, "state-dir", "", "`directory` of the state file that keeps the last screenshot's geometry and the selected display across restarts (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand; \"none\" keeps nothing)")
+	fs.StringVar(&f.stateDir, "state-dir", "", "`directory` of the state files: the last screenshot's geometry and the selected display, kept across restarts, and the turn journal, which lets a restarted deskhand show again the windows and put back the clipboard a crashed one took (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand; \"none\" keeps nothing)")
 	fs.StringVar(&f.logLevel, "log-level", envOr("DESKHAND_LOG", "info"), "stderr log `level`: debug, info, warn or error")
 	consentFlags := addConsentFlags(fs)
 	safetyFlags := addSafetyFlags(fs)
@@ -186,6 +191,10 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	statePath := ""
 	if stateDir != "none" {
 		statePath = geometry.StatePath(stateDir, xdisplay)
+		// A private desktop dies with deskhand, and what it hid with it.
+		if !startVirtual {
+			safetyFlags.journalDir = stateDir
+		}
 	}
 
 	// The input announces each key press to the Escape watcher (started
@@ -229,6 +238,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	// them to give the desktop back.
 	defer safe.close(cleanup.ReasonExit)
 	escape.Store(safe.watcher)
+	safe.repairLeftovers(ctx)
 	serverOpts := mcpserver.Options{
 		Executor:    exec,
 		Mode:        mode,
