@@ -44,7 +44,7 @@ func journalCheck(dir, display string) check {
 	for _, rec := range recs {
 		switch {
 		case rec.Dead():
-			dead = append(dead, fmt.Sprintf("deskhand pid %d, gone since, left %s (%s)", rec.Owner.PID, rec.Describe(), rec.Path))
+			dead = append(dead, fmt.Sprintf("deskhand pid %d, which is gone, left %s (%s)", rec.Owner.PID, rec.Describe(), rec.Path))
 		case !rec.Mine():
 			live = append(live, fmt.Sprintf("deskhand pid %d is in a turn with %s; it gives them back when its turn ends", rec.Owner.PID, rec.Describe()))
 		}

@@ -35,15 +35,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/lock"
 )
 
@@ -92,13 +93,16 @@ func (r *Record) Describe() string {
 		var sels []string
 		for _, sel := range Selections {
 			if r.Stash.Of(sel).Had {
-				sels = append(sels, string(sel))
+				sels = append(sels, map[bridge.Selection]string{bridge.SelectionClipboard: "clipboard", bridge.SelectionPrimary: "PRIMARY", bridge.SelectionCutBuffer: "cut buffer"}[sel])
 			}
 		}
-		if len(sels) == 0 {
-			parts = append(parts, "the stashed (empty) selections")
-		} else {
-			parts = append(parts, "the stashed "+strings.Join(sels, ", ")+" text")
+		switch len(sels) {
+		case 0:
+			parts = append(parts, "the cleared selections (they held no text)")
+		case 1:
+			parts = append(parts, "the stashed "+sels[0]+" text")
+		default:
+			parts = append(parts, "the stashed "+strings.Join(sels[:len(sels)-1], ", ")+" and "+sels[len(sels)-1]+" text")
 		}
 	}
 	if len(parts) == 0 {
