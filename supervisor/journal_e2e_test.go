@@ -123,8 +123,10 @@ func TestJournalRestart(t *testing.T) {
 	midTurn(t, first, app, other, state)
 
 	// A second deskhand on the display, with the same state directory,
-	// while the first is alive and in its turn.
-	second := gatedServer(t, d, nil, "--allow", "zenity", "--state-dir", state, "--idle-timeout", "0")
+	// while the first is alive and in its turn. Its own runtime directory
+	// gives it a lock of its own, so that only the journal's record of a
+	// live writer keeps it off the first one's record.
+	second := gatedServer(t, d, []string{"XDG_RUNTIME_DIR=" + t.TempDir()}, "--allow", "zenity", "--state-dir", state, "--idle-timeout", "0")
 	// Connecting returns once it serves: any repair it would do is done.
 	if !d.WindowInfo(t, other.ID).Minimized() {
 		t.Errorf("a second deskhand showed the window the live first one hid")
