@@ -353,6 +353,11 @@ func Repair(ctx context.Context, opts Options, rec *Record) error {
 // live deskhand's turn is using the selections meanwhile; a guard file
 // keeps two repairs of one display apart.
 func RepairLeftovers(ctx context.Context, opts Options, dir, xdisplay string) ([]*Record, error) {
+	// Every turn begins with this: without a dead deskhand's record it
+	// costs one directory read.
+	if recs, errs := ReadJournals(dir, xdisplay); !slices.ContainsFunc(recs, (*Record).Dead) {
+		return nil, errors.Join(errs...)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the state directory: %w", err)
 	}
