@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -180,4 +181,46 @@ func TestJournalDoctorRepair(t *testing.T) {
 	if out := doctor(t, d, "--state-dir", state, "--repair"); !strings.Contains(out, "nothing to give back") {
 		t.Errorf("a second doctor --repair does not say there is nothing left")
 	}
+}
+
+// TestJournalRepairAtTurn: a deskhand that starts while another one is
+// in its turn cannot repair yet (the display is the other's); once that
+// one is killed, this one's first turn gives its windows and clipboard
+// back before it acts.
+func TestJournalRepairAtTurn(t *testing.T) {
+	d := newDesktop(t, desktoptest.Options{})
+	app := d.StartGTK(t, "approved")
+	d.Move(t, app.ID, 100, 100, 0, 0)
+	other := d.StartApp(t, desktoptest.App{Name: "xterm", Args: []string{"-geometry", "40x10+900+500"}, Class: "XTerm"})
+	d.Focus(t, app.ID)
+	app = d.WindowInfo(t, app.ID)
+	userSelections(t, d)
+	state := t.TempDir()
+
+	first := gatedServer(t, d, nil, "--allow", "zenity", "--state-dir", state, "--idle-timeout", "0")
+	first.access([]string{"zenity"})
+	midTurn(t, first, app, other, state)
+	// The xterm at the full tier and both clipboard grants: this
+	// server's own turn hides and stashes nothing.
+	second := gatedServer(t, d, nil, "--allow", "zenity", "--allow", "xterm=full", "--grant", "clipboardRead,clipboardWrite",
+		"--state-dir", state, "--idle-timeout", "0")
+	second.access([]string{"zenity", "xterm"}, "clipboardRead", "clipboardWrite")
+	if !d.WindowInfo(t, other.ID).Minimized() {
+		t.Errorf("a deskhand started during another one's turn showed the window that one hid")
+	}
+	wantSelections(t, d, "with a second deskhand started during the first one's turn", "", "")
+	second.bad("cursor_position", nil, "cu_lock_held")
+
+	kill(t, first, other)
+	second.ok("cursor_position", nil)
+	waitShown(t, d, other, "the first turn of the deskhand that outlived the killed one")
+	waitUserSelections(t, d, "the first turn of the deskhand that outlived the killed one")
+	waitFor(t, "the repaired journal to go", 10*time.Second, func() bool {
+		for _, f := range journals(t, state) {
+			if !strings.HasSuffix(f, "-"+strconv.Itoa(second.cmd.Process.Pid)+".json") {
+				return false
+			}
+		}
+		return true
+	})
 }
