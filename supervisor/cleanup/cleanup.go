@@ -14,6 +14,10 @@
 // what did not run), the lock is released, and a desktop notification
 // says that deskhand has stopped.
 //
+// What a turn hides and stashes is written to a turn journal first (see
+// Journal), so that a deskhand killed mid-turn does not lose it: the next
+// deskhand on the display, or `deskhand doctor --repair`, gives it back.
+//
 // The Escape watcher (escape_linux.go) tells the user's keys from
 // deskhand's own: see Watcher.
 package cleanup
