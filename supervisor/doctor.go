@@ -18,14 +18,25 @@ import (
 	"github.com/jezek/xgb/xproto"
 )
 
-const doctorUsage = `doctor [--helper PATH]
+const doctorUsage = `doctor [--helper PATH] [--state-dir DIR] [--repair]
 
 Checks what deskhand needs and explains each problem with the exact fix:
 the display (reachable, X11 or Wayland), the X extensions (XTEST, MIT-SHM,
 RANDR), the capture helper (where it comes from, its version and protocol),
 the installer lock, the computer-use lock of the display (where it is and
-who holds it), the config and state paths and their permissions. The
-exit status is 0 only when everything deskhand needs works.
+who holds it), the turn journal, the config and state paths and their
+permissions. The exit status is 0 only when everything deskhand needs
+works.
+
+The turn journal: before deskhand hides a window or stashes the clipboard
+it writes that down in the state directory, and removes the record once
+the turn's end has given them back. A deskhand that was killed mid-turn
+leaves its record behind; doctor reports it, and the next deskhand serving
+on the display gives the windows and the clipboard back when it starts.
+--repair does that now, without serving: it shows the recorded windows
+that still exist again and puts the clipboard, PRIMARY selection and cut
+buffer back. It repairs only records of deskhands whose process is gone,
+and not while another deskhand uses the display.
 
 Flags:
 `
@@ -41,6 +52,8 @@ type check struct {
 func runDoctorCommand(ctx context.Context, args []string, io Stdio) error {
 	fs := newFlagSet("doctor", doctorUsage, io)
 	helperPath := fs.String("helper", "", "check this helper `binary` instead of looking for one")
+	stateDir := fs.String("state-dir", "", "the `directory` deskhand serve keeps its state in, as given to serve's --state-dir (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand)")
+	repair := fs.Bool("repair", false, "give back the windows and the clipboard a deskhand killed mid-turn left hidden and stashed (see the turn journal above), then check")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -48,9 +61,19 @@ func runDoctorCommand(ctx context.Context, args []string, io Stdio) error {
 		fs.Usage()
 		return errUsage
 	}
-	checks := doctor(ctx, *helperPath)
-	failed := 0
 	fmt.Fprintf(io.Out, "deskhand %s doctor\n", Version)
+	dir, err := journalDir(*stateDir)
+	if err != nil {
+		return err
+	}
+	if *repair {
+		if err := repairJournals(ctx, io.Out, *helperPath, dir, os.Getenv("DISPLAY")); err != nil {
+			return err
+		}
+	}
+	checks := doctor(ctx, *helperPath)
+	checks = append(checks, journalCheck(dir, os.Getenv("DISPLAY")))
+	failed := 0
 	for _, c := range checks {
 		fmt.Fprintf(io.Out, "  %-4s  %-11s %s\n", c.status, c.name, c.detail)
 		if c.fix != "" {

@@ -18,6 +18,9 @@ import (
 type safetyFlags struct {
 	idleTimeout    time.Duration
 	hideUnapproved bool
+	// journalDir is where the turn journal is kept (serve's state
+	// directory); "" keeps none.
+	journalDir string
 }
 
 func addSafetyFlags(fs interface {
@@ -43,6 +46,9 @@ type safety struct {
 	log     *slog.Logger
 	// gateOpts made gates; forSession makes more from them.
 	gateOpts gates.Options
+	// journal records what turns hide and stash; nil when none is kept.
+	journal    *cleanup.Journal
+	repairOpts cleanup.Options
 }
 
 // newSafety builds the safety layer for a server on xdisplay. The lock
@@ -57,9 +63,16 @@ func newSafety(f *safetyFlags, xdisplay string, helper *bridge.Client, exec *exe
 		idle = -1
 	}
 	notifier := &cleanup.Notifier{}
+	var turnBegins func()
+	if f.journalDir != "" {
+		s.journal = cleanup.NewJournal(f.journalDir, xdisplay)
+		s.repairOpts = repairOptions(helper, xdisplay, logger.With("component", "journal"))
+		turnBegins = s.repairAtTurn
+		logger.Debug("turn journal", "path", s.journal.Path())
+	}
 	s.turns = cleanup.New(cleanup.Options{
 		Release:    exec.ReleaseAll,
-		Restore:    helper.Restore,
+		Restore:    restoreExisting(helper),
 		Selections: helper,
 		// The helper exits with deskhand, and an X selection with its
 		// owner: a keeper process holds what is put back at exit.
@@ -72,6 +85,8 @@ func newSafety(f *safetyFlags, xdisplay string, helper *bridge.Client, exec *exe
 		// happen until the user approves again.
 		Revoke:      func(string) { sess.Revoke() },
 		IdleTimeout: idle,
+		Journal:     s.journal,
+		TurnBegins:  turnBegins,
 		Logger:      logger.With("component", "turns"),
 	})
 	w, err := cleanup.Watch(cleanup.WatcherOptions{

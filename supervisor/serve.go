@@ -77,6 +77,11 @@ screenshot's JSON text block has a "scale" receipt: the preset in force
 ("custom" when the limits are no preset's), the limits and image_to_logical,
 the factor from screenshot pixels to screen pixels.
 
+If deskhand is killed mid-turn, the windows it hid and the clipboard it
+stashed are written down in the turn journal in --state-dir: the next
+deskhand on the display gives them back before it serves (or run
+deskhand doctor --repair). Private virtual desktops keep no journal.
+
 Nothing may be used until the model calls request_access and the user
 approves the apps in a dialog; with clients that cannot show one, only the
 apps pre-approved with --allow or in the pre-approval file (see
@@ -112,7 +117,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	fs.StringVar(&f.toolProfile, "tool-profile", mcpserver.ProfileDefault, "tool `profile`: default (deskhand's tools, named as in Anthropic's computer toolset) or openai (one computer tool taking OpenAI's actions)")
 	fs.StringVar(&f.format, "format", mcpserver.FormatJPEG, "screenshot image `format`: jpeg or png")
 	fs.IntVar(&f.jpegQuality, "jpeg-quality", mcpserver.DefaultJPEGQuality, "JPEG `quality`, 1-100")
-	fs.StringVar(&f.stateDir, "state-dir", "", "`directory` of the state file that keeps the last screenshot's geometry and the selected display across restarts (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand; \"none\" keeps nothing)")
+	fs.StringVar(&f.stateDir, "state-dir", "", "`directory` of the state files: the last screenshot's geometry and the selected display, kept across restarts, and the turn journal, which lets a restarted deskhand show again the windows and put back the clipboard a crashed one took (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand; \"none\" keeps nothing)")
 	fs.StringVar(&f.logLevel, "log-level", envOr("DESKHAND_LOG", "info"), "stderr log `level`: debug, info, warn or error")
 	consentFlags := addConsentFlags(fs)
 	safetyFlags := addSafetyFlags(fs)
@@ -231,6 +236,10 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	statePath := ""
 	if stateDir != "none" {
 		statePath = geometry.StatePath(stateDir, xdisplay)
+		// A private desktop dies with deskhand, and what it hid with it.
+		if !startVirtual {
+			safetyFlags.journalDir = stateDir
+		}
 	}
 
 	// The input announces each key press to the Escape watcher (started
@@ -274,6 +283,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	// them to give the desktop back.
 	defer safe.close(cleanup.ReasonExit)
 	escape.Store(safe.watcher)
+	safe.repairLeftovers(ctx)
 	serverOpts := mcpserver.Options{
 		Executor:    exec,
 		Mode:        mode,

@@ -17,8 +17,10 @@
 //	                        and print its JSON result
 //	install                 download, verify and activate the capture helper
 //	                        (or --rollback to the previous one)
-//	doctor                  check the display, extensions, helper, lock and
-//	                        paths, and say how to fix each problem
+//	doctor                  check the display, extensions, helper, lock,
+//	                        turn journal and paths, and say how to fix each
+//	                        problem; --repair gives back the windows and
+//	                        clipboard a killed deskhand left
 //	version                 print the version
 //	help                    print this help
 //

@@ -14,6 +14,10 @@
 // what did not run), the lock is released, and a desktop notification
 // says that deskhand has stopped.
 //
+// What a turn hides and stashes is written to a turn journal first (see
+// Journal), so that a deskhand killed mid-turn does not lose it: the next
+// deskhand on the display, or `deskhand doctor --repair`, gives it back.
+//
 // The Escape watcher (escape_linux.go) tells the user's keys from
 // deskhand's own: see Watcher.
 package cleanup
@@ -105,6 +109,14 @@ type Options struct {
 	// RestoreTimeout bounds the restore of hidden windows; 0 means
 	// DefaultRestoreTimeout.
 	RestoreTimeout time.Duration
+	// Journal records what turns hide and stash, so that a deskhand
+	// started after this one crashed can give it back (see Journal); nil
+	// keeps nothing.
+	Journal *Journal
+	// TurnBegins is called when a turn is about to begin (the lock is
+	// taken by then): the safety layer gives back what a crashed
+	// deskhand's turn left behind before the new turn touches anything.
+	TurnBegins func()
 	// Logger receives the records; nil discards them.
 	Logger *slog.Logger
 }
@@ -167,6 +179,15 @@ func (c *Controller) IdleTimeout() time.Duration { return c.opts.IdleTimeout }
 func (c *Controller) Begin(session string) (bool, error) {
 	c.ending.Lock()
 	defer c.ending.Unlock()
+	if c.opts.TurnBegins != nil {
+		// Under ending, only Begin makes a turn: none appears meanwhile.
+		c.mu.Lock()
+		fresh := c.turn == nil && !c.closed
+		c.mu.Unlock()
+		if fresh {
+			c.opts.TurnBegins()
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -383,6 +404,7 @@ func (c *Controller) endTurn(t *turn, reason Reason) bool {
 	}
 	t.clip = ClipGuard{}
 	c.clipMu.Unlock()
+	c.clearJournal(log)
 	if c.opts.Unlock != nil {
 		if err := c.opts.Unlock(t.session); err != nil {
 			log.Warn("releasing the computer-use lock", "err", err)

@@ -67,6 +67,9 @@ type ClipGuard struct {
 	// put the user's text back), so the helper may own it and it dies
 	// with deskhand unless a keeper takes it over.
 	Wrote bool
+
+	// record writes a new stash into the turn journal (see Hold).
+	record func(*Stash) error
 }
 
 // SelectionStore reads and writes the selections; *bridge.Client
@@ -89,7 +92,10 @@ func (c *Controller) Clipboard(f func(g *ClipGuard) error) error {
 	if t == nil {
 		return ErrTurnEnded
 	}
-	return f(&t.clip)
+	c.journalClip(t)
+	err := f(&t.clip)
+	c.syncClipJournal(t)
+	return err
 }
 
 // NoText reports whether err says the selection holds no text (it is

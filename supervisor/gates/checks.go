@@ -89,6 +89,12 @@ func (g *Gates) checkHide(ctx context.Context, a *mcpserver.Action) error {
 	if len(ids) == 0 {
 		return nil
 	}
+	if err := g.opts.Turns.JournalHide(ids); err != nil {
+		// Hidden without a record, a crash would leave them hidden;
+		// screenshots mask them anyway.
+		g.log.Warn("not hiding the windows of unapproved apps", "windows", ids, "err", err)
+		return nil
+	}
 	hidden, err := g.opts.Desktop.Hide(ctx, ids)
 	var be *bridge.Error
 	if errors.As(err, &be) && be.Name == "no_such_window" {

@@ -68,7 +68,9 @@ func (g *Gates) checkClipboard(ctx context.Context, a *mcpserver.Action) error {
 			if err != nil {
 				return fmt.Errorf("stashing the clipboard before acting: %w", err)
 			}
-			cg.Held, cg.Stash = true, stash
+			if err := cg.Hold(stash); err != nil {
+				return fmt.Errorf("stashing the clipboard before acting: %w", err)
+			}
 			g.log.Debug("stashed the selections", "had_clipboard", stash.Clipboard.Had, "had_primary", stash.Primary.Had, "had_cut_buffer", stash.CutBuffer.Had)
 		}
 		cg.Clearing = cg.Held && clickApp != nil
