@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync/atomic"
 
 	"github.com/deskhand/deskhand/bridge"
@@ -14,9 +13,7 @@ import (
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/executor"
 	"github.com/deskhand/deskhand/supervisor/geometry"
-	"github.com/deskhand/deskhand/supervisor/input"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
-	"github.com/deskhand/deskhand/supervisor/vdisplay"
 )
 
 const serveUsage = `serve [flags]
@@ -158,24 +155,12 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	}
 
 	// The display: the user's, or a private virtual one.
-	env := os.Environ()
-	xdisplay := os.Getenv("DISPLAY")
-	startVirtual, w, h, err := virtualDisplayPlan(f.virtualDisplay, xdisplay)
+	plat, err := openPlatform(ctx, f.virtualDisplay, logger)
 	if err != nil {
 		return err
 	}
-	if startVirtual {
-		vd, err := vdisplay.Start(ctx, vdisplay.Options{Width: w, Height: h, Logger: logger})
-		if err != nil {
-			return err
-		}
-		defer vd.Close()
-		xdisplay = vd.Name()
-		env = vd.Env(env)
-	} else if os.Getenv("WAYLAND_DISPLAY") != "" {
-		logger.Warn("a Wayland session is running: deskhand drives X11 (XWayland) windows only; native Wayland windows are not seen or controlled",
-			"display", xdisplay)
-	}
+	defer plat.Close()
+	xdisplay := plat.Display()
 
 	stateDir := f.stateDir
 	if stateDir == "" {
@@ -191,17 +176,17 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	// The input announces each key press to the Escape watcher (started
 	// with the safety layer, below), which tells deskhand's own Escapes
 	// from the user's by them.
-	var escape atomic.Pointer[cleanup.Watcher]
-	in, err := input.New(input.Options{
-		Display:  xdisplay,
-		Logger:   logger.With("component", "input"),
-		KeyPress: func(code uint8) { escape.Load().Own(code) },
+	var escape atomic.Pointer[func(uint8)]
+	in, err := plat.OpenInput(func(code uint8) {
+		if own := escape.Load(); own != nil {
+			(*own)(code)
+		}
 	})
 	if err != nil {
-		return fmt.Errorf("opening display %s for input: %w", xdisplay, err)
+		return err
 	}
 	defer in.Close()
-	helperOpts.Env = []string{"DISPLAY=" + xdisplay}
+	helperOpts.Env = plat.HelperEnv()
 	helper := bridge.New(helperOpts)
 	defer helper.Close()
 	// Warm a local helper up while the client initializes; a failure shows
@@ -213,7 +198,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 			}
 		}()
 	}
-	exec, err := executor.New(executor.Options{Helper: helper, Input: in, Env: env, Logger: logger.With("component", "executor")})
+	exec, err := executor.New(executor.Options{Helper: helper, Input: in, Launcher: plat.Launcher(helper), Logger: logger.With("component", "executor")})
 	if err != nil {
 		return err
 	}
@@ -221,14 +206,16 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	safe, err := newSafety(safetyFlags, xdisplay, helper, exec, consentMgr.Session(), nil, logger)
+	safe, err := newSafety(safetyFlags, plat, helper, exec, consentMgr.Session(), logger)
 	if err != nil {
 		return err
 	}
 	// Runs before the helper and the input close: the turn's end needs
 	// them to give the desktop back.
 	defer safe.close(cleanup.ReasonExit)
-	escape.Store(safe.watcher)
+	if safe.ownKey != nil {
+		escape.Store(&safe.ownKey)
+	}
 	serverOpts := mcpserver.Options{
 		Executor:    exec,
 		Mode:        mode,
@@ -265,26 +252,4 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	}
 	logger.Info("client disconnected; stopping")
 	return nil
-}
-
-// virtualDisplayPlan decides from --virtual-display and $DISPLAY whether
-// to start a private desktop, and its size.
-func virtualDisplayPlan(flag, display string) (start bool, w, h int, err error) {
-	switch strings.ToLower(strings.TrimSpace(flag)) {
-	case "auto", "":
-		if display != "" {
-			return false, 0, 0, nil
-		}
-		return true, 1920, 1080, nil
-	case "off", "none", "no", "false":
-		if display == "" {
-			return false, 0, 0, errors.New("no display: DISPLAY is unset and --virtual-display is off; run inside an X session, set DISPLAY, or pass --virtual-display 1920x1080")
-		}
-		return false, 0, 0, nil
-	}
-	w, h, err = vdisplay.ParseSize(flag)
-	if err != nil {
-		return false, 0, 0, fmt.Errorf("--virtual-display: %w, or auto or off", err)
-	}
-	return true, w, h, nil
 }

@@ -14,8 +14,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-
-	"github.com/deskhand/deskhand/supervisor/cleanup"
 )
 
 // Version is the deskhand version, set at build time with
@@ -67,8 +65,8 @@ func Main(ctx context.Context, args []string, io Stdio) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		args = append([]string{"serve"}, args...)
 	}
-	if args[0] == cleanup.KeeperCommand { // hidden: serve starts it at exit
-		return cleanup.RunKeeper(io.In, io.Out)
+	if status, ok := hiddenCommand(args[0], io.In, io.Out); ok { // serve starts these itself
+		return status
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {

@@ -1,0 +1,27 @@
+//go:build !darwin
+
+package supervisor
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/deskhand/deskhand/supervisor/desktop/x11"
+)
+
+// openPlatform opens the X11 desktop: the user's DISPLAY, or a private
+// Xvfb desktop (see x11.PlanDisplay).
+func openPlatform(ctx context.Context, virtualDisplay string, logger *slog.Logger) (desktopPlatform, error) {
+	return x11.Open(ctx, x11.Options{VirtualDisplay: virtualDisplay, Env: os.Environ(), Logger: logger})
+}
+
+// hiddenCommand runs the commands deskhand starts itself with: the X11
+// clipboard keeper.
+func hiddenCommand(name string, in io.Reader, out io.Writer) (status int, ok bool) {
+	if name != x11.KeeperCommand {
+		return 0, false
+	}
+	return x11.RunKeeper(in, out), true
+}
