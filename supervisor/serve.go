@@ -223,7 +223,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 		Format:      f.format,
 		JPEGQuality: f.jpegQuality,
 		StatePath:   statePath,
-		XDisplay:    xdisplay,
+		Display:     xdisplay,
 		Consent:     consentMgr,
 		Logger:      logger.With("component", "mcp"),
 		Version:     Version,
