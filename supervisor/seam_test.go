@@ -10,6 +10,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/deskhand/deskhand/supervisor/desktop/macos"
+	"github.com/deskhand/deskhand/supervisor/desktop/x11"
+)
+
+// Every platform satisfies the seam on every OS the tests run on, so the
+// macOS composition is type-checked on Linux too.
+var (
+	_ desktopPlatform = (*x11.Desktop)(nil)
+	_ desktopPlatform = (*macos.Desktop)(nil)
 )
 
 // sharedPackages are the packages every platform shares: they must name
