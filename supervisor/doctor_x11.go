@@ -49,9 +49,14 @@ func displayChecks(ctx context.Context, display, virtualDisplay string) (checks 
 	}
 	conn.Close()
 	out := []check{{status: "ok", name: "display", detail: fmt.Sprintf("X11 at %s, %dx%d, server %q", display, p.Width, p.Height, p.Vendor)}}
-	if err := p.Usable(); err != nil && p.Extensions["XWAYLAND"] {
-		out[0] = check{status: "FAIL", name: "display", detail: err.Error(),
-			fix: "log in to an X11 (Xorg) session, or unset DISPLAY so that deskhand starts its own private desktop"}
+	// The gate's own verdict: what doctor calls broken is exactly what
+	// every action would be refused for.
+	if err := p.Usable(); err != nil {
+		fix := "use an X server with the XTEST extension (Xorg and Xvfb enable it by default; check `xdpyinfo -ext XTEST`)"
+		if p.Extensions["XWAYLAND"] {
+			fix = "log in to an X11 (Xorg) session, or unset DISPLAY so that deskhand starts its own private desktop"
+		}
+		out[0] = check{status: "FAIL", name: "display", detail: err.Error(), fix: fix}
 	}
 	for _, ext := range []struct {
 		name, why, fix string
