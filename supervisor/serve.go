@@ -29,6 +29,9 @@ X display named by DISPLAY, and when DISPLAY is unset it starts a private
 1920x1080 virtual desktop (Xvfb and openbox) for the session and stops it on
 exit. --virtual-display WIDTHxHEIGHT always starts a private desktop of that
 size, leaving the user's own screen alone; --virtual-display off never does.
+On macOS deskhand always works on the user's own screen and never starts a
+virtual one; every action then needs Screen Recording and Accessibility
+(System Settings > Privacy & Security) for the app that runs it.
 
 Examples:
 
@@ -78,7 +81,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	var f serveFlags
 	fs.StringVar(&f.helper, "helper", "", "path of the capture helper `binary` (default: $DESKHAND_HELPER, then a helper bundled beside this executable, then the installed version, then a verified download on the first tool call)")
 	fs.StringVar(&f.virtualDisplay, "virtual-display", envOr("DESKHAND_VIRTUAL_DISPLAY", "auto"),
-		"`auto`: use $DISPLAY, or start a private 1920x1080 Xvfb desktop when it is unset; WIDTHxHEIGHT: always start a private desktop of that size; off: never start one")
+		"`auto`: use $DISPLAY, or start a private 1920x1080 Xvfb desktop when it is unset; WIDTHxHEIGHT: always start a private desktop of that size; off: never start one (macOS: the user's screen, always)")
 	fs.StringVar(&f.coordinates, "coordinates", string(geometry.ModePixels),
 		"coordinate `mode` of the tools: pixels (of the latest screenshot) or normalized_0_100 (percent of its width and height)")
 	fs.IntVar(&f.maxLongEdge, "max-long-edge", geometry.DefaultMaxLongEdge, "largest screenshot width or height, in `pixels`")
