@@ -2,7 +2,8 @@
 // line, finds the capture helper and runs the requested command: by
 // default `serve`, the MCP server (serve.go), which wires the capture
 // helper (package bridge), the input package, the executor and the MCP
-// layer (package mcpserver) together.
+// layer (package mcpserver) together, over one desktop platform (the seam,
+// seam.go: supervisor/desktop/x11 or supervisor/desktop/macos).
 package supervisor
 
 import (
