@@ -17,8 +17,11 @@ import (
 const doctorUsage = `doctor [--helper PATH]
 
 Checks what deskhand needs and explains each problem with the exact fix:
-the display (reachable, X11 or Wayland), the X extensions (XTEST, MIT-SHM,
-RANDR), the capture helper (where it comes from, its version and protocol),
+the display serve would work on, with the same probe its display gate
+uses (reachable, X11 and not XWayland; with DISPLAY unset, whether serve
+can start its own private desktop, which is not a failure), the X
+extensions (XTEST, MIT-SHM, RANDR; on macOS, Screen Recording and
+Accessibility instead), the capture helper (where it comes from, its version and protocol),
 the installer lock, the computer-use lock of the display (where it is and
 who holds it), the config and state paths and their permissions. The
 exit status is 0 only when everything deskhand needs works.

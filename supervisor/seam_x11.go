@@ -12,7 +12,9 @@ import (
 )
 
 // openPlatform opens the X11 desktop: the user's DISPLAY, or a private
-// Xvfb desktop (see x11.PlanDisplay).
+// Xvfb desktop (see x11.PlanDisplay). A Wayland platform would be chosen
+// here, by WAYLAND_DISPLAY, once one exists; until then a Wayland session
+// runs on its XWayland display, which the display gate refuses.
 func openPlatform(ctx context.Context, virtualDisplay string, logger *slog.Logger) (desktopPlatform, error) {
 	return x11.Open(ctx, x11.Options{VirtualDisplay: virtualDisplay, Env: os.Environ(), Logger: logger})
 }
