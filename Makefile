@@ -10,11 +10,12 @@ WITH_DESKTOP := $(BIN)/withdesktop --
 SWIFT_LINT := helpers/macos/lint
 # Packages vetted for darwin too: those that build without cgo or the
 # Linux-only test harness. The macOS input code is vetted through
-# supervisor/input.
+# supervisor/input, the macOS platform through supervisor/desktop/macos;
+# the darwin build of cmd/deskhand compiles the whole macOS composition.
 DARWIN_VET := ./cmd/... ./installer/archive ./installer/fetch ./installer/manifest \
   ./installer/release ./installer/store ./supervisor/catalog ./supervisor/consent \
   ./supervisor/executor ./supervisor/geometry ./supervisor/input ./supervisor/keyblock \
-  ./supervisor/mcpserver ./supervisor/platform ./supervisor/vdisplay
+  ./supervisor/mcpserver ./supervisor/platform ./supervisor/desktop/macos ./supervisor/desktop/x11/vdisplay
 
 
 .PHONY: help deps build helper go-build test go-test rust-test lint swift-lint-deps macos-helper bench check clean
@@ -49,7 +50,7 @@ rust-test:
 lint: deps swift-lint-deps ## go vet (linux and darwin), gofmt, cargo clippy -D warnings, cargo fmt --check, Swift parse check
 	$(GO) vet ./...
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet $(DARWIN_VET)
-	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build ./bridge ./installer
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build ./cmd/deskhand ./bridge ./installer
 	@out=$$(gofmt -l $$(git ls-files '*.go') 2>&1); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 	$(CARGO) fmt --all --check

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"os"
 	"path/filepath"
 	"time"
@@ -14,15 +12,16 @@ import (
 	"github.com/deskhand/deskhand/installer"
 	"github.com/deskhand/deskhand/installer/store"
 	"github.com/deskhand/deskhand/supervisor/lock"
-	"github.com/jezek/xgb"
-	"github.com/jezek/xgb/xproto"
 )
 
 const doctorUsage = `doctor [--helper PATH] [--state-dir DIR] [--repair]
 
 Checks what deskhand needs and explains each problem with the exact fix:
-the display (reachable, X11 or Wayland), the X extensions (XTEST, MIT-SHM,
-RANDR), the capture helper (where it comes from, its version and protocol),
+the display serve would work on, with the same probe its display gate
+uses (reachable, X11 and not XWayland; with DISPLAY unset, whether serve
+can start its own private desktop, which is not a failure), the X
+extensions (XTEST, MIT-SHM, RANDR; on macOS, Screen Recording and
+Accessibility instead), the capture helper (where it comes from, its version and protocol),
 the installer lock, the computer-use lock of the display (where it is and
 who holds it), the turn journal, the config and state paths and their
 permissions. The exit status is 0 only when everything deskhand needs
@@ -93,8 +92,9 @@ func runDoctorCommand(ctx context.Context, args []string, io Stdio) error {
 func doctor(ctx context.Context, explicitHelper string) []check {
 	var checks []check
 	display := os.Getenv("DISPLAY")
-	checks = append(checks, displayChecks(display)...)
-	checks = append(checks, helperChecks(ctx, explicitHelper, display)...)
+	dc, own := displayChecks(ctx, display, envOr("DESKHAND_VIRTUAL_DISPLAY", "auto"))
+	checks = append(checks, dc...)
+	checks = append(checks, helperChecks(ctx, explicitHelper, display, own)...)
 	checks = append(checks, storeChecks()...)
 	checks = append(checks, sessionLockCheck(display))
 	return checks
@@ -126,86 +126,10 @@ func sessionLockCheck(display string) check {
 		path, o.PID, o.SessionID, o.Acquired.Local().Format("15:04:05"), display)}
 }
 
-// displayChecks connects to the X server and asks for the extensions
-// deskhand uses.
-func displayChecks(display string) []check {
-	session := os.Getenv("XDG_SESSION_TYPE")
-	wayland := os.Getenv("WAYLAND_DISPLAY")
-	if display == "" {
-		c := check{status: "FAIL", name: "display", detail: "DISPLAY is not set: deskhand has no X11 display to work on",
-			fix: "run deskhand inside an X11 session, or give it a virtual one: `Xvfb :99 -screen 0 1920x1080x24 & export DISPLAY=:99`"}
-		if wayland != "" || session == "wayland" {
-			c.detail = "this is a Wayland session without XWayland's DISPLAY; deskhand drives X11 only for now"
-			c.fix = "log in to an X11 (Xorg) session, or enable XWayland and set DISPLAY (e.g. `export DISPLAY=:0`)"
-		}
-		return []check{c}
-	}
-	conn, err := connectX(display, 5*time.Second)
-	if err != nil {
-		return []check{{status: "FAIL", name: "display", detail: fmt.Sprintf("cannot connect to X display %s: %v", display, err),
-			fix: fmt.Sprintf("check that the X server for %s runs and that this user may connect (`xset -q` should work; `xhost +si:localuser:%s` grants access)", display, os.Getenv("USER"))}}
-	}
-	defer conn.Close()
-	kind := "X11"
-	var out []check
-	if wayland != "" || session == "wayland" {
-		kind = "X11 through XWayland (Wayland session)"
-		out = append(out, check{status: "warn", name: "wayland", detail: "only X11 (XWayland) windows can be seen and driven; native Wayland windows stay invisible",
-			fix: "for full control, log in to an X11 (Xorg) session"})
-	}
-	setup := xproto.Setup(conn)
-	screen := setup.DefaultScreen(conn)
-	out = append([]check{{status: "ok", name: "display", detail: fmt.Sprintf("%s at %s, %dx%d, server %q", kind, display, screen.WidthInPixels, screen.HeightInPixels, string(setup.Vendor))}}, out...)
-	for _, ext := range []struct {
-		name, why, fix string
-		needed         bool
-	}{
-		{"XTEST", "synthesises mouse and keyboard input", "use an X server with the XTEST extension (Xorg and Xvfb enable it by default; check `xdpyinfo -ext XTEST`)", true},
-		{"MIT-SHM", "fast screen capture (without it captures fall back to the slower GetImage)", "run deskhand on the same machine as the X server, and do not start it with -extension MIT-SHM", false},
-		{"RANDR", "lists monitors (without it the whole screen is one display)", "use an X server with RandR 1.5 (any current Xorg or Xvfb)", false},
-	} {
-		rep, err := xproto.QueryExtension(conn, uint16(len(ext.name)), ext.name).Reply()
-		switch {
-		case err != nil:
-			out = append(out, check{status: "FAIL", name: ext.name, detail: "could not ask the X server: " + err.Error(), fix: "check the X server"})
-		case rep.Present:
-			out = append(out, check{status: "ok", name: ext.name, detail: "present: " + ext.why})
-		case ext.needed:
-			out = append(out, check{status: "FAIL", name: ext.name, detail: "missing: deskhand needs it, it " + ext.why, fix: ext.fix})
-		default:
-			out = append(out, check{status: "warn", name: ext.name, detail: "missing: " + ext.why, fix: ext.fix})
-		}
-	}
-	return out
-}
-
-func connectX(display string, timeout time.Duration) (*xgb.Conn, error) {
-	xgb.Logger = log.New(io.Discard, "", 0)
-	type result struct {
-		c   *xgb.Conn
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		c, err := xgb.NewConnDisplay(display)
-		ch <- result{c, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.c, r.err
-	case <-time.After(timeout):
-		go func() {
-			if r := <-ch; r.c != nil {
-				r.c.Close()
-			}
-		}()
-		return nil, fmt.Errorf("no answer within %v", timeout)
-	}
-}
-
 // helperChecks finds the helper the way serve does (without downloading)
-// and handshakes with it.
-func helperChecks(ctx context.Context, explicit, display string) []check {
+// and handshakes with it. ownDesktop: serve would start its own desktop,
+// so the helper's complaint that it has no display now is expected.
+func helperChecks(ctx context.Context, explicit, display string, ownDesktop bool) []check {
 	loc, err := FindHelper(ctx, LocateOptions{Explicit: explicit, NoDownload: true})
 	if err != nil {
 		fix := "run `deskhand install` to download and verify it, or build it with `make build`"
@@ -239,7 +163,7 @@ func helperChecks(ctx context.Context, explicit, display string) []check {
 		loc.Path, where, info.HelperVersion, info.ProtocolVersion, info.Platform)}}
 	var raw map[string]any
 	if err := client.Call(hctx, "handshake", map[string]any{"protocol_versions": bridge.ProtocolVersions()}, &raw); err == nil {
-		if de, ok := raw["display_error"].(string); ok && de != "" {
+		if de, ok := raw["display_error"].(string); ok && de != "" && !ownDesktop {
 			out = append(out, check{status: "FAIL", name: "helper", detail: "the helper cannot use the display: " + de,
 				fix: "fix the display problem above; the helper reads DISPLAY from deskhand's environment"})
 		}

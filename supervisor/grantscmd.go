@@ -12,7 +12,7 @@ import (
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/catalog"
 	"github.com/deskhand/deskhand/supervisor/consent"
-	"github.com/deskhand/deskhand/supervisor/executor"
+	"github.com/deskhand/deskhand/supervisor/desktop/freedesktop"
 )
 
 const grantsUsage = `grants <list|forget|allow|disallow> [flags] [apps]
@@ -331,7 +331,7 @@ func (a appSource) RunningApps(ctx context.Context) ([]bridge.App, error) {
 
 func (appSource) InstalledApps(context.Context) ([]bridge.App, error) {
 	var apps []bridge.App
-	for _, e := range executor.LoadEntries(executor.DataDirs()) {
+	for _, e := range freedesktop.LoadEntries(freedesktop.DataDirs()) {
 		app := bridge.App{Name: e.Name, DesktopID: e.ID, Class: e.StartupWMClass}
 		if argv, err := e.Command(); err == nil && len(argv) > 0 {
 			app.Exe = filepath.Base(argv[0])

@@ -51,12 +51,10 @@ func restoreExisting(h windowRestorer) func(ctx context.Context, ids []uint32) (
 // exits.
 func repairOptions(helper *bridge.Client, xdisplay string, logger *slog.Logger) cleanup.Options {
 	return cleanup.Options{
-		Restore:    restoreExisting(helper),
-		Selections: helper,
-		KeepClipboard: func(ctx context.Context, s cleanup.Stash) error {
-			return cleanup.Keep(ctx, "", xdisplay, s)
-		},
-		Logger: logger,
+		Restore:       restoreExisting(helper),
+		Selections:    helper,
+		KeepClipboard: clipboardKeeper(xdisplay),
+		Logger:        logger,
 	}
 }
 

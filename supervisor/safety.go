@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
@@ -36,14 +35,18 @@ func addSafetyFlags(fs interface {
 }
 
 // safety is the safety layer of one server: the cross-session lock, the
-// turn controller with its Escape watcher, and the gates.
+// turn controller with the platform's Escape watcher, and the gates.
 type safety struct {
-	lock    *lock.Lock
-	turns   *cleanup.Controller
-	watcher *cleanup.Watcher
-	display *gates.DisplayCheck
-	gates   *gates.Gates
-	log     *slog.Logger
+	lock  *lock.Lock
+	turns *cleanup.Controller
+	// ownKey tells the Escape watcher of deskhand's own key presses;
+	// stopEscape stops it. Both nil when Escape is not watched.
+	ownKey     func(code uint8)
+	stopEscape func()
+	plat       desktopPlatform
+	helper     *bridge.Client
+	gates      *gates.Gates
+	log        *slog.Logger
 	// gateOpts made gates; forSession makes more from them.
 	gateOpts gates.Options
 	// journal records what turns hide and stash; nil when none is kept.
@@ -51,18 +54,18 @@ type safety struct {
 	repairOpts cleanup.Options
 }
 
-// newSafety builds the safety layer for a server on xdisplay. The lock
-// lives in the user's runtime directory, keyed by the X server, not in
+// newSafety builds the safety layer for a server on plat's display. The
+// lock lives in the user's runtime directory, keyed by the display, not in
 // --state-dir: every deskhand on the display must find the same one.
-func newSafety(f *safetyFlags, xdisplay string, helper *bridge.Client, exec *executor.Executor, sess *consent.Session, dataDirs []string, logger *slog.Logger) (*safety, error) {
-	s := &safety{log: logger}
+func newSafety(f *safetyFlags, plat desktopPlatform, helper *bridge.Client, exec *executor.Executor, sess *consent.Session, logger *slog.Logger) (*safety, error) {
+	s := &safety{log: logger, plat: plat, helper: helper}
+	xdisplay := plat.Display()
 	s.lock = lock.New(lock.Path(lock.Dir(), xdisplay), lock.Options{Display: xdisplay})
 	logger.Debug("computer-use lock", "path", s.lock.Path())
 	idle := f.idleTimeout
 	if idle <= 0 {
 		idle = -1
 	}
-	notifier := &cleanup.Notifier{}
 	var turnBegins func()
 	if f.journalDir != "" {
 		s.journal = cleanup.NewJournal(f.journalDir, xdisplay)
@@ -74,13 +77,11 @@ func newSafety(f *safetyFlags, xdisplay string, helper *bridge.Client, exec *exe
 		Release:    exec.ReleaseAll,
 		Restore:    restoreExisting(helper),
 		Selections: helper,
-		// The helper exits with deskhand, and an X selection with its
-		// owner: a keeper process holds what is put back at exit.
-		KeepClipboard: func(ctx context.Context, s cleanup.Stash) error {
-			return cleanup.Keep(ctx, "", xdisplay, s)
-		},
-		Unlock: s.lock.Release,
-		Notify: notifier.Notify,
+		// The helper exits with deskhand; where the clipboard needs an
+		// owner, the platform keeps what is put back at exit.
+		KeepClipboard: plat.KeepClipboard,
+		Unlock:        s.lock.Release,
+		Notify:        plat.Notify,
 		// The user's Escape ends more than the turn: nothing more may
 		// happen until the user approves again.
 		Revoke:      func(string) { sess.Revoke() },
@@ -89,25 +90,20 @@ func newSafety(f *safetyFlags, xdisplay string, helper *bridge.Client, exec *exe
 		TurnBegins:  turnBegins,
 		Logger:      logger.With("component", "turns"),
 	})
-	w, err := cleanup.Watch(cleanup.WatcherOptions{
-		Display:  xdisplay,
-		OnEscape: func() { s.turns.Interrupt() },
-		Logger:   logger.With("component", "escape"),
-	})
+	own, stop, err := plat.WatchEscape(func() { s.turns.Interrupt() })
 	if err != nil {
 		logger.Warn("Escape on the keyboard will not stop deskhand", "err", err)
 	} else {
-		s.watcher = w
+		s.ownKey, s.stopEscape = own, stop
 	}
-	s.display = gates.NewDisplayCheck(xdisplay)
 	s.gateOpts = gates.Options{
 		Desktop:               helper,
 		Consent:               sess,
 		Lock:                  s.lock,
 		Turns:                 s.turns,
-		Display:               s.display.Check,
+		Display:               plat.DisplayGate(helper),
 		KeepUnapprovedVisible: !f.hideUnapproved,
-		ResolveApp:            appResolver(dataDirs),
+		ResolveApp:            plat.ResolveApp,
 		Logger:                logger.With("component", "gates"),
 	}
 	s.gates, err = gates.New(s.gateOpts)
@@ -133,7 +129,7 @@ func (s *safety) forSession(sess *consent.Session) (*gates.Gates, error) {
 
 // optionsWith is options with gates g of consent session sess.
 func (s *safety) optionsWith(g *gates.Gates, o *mcpserver.Options, sess *consent.Session) {
-	o.Executor = g.Wrap(o.Executor)
+	o.Executor = g.Wrap(s.plat.WrapExecutor(o.Executor, s.helper, sess))
 	o.Gates = g.Chain(mcpserver.AccessGate(sess))
 	o.ActionContext = s.turns.ActionContext
 }
@@ -145,34 +141,12 @@ func (s *safety) close(reason cleanup.Reason) {
 		s.turns.End(reason)
 		s.turns.Close()
 	}
-	if s.watcher != nil {
-		s.watcher.Close()
-	}
-	if s.display != nil {
-		s.display.Close()
+	if s.stopEscape != nil {
+		s.stopEscape()
 	}
 	if s.lock != nil {
 		if err := s.lock.ReleaseAll(); err != nil {
 			s.log.Warn("releasing the computer-use lock", "err", err)
 		}
-	}
-}
-
-// appResolver finds the identity of an app open_application names, the way
-// the executor finds the desktop entry it launches.
-func appResolver(dirs []string) func(name string) (bridge.App, error) {
-	return func(name string) (bridge.App, error) {
-		if dirs == nil {
-			dirs = executor.DataDirs()
-		}
-		e, err := executor.Resolve(executor.LoadEntries(dirs), name)
-		if err != nil {
-			return bridge.App{}, err
-		}
-		app := bridge.App{Name: e.Name, DesktopID: e.ID, Class: e.StartupWMClass}
-		if cmd, err := e.Command(); err == nil && len(cmd) > 0 {
-			app.Exe = cmd[0]
-		}
-		return app, nil
 	}
 }

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/internal/desktoptest"
-	"github.com/deskhand/deskhand/supervisor/vdisplay"
+	"github.com/deskhand/deskhand/supervisor/desktop/x11/vdisplay"
 )
 
 // keysDesktop starts a desktop whose openbox runs deskhand's own

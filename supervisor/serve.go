@@ -16,9 +16,7 @@ import (
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/executor"
 	"github.com/deskhand/deskhand/supervisor/geometry"
-	"github.com/deskhand/deskhand/supervisor/input"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
-	"github.com/deskhand/deskhand/supervisor/vdisplay"
 )
 
 const serveUsage = `serve [flags]
@@ -34,6 +32,9 @@ X display named by DISPLAY, and when DISPLAY is unset it starts a private
 1920x1080 virtual desktop (Xvfb and openbox) for the session and stops it on
 exit. --virtual-display WIDTHxHEIGHT always starts a private desktop of that
 size, leaving the user's own screen alone; --virtual-display off never does.
+On macOS deskhand always works on the user's own screen and never starts a
+virtual one; every action then needs Screen Recording and Accessibility
+(System Settings > Privacy & Security) for the app that runs it.
 
 Examples:
 
@@ -108,7 +109,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	var f serveFlags
 	fs.StringVar(&f.helper, "helper", "", "path of the capture helper `binary` (default: $DESKHAND_HELPER, then a helper bundled beside this executable, then the installed version, then a verified download on the first tool call)")
 	fs.StringVar(&f.virtualDisplay, "virtual-display", envOr("DESKHAND_VIRTUAL_DISPLAY", "auto"),
-		"`auto`: use $DISPLAY, or start a private 1920x1080 Xvfb desktop when it is unset; WIDTHxHEIGHT: always start a private desktop of that size; off: never start one")
+		"`auto`: use $DISPLAY, or start a private 1920x1080 Xvfb desktop when it is unset; WIDTHxHEIGHT: always start a private desktop of that size; off: never start one (macOS: the user's screen, always)")
 	fs.StringVar(&f.coordinates, "coordinates", string(geometry.ModePixels),
 		"coordinate `mode` of the tools: pixels (of the latest screenshot) or normalized_0_100 (percent of its width and height)")
 	fs.IntVar(&f.maxLongEdge, "max-long-edge", geometry.DefaultMaxLongEdge, "largest screenshot width or height, in `pixels`")
@@ -208,24 +209,12 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	}
 
 	// The display: the user's, or a private virtual one.
-	env := os.Environ()
-	xdisplay := os.Getenv("DISPLAY")
-	startVirtual, w, h, err := virtualDisplayPlan(f.virtualDisplay, xdisplay)
+	plat, err := openPlatform(ctx, f.virtualDisplay, logger)
 	if err != nil {
 		return err
 	}
-	if startVirtual {
-		vd, err := vdisplay.Start(ctx, vdisplay.Options{Width: w, Height: h, Logger: logger})
-		if err != nil {
-			return err
-		}
-		defer vd.Close()
-		xdisplay = vd.Name()
-		env = vd.Env(env)
-	} else if os.Getenv("WAYLAND_DISPLAY") != "" {
-		logger.Warn("a Wayland session is running: deskhand drives X11 (XWayland) windows only; native Wayland windows are not seen or controlled",
-			"display", xdisplay)
-	}
+	defer plat.Close()
+	xdisplay := plat.Display()
 
 	stateDir := f.stateDir
 	if stateDir == "" {
@@ -237,7 +226,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	if stateDir != "none" {
 		statePath = geometry.StatePath(stateDir, xdisplay)
 		// A private desktop dies with deskhand, and what it hid with it.
-		if !startVirtual {
+		if !plat.Private() {
 			safetyFlags.journalDir = stateDir
 		}
 	}
@@ -245,17 +234,17 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	// The input announces each key press to the Escape watcher (started
 	// with the safety layer, below), which tells deskhand's own Escapes
 	// from the user's by them.
-	var escape atomic.Pointer[cleanup.Watcher]
-	in, err := input.New(input.Options{
-		Display:  xdisplay,
-		Logger:   logger.With("component", "input"),
-		KeyPress: func(code uint8) { escape.Load().Own(code) },
+	var escape atomic.Pointer[func(uint8)]
+	in, err := plat.OpenInput(func(code uint8) {
+		if own := escape.Load(); own != nil {
+			(*own)(code)
+		}
 	})
 	if err != nil {
-		return fmt.Errorf("opening display %s for input: %w", xdisplay, err)
+		return err
 	}
 	defer in.Close()
-	helperOpts.Env = []string{"DISPLAY=" + xdisplay}
+	helperOpts.Env = plat.HelperEnv()
 	helper := bridge.New(helperOpts)
 	defer helper.Close()
 	// Warm a local helper up while the client initializes; a failure shows
@@ -267,7 +256,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 			}
 		}()
 	}
-	exec, err := executor.New(executor.Options{Helper: helper, Input: in, Env: env, Logger: logger.With("component", "executor")})
+	exec, err := executor.New(executor.Options{Helper: helper, Input: in, Launcher: plat.Launcher(helper), Logger: logger.With("component", "executor")})
 	if err != nil {
 		return err
 	}
@@ -275,14 +264,16 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	if err != nil {
 		return err
 	}
-	safe, err := newSafety(safetyFlags, xdisplay, helper, exec, consentMgr.Session(), nil, logger)
+	safe, err := newSafety(safetyFlags, plat, helper, exec, consentMgr.Session(), logger)
 	if err != nil {
 		return err
 	}
 	// Runs before the helper and the input close: the turn's end needs
 	// them to give the desktop back.
 	defer safe.close(cleanup.ReasonExit)
-	escape.Store(safe.watcher)
+	if safe.ownKey != nil {
+		escape.Store(&safe.ownKey)
+	}
 	safe.repairLeftovers(ctx)
 	serverOpts := mcpserver.Options{
 		Executor:    exec,
@@ -293,7 +284,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 		Format:      f.format,
 		JPEGQuality: f.jpegQuality,
 		StatePath:   statePath,
-		XDisplay:    xdisplay,
+		Display:     xdisplay,
 		Consent:     consentMgr,
 		Logger:      logger.With("component", "mcp"),
 		Version:     Version,
@@ -322,26 +313,4 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	}
 	logger.Info("client disconnected; stopping")
 	return nil
-}
-
-// virtualDisplayPlan decides from --virtual-display and $DISPLAY whether
-// to start a private desktop, and its size.
-func virtualDisplayPlan(flag, display string) (start bool, w, h int, err error) {
-	switch strings.ToLower(strings.TrimSpace(flag)) {
-	case "auto", "":
-		if display != "" {
-			return false, 0, 0, nil
-		}
-		return true, 1920, 1080, nil
-	case "off", "none", "no", "false":
-		if display == "" {
-			return false, 0, 0, errors.New("no display: DISPLAY is unset and --virtual-display is off; run inside an X session, set DISPLAY, or pass --virtual-display 1920x1080")
-		}
-		return false, 0, 0, nil
-	}
-	w, h, err = vdisplay.ParseSize(flag)
-	if err != nil {
-		return false, 0, 0, fmt.Errorf("--virtual-display: %w, or auto or off", err)
-	}
-	return true, w, h, nil
 }

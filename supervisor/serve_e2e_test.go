@@ -34,8 +34,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deskhand/deskhand/internal/desktoptest"
+	"github.com/deskhand/deskhand/supervisor/desktop/x11/vdisplay"
 	"github.com/deskhand/deskhand/supervisor/geometry"
-	"github.com/deskhand/deskhand/supervisor/vdisplay"
 )
 
 var (

@@ -5,36 +5,6 @@ import (
 	"testing"
 )
 
-func TestVirtualDisplayPlan(t *testing.T) {
-	tests := []struct {
-		flag, display string
-		start         bool
-		w, h          int
-		err           string
-	}{
-		{"auto", ":0", false, 0, 0, ""},
-		{"auto", "", true, 1920, 1080, ""},
-		{"", "", true, 1920, 1080, ""},
-		{"1280x800", ":0", true, 1280, 800, ""},
-		{"1280x800", "", true, 1280, 800, ""},
-		{"off", ":1", false, 0, 0, ""},
-		{"off", "", false, 0, 0, "DISPLAY is unset"},
-		{"big", ":0", false, 0, 0, "WIDTHxHEIGHT"},
-	}
-	for _, tt := range tests {
-		start, w, h, err := virtualDisplayPlan(tt.flag, tt.display)
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("virtualDisplayPlan(%q, %q) error = %v, want one containing %q", tt.flag, tt.display, err, tt.err)
-			}
-			continue
-		}
-		if err != nil || start != tt.start || w != tt.w || h != tt.h {
-			t.Errorf("virtualDisplayPlan(%q, %q) = %v, %d, %d, %v; want %v, %d, %d", tt.flag, tt.display, start, w, h, err, tt.start, tt.w, tt.h)
-		}
-	}
-}
-
 func TestMainServesByDefault(t *testing.T) {
 	// Flags alone select serve: a bad serve flag is a serve usage error.
 	var stderr strings.Builder

@@ -2,7 +2,8 @@
 // line, finds the capture helper and runs the requested command: by
 // default `serve`, the MCP server (serve.go), which wires the capture
 // helper (package bridge), the input package, the executor and the MCP
-// layer (package mcpserver) together.
+// layer (package mcpserver) together, over one desktop platform (the seam,
+// seam.go: supervisor/desktop/x11 or supervisor/desktop/macos).
 package supervisor
 
 import (
@@ -14,8 +15,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-
-	"github.com/deskhand/deskhand/supervisor/cleanup"
 )
 
 // Version is the deskhand version, set at build time with
@@ -67,8 +66,8 @@ func Main(ctx context.Context, args []string, io Stdio) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		args = append([]string{"serve"}, args...)
 	}
-	if args[0] == cleanup.KeeperCommand { // hidden: serve starts it at exit
-		return cleanup.RunKeeper(io.In, io.Out)
+	if status, ok := hiddenCommand(args[0], io.In, io.Out); ok { // serve starts these itself
+		return status
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {

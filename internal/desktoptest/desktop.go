@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deskhand/deskhand/supervisor/vdisplay"
+	"github.com/deskhand/deskhand/supervisor/desktop/x11/vdisplay"
 )
 
 // Options configure a desktop. The zero value is a 1920x1080, 24-bit

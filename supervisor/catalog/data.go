@@ -33,13 +33,13 @@ type categoryPolicy struct {
 // appRecord is one app. Identifiers match case-insensitively; a trailing
 // "*" matches any suffix ("jetbrains-*").
 type appRecord struct {
-	Name      string   `json:"name"`
-	Category  string   `json:"category"`
-	Sensitive string   `json:"sensitive,omitempty"` // overrides the category's
-	DesktopID []string `json:"desktop_id,omitempty"`
-	WMClass   []string `json:"wm_class,omitempty"` // instance or class
-	Exe       []string `json:"exe,omitempty"`
-	BundleID  []string `json:"bundle_id,omitempty"`
+	Name        string   `json:"name"`
+	Category    string   `json:"category"`
+	Sensitive   string   `json:"sensitive,omitempty"` // overrides the category's
+	DesktopID   []string `json:"desktop_id,omitempty"`
+	WindowClass []string `json:"wm_class,omitempty"` // the window class (Linux: WM_CLASS instance or class)
+	Exe         []string `json:"exe,omitempty"`
+	BundleID    []string `json:"bundle_id,omitempty"`
 	// Names are extra spellings the model may use in request_access.
 	Names []string `json:"names,omitempty"`
 }
@@ -59,7 +59,7 @@ type idKind int
 const (
 	kindBundle idKind = iota
 	kindDesktop
-	kindWMClass
+	kindWindowClass
 	kindExe
 	kindName
 )
@@ -75,8 +75,8 @@ func (a *appRecord) ids(k idKind) []string {
 		return a.BundleID
 	case kindDesktop:
 		return a.DesktopID
-	case kindWMClass:
-		return a.WMClass
+	case kindWindowClass:
+		return a.WindowClass
 	case kindExe:
 		return a.Exe
 	}
@@ -137,10 +137,10 @@ func Parse(data []byte) (*Catalog, error) {
 		if !validSensitive(a.Sensitive) {
 			return nil, fmt.Errorf("app %q: unknown sensitive label %q", a.Name, a.Sensitive)
 		}
-		if len(a.DesktopID)+len(a.WMClass)+len(a.Exe)+len(a.BundleID) == 0 {
+		if len(a.DesktopID)+len(a.WindowClass)+len(a.Exe)+len(a.BundleID) == 0 {
 			return nil, fmt.Errorf("app %q: no identifier", a.Name)
 		}
-		for kind, ids := range map[string][]string{"desktop_id": a.DesktopID, "wm_class": a.WMClass, "exe": a.Exe, "bundle_id": a.BundleID} {
+		for kind, ids := range map[string][]string{"desktop_id": a.DesktopID, "wm_class": a.WindowClass, "exe": a.Exe, "bundle_id": a.BundleID} {
 			for _, id := range ids {
 				key := kind + ":" + strings.ToLower(id)
 				if other, dup := seen[key]; dup && other != a.Name {
@@ -230,7 +230,7 @@ func (c *Catalog) lookup(id Identity) *appRecord {
 		kind  idKind
 	}
 	desktop := strings.TrimSuffix(id.DesktopID, ".desktop")
-	probes := []probe{{id.BundleID, kindBundle}, {desktop, kindDesktop}, {id.Class, kindWMClass}, {id.Instance, kindWMClass}, {id.Exe, kindExe}}
+	probes := []probe{{id.BundleID, kindBundle}, {desktop, kindDesktop}, {id.Class, kindWindowClass}, {id.Instance, kindWindowClass}, {id.Exe, kindExe}}
 	if id.BundleID == "" && desktop == "" && id.Class == "" && id.Instance == "" && id.Exe == "" {
 		probes = append(probes, probe{id.Name, kindName})
 	}

@@ -18,8 +18,10 @@
 // Journal), so that a deskhand killed mid-turn does not lose it: the next
 // deskhand on the display, or `deskhand doctor --repair`, gives it back.
 //
-// The Escape watcher (escape_linux.go) tells the user's keys from
-// deskhand's own: see Watcher.
+// The platform watches the keyboard for the user's Escape and calls
+// Interrupt (X11: supervisor/desktop/x11's Watcher, which tells the user's
+// keys from deskhand's own), and keeps the clipboard after exit where its
+// clipboard needs an owner (Options.KeepClipboard).
 package cleanup
 
 import (

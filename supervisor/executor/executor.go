@@ -1,7 +1,7 @@
 // Package executor is the real executor behind deskhand's MCP tools: the
 // capture helper (package bridge) for displays, pixels, windows and the
 // clipboard; the in-process input package for the pointer and keyboard;
-// and desktop entries for launching applications. *Executor satisfies
+// and the platform's launcher for applications. *Executor satisfies
 // mcpserver.Executor.
 package executor
 
@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
@@ -19,8 +18,11 @@ import (
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
-// DefaultLaunchTimeout bounds how long OpenApplication waits for a window.
-const DefaultLaunchTimeout = 15 * time.Second
+// Launcher starts applications the platform's way (desktop entries on
+// Linux, bundle ids on macOS) and waits for a window of theirs.
+type Launcher interface {
+	OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error)
+}
 
 // Options configure New.
 type Options struct {
@@ -28,54 +30,28 @@ type Options struct {
 	Helper *bridge.Client
 	// Input sends pointer and keyboard input. Required.
 	Input *input.Input
-	// Env is the environment applications are launched with (it must name
-	// the display in DISPLAY); nil means os.Environ().
-	Env []string
-	// DataDirs are the XDG data directories searched for
-	// applications/*.desktop, most important first; nil means
-	// $XDG_DATA_HOME and $XDG_DATA_DIRS (see DataDirs).
-	DataDirs []string
-	// LaunchTimeout bounds the wait for a launched application's window;
-	// 0 means DefaultLaunchTimeout.
-	LaunchTimeout time.Duration
+	// Launcher opens applications. Required.
+	Launcher Launcher
 	// Logger receives debug records; nil discards them.
 	Logger *slog.Logger
 }
 
 // Executor performs the MCP tools' actions on a real desktop.
 type Executor struct {
-	helper  *bridge.Client
-	in      *input.Input
-	env     []string
-	dirs    []string
-	timeout time.Duration
-	log     *slog.Logger
+	helper *bridge.Client
+	in     *input.Input
+	launch Launcher
+	log    *slog.Logger
 }
 
 var _ mcpserver.Executor = (*Executor)(nil)
 
 // New returns an Executor over the helper and the input.
 func New(opts Options) (*Executor, error) {
-	if opts.Helper == nil || opts.Input == nil {
-		return nil, errors.New("executor: Options.Helper and Options.Input are required")
+	if opts.Helper == nil || opts.Input == nil || opts.Launcher == nil {
+		return nil, errors.New("executor: Options.Helper, Input and Launcher are required")
 	}
-	e := &Executor{
-		helper:  opts.Helper,
-		in:      opts.Input,
-		env:     opts.Env,
-		dirs:    opts.DataDirs,
-		timeout: opts.LaunchTimeout,
-		log:     opts.Logger,
-	}
-	if e.env == nil {
-		e.env = os.Environ()
-	}
-	if e.dirs == nil {
-		e.dirs = DataDirs()
-	}
-	if e.timeout <= 0 {
-		e.timeout = DefaultLaunchTimeout
-	}
+	e := &Executor{helper: opts.Helper, in: opts.Input, launch: opts.Launcher, log: opts.Logger}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -185,6 +161,11 @@ func (e *Executor) ReadClipboard(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("reading the clipboard: %w", err)
 	}
 	return text, nil
+}
+
+// OpenApplication launches app and waits for its window.
+func (e *Executor) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
+	return e.launch.OpenApplication(ctx, app)
 }
 
 // WriteClipboard puts text on the clipboard.

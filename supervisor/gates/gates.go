@@ -4,8 +4,9 @@
 //
 //  1. kill switch: DESKHAND_DISABLED, or a "disabled" file in the user's
 //     config directory or beside the managed policy file;
-//  2. display: the X display answers and has XTEST; a Wayland session is
-//     refused until deskhand supports it;
+//  2. display: the platform's check (Options.Display; X11: the display
+//     answers, has XTEST and is not a Wayland session's XWayland; macOS:
+//     Screen Recording and Accessibility are granted);
 //     (then mcpserver.AccessGate: request_access approved something, so
 //     that a session without approvals never takes the lock)
 //  3. cross-session lock: this session owns the desktop (package lock);

@@ -18,9 +18,10 @@ const StateVersion = 1
 // model selected and the geometry of the last screenshot it was shown.
 type State struct {
 	Version int `json:"version"`
-	// XDisplay names the X display the state belongs to (":0"); a state
-	// written for another display does not apply.
-	XDisplay string `json:"x_display,omitempty"`
+	// Display names the display the state belongs to (":0" on X11); a
+	// state written for another display does not apply. The wire name
+	// stays what the first, X11-only, state files used.
+	Display string `json:"x_display,omitempty"`
 	// SelectedDisplay is the id of the display switch_display selected,
 	// nil for the primary.
 	SelectedDisplay *uint32 `json:"selected_display,omitempty"`
@@ -45,17 +46,17 @@ func DefaultStateDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "deskhand"), nil
 }
 
-// StatePath returns the state file for X display xdisplay in dir: one file
+// StatePath returns the state file for display in dir: one file
 // per display, so that servers on different displays (a virtual one and
 // the user's own) do not overwrite each other's geometry.
-func StatePath(dir, xdisplay string) string {
+func StatePath(dir, display string) string {
 	name := strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
 			return r
 		}
 		return '_'
-	}, strings.TrimPrefix(xdisplay, ":"))
+	}, strings.TrimPrefix(display, ":"))
 	if name == "" {
 		name = "default"
 	}

@@ -25,7 +25,7 @@ func TestStateRoundTrip(t *testing.T) {
 
 	sel := uint32(2)
 	want := State{
-		XDisplay:        ":7",
+		Display:         ":7",
 		SelectedDisplay: &sel,
 		LastShot:        &rightShot,
 		Updated:         time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),

@@ -82,9 +82,10 @@ type Options struct {
 	// geometry and the selected display across restarts (see
 	// geometry.StatePath); empty keeps them in memory only.
 	StatePath string
-	// XDisplay names the X display the server drives; it is recorded in
-	// the state file, and a state of another display is not restored.
-	XDisplay string
+	// Display names the desktop the server drives, as its platform names
+	// it (":1" on X11); it is recorded in the state file, and a state of
+	// another display is not restored.
+	Display string
 	// Gates run, in order, before every action (see Gate).
 	Gates []Gate
 	// ActionContext, when set, derives the context each tool call runs
@@ -120,7 +121,7 @@ type Server struct {
 	actx    func(ctx context.Context) (context.Context, context.CancelFunc)
 	consent *consent.Manager
 	log     *slog.Logger
-	xdisp   string
+	display string
 	tools   []*toolSpec
 	mcp     *mcp.Server
 
@@ -175,7 +176,7 @@ func New(opts Options) (*Server, error) {
 		actx:      opts.ActionContext,
 		consent:   opts.Consent,
 		log:       opts.Logger,
-		xdisp:     opts.XDisplay,
+		display:   opts.Display,
 		sessions:  map[*mcp.ServerSession]*session{},
 		statePath: opts.StatePath,
 		oneView:   opts.OneView,
@@ -253,8 +254,8 @@ func New(opts Options) (*Server, error) {
 		switch {
 		case err != nil:
 			s.log.Warn("ignoring the state file", "path", s.statePath, "err", err)
-		case st.XDisplay != "" && s.xdisp != "" && st.XDisplay != s.xdisp:
-			s.log.Info("state file belongs to another X display; not restoring it", "path", s.statePath, "state_display", st.XDisplay, "display", s.xdisp)
+		case st.Display != "" && s.display != "" && st.Display != s.display:
+			s.log.Info("state file belongs to another display; not restoring it", "path", s.statePath, "state_display", st.Display, "display", s.display)
 		default:
 			s.restored = st
 			if st.LastShot != nil {
@@ -392,7 +393,7 @@ func (s *Server) persist(sess *session) {
 		return
 	}
 	last, _, selected := sess.snapshot()
-	st := geometry.State{XDisplay: s.xdisp, LastShot: last, SelectedDisplay: selected, Updated: time.Now().UTC()}
+	st := geometry.State{Display: s.display, LastShot: last, SelectedDisplay: selected, Updated: time.Now().UTC()}
 	s.saveMu.Lock()
 	s.pending = &st
 	if s.saving {

@@ -673,7 +673,7 @@ func jsonString(v any) string {
 func TestStatePersistsAcrossRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "screen-9.json")
 	fake := newFake(fullHD("DP-1", 0, true), display("HDMI-1", 1920, 0, 1280, 1024, false))
-	h := start(t, fake, Options{StatePath: path, XDisplay: ":9"})
+	h := start(t, fake, Options{StatePath: path, Display: ":9"})
 	h.ok("switch_display", map[string]any{"display": "HDMI-1"})
 	h.server.Close() // flush the state file
 
@@ -685,7 +685,7 @@ func TestStatePersistsAcrossRestart(t *testing.T) {
 	// A new server on the same display converts through the restored
 	// screenshot without taking one.
 	fake2 := newFake(fullHD("DP-1", 0, true), display("HDMI-1", 1920, 0, 1280, 1024, false))
-	h2 := start(t, fake2, Options{StatePath: path, XDisplay: ":9"})
+	h2 := start(t, fake2, Options{StatePath: path, Display: ":9"})
 	h2.ok("mouse_move", map[string]any{"coordinate": []int{10, 10}})
 	h2.ok("screenshot", nil)
 	if want := []string{"MoveMouse 1930,10"}; !slices.Equal(fake2.actions(), want) {
@@ -697,7 +697,7 @@ func TestStatePersistsAcrossRestart(t *testing.T) {
 
 	// A changed layout invalidates the restored geometry.
 	fake3 := newFake(fullHD("DP-1", 0, true))
-	h3 := start(t, fake3, Options{StatePath: path, XDisplay: ":9"})
+	h3 := start(t, fake3, Options{StatePath: path, Display: ":9"})
 	h3.bad("mouse_move", map[string]any{"coordinate": []int{10, 10}}, "displays changed", "take a new screenshot")
 	res := h3.ok("screenshot", nil)
 	if !strings.Contains(text(res), "is gone; showing the primary") {
@@ -706,6 +706,6 @@ func TestStatePersistsAcrossRestart(t *testing.T) {
 
 	// Another X display's state is not restored.
 	fake4 := newFake(fullHD("DP-1", 0, true), display("HDMI-1", 1920, 0, 1280, 1024, false))
-	h4 := start(t, fake4, Options{StatePath: path, XDisplay: ":3"})
+	h4 := start(t, fake4, Options{StatePath: path, Display: ":3"})
 	h4.bad("mouse_move", map[string]any{"coordinate": []int{10, 10}}, "no screenshot yet")
 }

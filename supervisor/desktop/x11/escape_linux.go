@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package cleanup
+package x11
 
 /*
 #cgo LDFLAGS: -lX11 -lXi

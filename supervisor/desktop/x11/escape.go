@@ -1,4 +1,4 @@
-package cleanup
+package x11
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package gates
+package x11
 
 import (
 	"context"

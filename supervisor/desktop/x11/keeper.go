@@ -1,4 +1,4 @@
-package cleanup
+package x11
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+
+	"github.com/deskhand/deskhand/supervisor/cleanup"
 )
 
 // KeeperCommand is the hidden deskhand command that keeps the clipboard:
@@ -33,7 +35,7 @@ var ErrTooLargeToKeep = fmt.Errorf("clipboard text over %d bytes cannot be kept 
 // HandOff starts a keeper for text on the clipboard of X display
 // display; see Keep.
 func HandOff(ctx context.Context, exe, display, text string) error {
-	return Keep(ctx, exe, display, Stash{Clipboard: Clip{Text: text, Had: true}})
+	return Keep(ctx, exe, display, cleanup.Stash{Clipboard: cleanup.Clip{Text: text, Had: true}})
 }
 
 // Keep starts a keeper for the clipboard and PRIMARY clips of s that have
@@ -41,11 +43,11 @@ func HandOff(ctx context.Context, exe, display, text string) error {
 // display display, and returns once it owns their selections. The keeper is the
 // program at exe (deskhand itself; "" means os.Executable) run with
 // KeeperCommand, in a session of its own so it outlives deskhand.
-func Keep(ctx context.Context, exe, display string, s Stash) error {
+func Keep(ctx context.Context, exe, display string, s cleanup.Stash) error {
 	if len(s.Clipboard.Text) > MaxKeptBytes || len(s.Primary.Text) > MaxKeptBytes {
 		return ErrTooLargeToKeep
 	}
-	s.CutBuffer = Clip{}
+	s.CutBuffer = cleanup.Clip{}
 	if !s.Clipboard.Had && !s.Primary.Had {
 		return nil
 	}
@@ -103,7 +105,7 @@ const maxKeeperInput = 2*6*MaxKeptBytes + 1024
 // "error: …") to out and serves the text until other clients have taken
 // them all. It returns the exit status.
 func RunKeeper(in io.Reader, out io.Writer) int {
-	var s Stash
+	var s cleanup.Stash
 	data, err := io.ReadAll(io.LimitReader(in, maxKeeperInput+1))
 	switch {
 	case err != nil:

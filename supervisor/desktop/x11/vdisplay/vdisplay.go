@@ -47,6 +47,23 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// CheckTools reports what Start would miss: Xvfb, or the window manager
+// ("" means openbox, "none" none). doctor asks it too.
+func CheckTools(windowManager string) error {
+	if windowManager == "" {
+		windowManager = "openbox"
+	}
+	if _, err := exec.LookPath("Xvfb"); err != nil {
+		return errors.New("Xvfb is not installed; install it (Debian/Ubuntu: apt-get install xvfb), or run on an existing display by setting DISPLAY")
+	}
+	if windowManager != "none" {
+		if _, err := exec.LookPath(windowManager); err != nil {
+			return fmt.Errorf("the window manager %s is not installed; install it (Debian/Ubuntu: apt-get install %s)", windowManager, windowManager)
+		}
+	}
+	return nil
+}
+
 // Display is a running virtual desktop.
 type Display struct {
 	name string
@@ -89,13 +106,8 @@ func Start(ctx context.Context, opts Options) (*Display, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if _, err := exec.LookPath("Xvfb"); err != nil {
-		return nil, errors.New("starting a virtual display: Xvfb is not installed; install it (Debian/Ubuntu: apt-get install xvfb), or run on an existing display by setting DISPLAY")
-	}
-	if opts.WindowManager != "none" {
-		if _, err := exec.LookPath(opts.WindowManager); err != nil {
-			return nil, fmt.Errorf("starting a virtual display: the window manager %s is not installed; install it (Debian/Ubuntu: apt-get install %s)", opts.WindowManager, opts.WindowManager)
-		}
+	if err := CheckTools(opts.WindowManager); err != nil {
+		return nil, fmt.Errorf("starting a virtual display: %w", err)
 	}
 	dir, err := os.MkdirTemp("", "deskhand-vdisplay-")
 	if err != nil {

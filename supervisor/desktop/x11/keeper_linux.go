@@ -1,6 +1,6 @@
 //go:build linux
 
-package cleanup
+package x11
 
 import (
 	"encoding/binary"
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
 )
@@ -23,7 +24,7 @@ type kept struct {
 // that s has text for, and returns the function that serves them (ICCCM:
 // TARGETS, TIMESTAMP, the UTF-8 targets, and STRING when the text is
 // Latin-1) until other clients have taken them all.
-func keepSelections(display string, s Stash) (func() error, error) {
+func keepSelections(display string, s cleanup.Stash) (func() error, error) {
 	conn, err := xgb.NewConnDisplay(display)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to X display %q: %w", display, err)
@@ -67,7 +68,7 @@ func keepSelections(display string, s Stash) (func() error, error) {
 	serving := map[xproto.Atom]*kept{}
 	for _, sel := range []struct {
 		atom xproto.Atom
-		clip Clip
+		clip cleanup.Clip
 	}{{atoms["CLIPBOARD"], s.Clipboard}, {xproto.AtomPrimary, s.Primary}} {
 		if !sel.clip.Had {
 			continue

@@ -1,4 +1,4 @@
-package cleanup
+package x11
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/internal/desktoptest"
+	"github.com/deskhand/deskhand/supervisor/cleanup"
 )
 
 // TestKeeperKeepsPrimary: one keeper holds the clipboard and PRIMARY,
@@ -31,7 +32,7 @@ func TestKeeperKeepsPrimary(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	s := Stash{Clipboard: Clip{Text: "copied ✓", Had: true}, Primary: Clip{Text: "selected: déjà vu", Had: true}}
+	s := cleanup.Stash{Clipboard: cleanup.Clip{Text: "copied ✓", Had: true}, Primary: cleanup.Clip{Text: "selected: déjà vu", Had: true}}
 	if err := Keep(ctx, os.Args[0], d.Display(), s); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestKeeperKeepsPrimary(t *testing.T) {
 		t.Fatalf("clipboard after PRIMARY was taken = %q", got)
 	}
 	// Nothing to keep: no keeper.
-	if err := Keep(ctx, os.Args[0], d.Display(), Stash{Primary: Clip{Text: "not had"}}); err != nil {
+	if err := Keep(ctx, os.Args[0], d.Display(), cleanup.Stash{Primary: cleanup.Clip{Text: "not had"}}); err != nil {
 		t.Fatal(err)
 	}
 	waitText("primary", "someone's selection")

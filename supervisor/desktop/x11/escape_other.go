@@ -1,5 +1,5 @@
 //go:build !linux || !cgo
 
-package cleanup
+package x11
 
 func startWatcher(w *Watcher, display string) error { return ErrWatchUnsupported }

@@ -1,9 +1,10 @@
-package executor
+package freedesktop
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,10 +18,78 @@ import (
 
 var execLookPath = exec.LookPath
 
+// DefaultLaunchTimeout bounds how long OpenApplication waits for a window.
+const DefaultLaunchTimeout = 15 * time.Second
+
+// Windows lists the desktop's windows; *bridge.Client satisfies it.
+type Windows interface {
+	Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error)
+}
+
+// LauncherOptions configure NewLauncher.
+type LauncherOptions struct {
+	// Windows is the capture helper, which sees the new window. Required.
+	Windows Windows
+	// Env is the environment applications are launched with (it names
+	// the display); nil means os.Environ().
+	Env []string
+	// DataDirs are the XDG data directories searched for
+	// applications/*.desktop, most important first; nil means
+	// $XDG_DATA_HOME and $XDG_DATA_DIRS (see DataDirs).
+	DataDirs []string
+	// Timeout bounds the wait for a launched application's window; 0
+	// means DefaultLaunchTimeout.
+	Timeout time.Duration
+	// Logger receives the records; nil discards them.
+	Logger *slog.Logger
+}
+
+// Launcher starts applications from their desktop entries, the way
+// freedesktop.org desktops (X11 and Wayland alike) do.
+type Launcher struct {
+	helper  Windows
+	env     []string
+	dirs    []string
+	timeout time.Duration
+	log     *slog.Logger
+}
+
+// NewLauncher returns a launcher.
+func NewLauncher(opts LauncherOptions) *Launcher {
+	e := &Launcher{helper: opts.Windows, env: opts.Env, dirs: opts.DataDirs, timeout: opts.Timeout, log: opts.Logger}
+	if e.env == nil {
+		e.env = os.Environ()
+	}
+	if e.dirs == nil {
+		e.dirs = DataDirs()
+	}
+	if e.timeout <= 0 {
+		e.timeout = DefaultLaunchTimeout
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	return e
+}
+
+// ResolveApp finds the identity of the app name names (see Resolve): its
+// desktop-entry id, name, StartupWMClass and executable.
+func (e *Launcher) ResolveApp(name string) (bridge.App, error) {
+	entry, err := Resolve(LoadEntries(e.dirs), name)
+	if err != nil {
+		return bridge.App{}, err
+	}
+	app := bridge.App{Name: entry.Name, DesktopID: entry.ID, Class: entry.StartupWMClass}
+	if cmd, err := entry.Command(); err == nil && len(cmd) > 0 {
+		app.Exe = cmd[0]
+	}
+	return app, nil
+}
+
 // OpenApplication launches the application app names (see Resolve), like
-// gtk-launch: detached in its own session, with the executor's environment,
+// gtk-launch: detached in its own session, with the launcher's environment,
 // and waits until a new window of it maps.
-func (e *Executor) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
+func (e *Launcher) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
 	entries := LoadEntries(e.dirs)
 	entry, err := Resolve(entries, app)
 	if err != nil {
@@ -105,7 +174,7 @@ func (e *Executor) OpenApplication(ctx context.Context, app string) (*mcpserver.
 // findWindow picks a new window that belongs to the launched application:
 // its process or a descendant of it, its desktop-entry id, or its WM_CLASS
 // matching the entry's StartupWMClass or program name.
-func (e *Executor) findWindow(windows []bridge.Window, known map[uint32]bool, entry *DesktopEntry, argv []string, pid int) *bridge.Window {
+func (e *Launcher) findWindow(windows []bridge.Window, known map[uint32]bool, entry *DesktopEntry, argv []string, pid int) *bridge.Window {
 	classes := []string{entry.StartupWMClass, filepath.Base(argv[0]), idTail(entry.ID), entry.ID}
 	for i := range windows {
 		w := &windows[i]

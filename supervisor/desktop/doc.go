@@ -1,0 +1,21 @@
+// Package desktop is the home of deskhand's desktop platforms: one package
+// per platform, each implementing the supervisor's seam (desktopPlatform
+// in supervisor/seam.go) for what differs between desktops: choosing the
+// display, the display and permission gate, the input backend, the Escape
+// watcher, keeping the clipboard after exit, the end-of-turn notification,
+// and launching apps.
+//
+//   - x11: Linux and the other Unix systems on X11 (Xorg, Xvfb); it can
+//     start a private virtual desktop (x11/vdisplay).
+//   - macos: macOS, through the Swift helper's protocol extensions; it
+//     never starts a virtual display.
+//   - freedesktop: what freedesktop.org desktops share whatever their
+//     display server (desktop entries and app launch, D-Bus
+//     notifications), so that a Wayland platform beside x11 reuses it.
+//
+// The name is not "platform": supervisor/platform holds platform facts the
+// shared safety layer reads as data (system shortcuts, bundle-id rules),
+// while these packages talk to a desktop system.
+//
+// This package has no code.
+package desktop

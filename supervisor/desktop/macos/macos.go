@@ -1,0 +1,378 @@
+// Package macos is deskhand's desktop platform for macOS. It never starts
+// a virtual display: deskhand works on the logged-in user's screen, through
+// the Swift helper (helpers/macos) and its extensions of the protocol
+// (helpers/PROTOCOL.md, helpers/macos/README.md):
+//
+//   - the display gate asks the helper's permissions method before each
+//     action and refuses, naming the System Settings pane to open, while
+//     Screen Recording or Accessibility is not granted;
+//   - captures use include_apps: only the approved apps' windows are
+//     composited, so an unapproved app never reaches the pixels, not even a
+//     window it opened after the last window list;
+//   - the gates' hiding goes through the helper's hide, which hides the
+//     whole app (Cmd-H);
+//   - apps are launched by bundle id (open -b), a name being resolved to
+//     its bundle id by Launch Services (osascript's "id of application");
+//   - the end-of-turn notification is a Notification Center banner
+//     (osascript's "display notification");
+//   - the pasteboard keeps text after the helper exits, so the clipboard
+//     needs no keeper.
+//
+// The package is platform-neutral Go: every system command goes through
+// Options.Run, so its logic is tested on Linux against a fake helper that
+// speaks the macOS protocol.
+package macos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/catalog"
+	"github.com/deskhand/deskhand/supervisor/cleanup"
+	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/executor"
+	"github.com/deskhand/deskhand/supervisor/geometry"
+	"github.com/deskhand/deskhand/supervisor/input"
+	"github.com/deskhand/deskhand/supervisor/mcpserver"
+	"github.com/deskhand/deskhand/supervisor/platform"
+)
+
+// DisplayName names the macOS desktop for the lock and the state file:
+// one logged-in session has one window server, whatever its screens.
+const DisplayName = "macos-console"
+
+// The System Settings panes the display gate names, as URLs that `open`
+// (or a click in most terminals) takes the user straight to.
+const (
+	ScreenRecordingPane = "x-apple.systempreferences:com.apple.preference.security?Privacy_ScreenCapture"
+	AccessibilityPane   = "x-apple.systempreferences:com.apple.preference.security?Privacy_Accessibility"
+)
+
+// DefaultLaunchTimeout bounds how long OpenApplication waits for a window.
+const DefaultLaunchTimeout = 15 * time.Second
+
+// ErrEscapeUnsupported: the user's Escape is not watched on macOS yet.
+var ErrEscapeUnsupported = errors.New("watching the keyboard for the user's Escape is not implemented on macOS yet (it needs a CGEventTap); " +
+	"stop deskhand by closing the MCP client or with DESKHAND_DISABLED")
+
+// Helper is what this package asks the macOS helper; *bridge.Client
+// satisfies it.
+type Helper interface {
+	Permissions(ctx context.Context, require ...string) (*bridge.MacPermissions, error)
+	CaptureApps(ctx context.Context, req bridge.CaptureRequest, bundleIDs []string) (*bridge.Capture, error)
+	Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error)
+}
+
+// Options configure Open.
+type Options struct {
+	// VirtualDisplay is serve's --virtual-display: auto (or "") and off
+	// both mean the user's screen; a size is refused, since macOS has no
+	// private virtual desktop for deskhand to start.
+	VirtualDisplay string
+	// Run runs a system command (open, osascript) and returns its
+	// standard output; nil runs it with os/exec. Tests replace it.
+	Run func(ctx context.Context, name string, args ...string) ([]byte, error)
+	// LaunchTimeout bounds the wait for a launched app's window; 0 means
+	// DefaultLaunchTimeout.
+	LaunchTimeout time.Duration
+	// Logger receives the records; nil discards them.
+	Logger *slog.Logger
+}
+
+// Desktop is one server's macOS desktop.
+type Desktop struct {
+	run     func(ctx context.Context, name string, args ...string) ([]byte, error)
+	timeout time.Duration
+	log     *slog.Logger
+}
+
+// Open checks the display plan. It starts nothing: there is no virtual
+// display on macOS.
+func Open(_ context.Context, opts Options) (*Desktop, error) {
+	switch strings.ToLower(strings.TrimSpace(opts.VirtualDisplay)) {
+	case "", "auto", "off", "none", "no", "false":
+	default:
+		return nil, fmt.Errorf("--virtual-display %s: macOS has no private virtual desktop for deskhand to start; it works on your own screen, so use --virtual-display auto (the default)", opts.VirtualDisplay)
+	}
+	d := &Desktop{run: opts.Run, timeout: opts.LaunchTimeout, log: opts.Logger}
+	if d.run == nil {
+		d.run = func(ctx context.Context, name string, args ...string) ([]byte, error) {
+			return exec.CommandContext(ctx, name, args...).Output()
+		}
+	}
+	if d.timeout <= 0 {
+		d.timeout = DefaultLaunchTimeout
+	}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	return d, nil
+}
+
+// Display is DisplayName.
+func (d *Desktop) Display() string { return DisplayName }
+
+// Private is false: deskhand on macOS works on the user's own screen.
+func (d *Desktop) Private() bool { return false }
+
+// HelperEnv is empty: the helper finds the window server by itself.
+func (d *Desktop) HelperEnv() []string { return nil }
+
+// DisplayGate is gate 2 on macOS: the helper answers permissions, and
+// both Screen Recording and Accessibility are granted.
+func (d *Desktop) DisplayGate(helper *bridge.Client) func(ctx context.Context) error {
+	return func(ctx context.Context) error { return CheckPermissions(ctx, helper) }
+}
+
+// CheckPermissions is the display gate (and doctor's report) over any
+// Helper: nil when both permissions are granted, else a refusal that
+// names the pane to open.
+func CheckPermissions(ctx context.Context, h Helper) error {
+	p, err := h.Permissions(ctx)
+	if err != nil {
+		return fmt.Errorf("the macOS helper cannot tell whether deskhand may record the screen and send input (%w). "+
+			"Ask the user to run deskhand in their logged-in desktop session (not over ssh) and to run `deskhand doctor`", err)
+	}
+	var missing []string
+	if !p.ScreenRecording {
+		missing = append(missing, "Screen Recording is not granted, so nothing can be seen: ask the user to open System Settings > Privacy & Security > Screen Recording ("+
+			ScreenRecordingPane+"), switch on the app that runs deskhand (the terminal or MCP client app), and restart deskhand")
+	}
+	if !p.Accessibility {
+		missing = append(missing, "Accessibility is not granted, so no input can be sent: ask the user to open System Settings > Privacy & Security > Accessibility ("+
+			AccessibilityPane+"), switch on the app that runs deskhand, and restart deskhand")
+	}
+	if len(missing) > 0 {
+		return errors.New(strings.Join(missing, "; "))
+	}
+	return nil
+}
+
+// OpenInput opens the input package: Quartz events on macOS. The key
+// presses are not reported: nothing watches them.
+func (d *Desktop) OpenInput(func(code uint8)) (*input.Input, error) {
+	in, err := input.New(input.Options{Logger: d.log.With("component", "input")})
+	if err != nil {
+		return nil, fmt.Errorf("opening Quartz input: %w", err)
+	}
+	return in, nil
+}
+
+// WatchEscape fails with ErrEscapeUnsupported.
+func (d *Desktop) WatchEscape(func()) (own func(code uint8), stop func(), err error) {
+	return nil, nil, ErrEscapeUnsupported
+}
+
+// KeepClipboard does nothing: the general pasteboard keeps what the
+// helper wrote after the helper exits.
+func (d *Desktop) KeepClipboard(context.Context, cleanup.Stash) error { return nil }
+
+// Notify shows a Notification Center banner. The texts go to osascript as
+// arguments, never into the script.
+func (d *Desktop) Notify(ctx context.Context, summary, body string) error {
+	_, err := d.run(ctx, "/usr/bin/osascript", "-e", "on run argv", "-e",
+		"display notification (item 2 of argv) with title (item 1 of argv)", "-e", "end run", summary, body)
+	if err != nil {
+		return fmt.Errorf("showing the notification: %w", err)
+	}
+	return nil
+}
+
+// ResolveApp finds the bundle id of the app name names: a bundle id as it
+// is, else the app Launch Services knows by that name.
+func (d *Desktop) ResolveApp(name string) (bridge.App, error) {
+	return d.resolve(context.Background(), name)
+}
+
+func (d *Desktop) resolve(ctx context.Context, name string) (bridge.App, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return bridge.App{}, errors.New("no app named: give its name (TextEdit) or bundle id (com.apple.TextEdit)")
+	}
+	if strings.Count(name, ".") >= 1 && !strings.ContainsAny(name, " /") {
+		if id, err := platform.ParseBundleID(name); err == nil {
+			return bridge.App{Name: name, BundleID: string(id)}, nil
+		}
+	}
+	out, err := d.run(ctx, "/usr/bin/osascript", "-e", "on run argv", "-e", "id of application (item 1 of argv)", "-e", "end run", name)
+	if err != nil {
+		return bridge.App{}, fmt.Errorf("no installed app is called %q (%v); call list_apps or give its bundle id", name, err)
+	}
+	id, err := platform.ParseBundleID(strings.TrimSpace(string(out)))
+	if err != nil {
+		return bridge.App{}, fmt.Errorf("the app called %q has no usable bundle id: %w", name, err)
+	}
+	return bridge.App{Name: name, BundleID: string(id)}, nil
+}
+
+// Launcher launches apps by bundle id and waits, through helper, for a
+// new window of theirs.
+func (d *Desktop) Launcher(helper *bridge.Client) executor.Launcher {
+	return &launcher{d: d, helper: helper}
+}
+
+// NewLauncher is Launcher over any Helper.
+func (d *Desktop) NewLauncher(h Helper) executor.Launcher { return &launcher{d: d, helper: h} }
+
+type launcher struct {
+	d      *Desktop
+	helper Helper
+}
+
+func (l *launcher) OpenApplication(ctx context.Context, name string) (*mcpserver.LaunchedApp, error) {
+	app, err := l.d.resolve(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	before, err := l.helper.Windows(ctx, true)
+	if err != nil {
+		return nil, fmt.Errorf("listing windows before launching %s: %w", app.BundleID, err)
+	}
+	known := map[uint32]bool{}
+	for _, w := range before.Windows {
+		known[w.ID] = true
+	}
+	argv := []string{"/usr/bin/open", "-b", app.BundleID}
+	if _, err := l.d.run(ctx, argv[0], argv[1:]...); err != nil {
+		return nil, fmt.Errorf("launching %s (%s): %w", app.BundleID, strings.Join(argv, " "), err)
+	}
+	l.d.log.Info("launched application", "bundle_id", app.BundleID)
+	deadline := time.NewTimer(l.d.timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if list, err := l.helper.Windows(ctx, false); err == nil {
+			for i := range list.Windows {
+				w := &list.Windows[i]
+				if !known[w.ID] && !w.Hidden && !w.Minimized && strings.EqualFold(w.App.BundleID, app.BundleID) {
+					return &mcpserver.LaunchedApp{Name: w.App.Name, Exec: argv, PID: w.App.PID, Window: w}, nil
+				}
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return nil, fmt.Errorf("launched %s, but no new window of it appeared within %s; take a screenshot to see whether it shows up later", app.BundleID, l.d.timeout)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for %s's window: %w", app.BundleID, ctx.Err())
+		}
+	}
+}
+
+// WrapExecutor returns an executor whose captures include only the apps
+// sess has approved (include_apps), so the compositor leaves every other
+// app out; the gates' own masking comes on top.
+func (d *Desktop) WrapExecutor(exec mcpserver.Executor, helper *bridge.Client, sess *consent.Session) mcpserver.Executor {
+	return IncludeApprovedApps(exec, helper, sess)
+}
+
+// IncludeApprovedApps is WrapExecutor over any Helper.
+func IncludeApprovedApps(exec mcpserver.Executor, h Helper, sess *consent.Session) mcpserver.Executor {
+	return &approvedOnly{inner: exec, helper: h, sess: sess}
+}
+
+// approvedOnly forwards every method explicitly, so a new Executor method
+// is a compile error here until someone decides what it shows.
+type approvedOnly struct {
+	inner  mcpserver.Executor
+	helper Helper
+	sess   *consent.Session
+}
+
+// approvedBundleIDs are the bundle ids of the approved apps: those the
+// grants name, and those of the running apps' windows the session
+// approves (a grant by catalog entry or name has no bundle id of its own).
+func (e *approvedOnly) approvedBundleIDs(ctx context.Context) ([]string, error) {
+	var ids []string
+	add := func(id string) {
+		if id != "" && !slices.ContainsFunc(ids, func(s string) bool { return strings.EqualFold(s, id) }) {
+			ids = append(ids, id)
+		}
+	}
+	for _, g := range e.sess.Apps() {
+		add(g.Identity.BundleID)
+	}
+	list, err := e.helper.Windows(ctx, true)
+	if err != nil {
+		return nil, fmt.Errorf("listing the windows to find the approved apps: %w", err)
+	}
+	for _, w := range list.Windows {
+		if w.App.BundleID != "" && e.sess.Tier(w.App) > catalog.TierNone {
+			add(w.App.BundleID)
+		}
+	}
+	return ids, nil
+}
+
+func (e *approvedOnly) Capture(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
+	ids, err := e.approvedBundleIDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return e.helper.CaptureApps(ctx, req, ids)
+}
+
+func (e *approvedOnly) Displays(ctx context.Context) ([]bridge.Display, error) {
+	return e.inner.Displays(ctx)
+}
+
+func (e *approvedOnly) CursorPosition(ctx context.Context) (geometry.Point, error) {
+	return e.inner.CursorPosition(ctx)
+}
+
+func (e *approvedOnly) MoveMouse(ctx context.Context, to geometry.Point) error {
+	return e.inner.MoveMouse(ctx, to)
+}
+
+func (e *approvedOnly) Click(ctx context.Context, at geometry.Point, b mcpserver.Button, count int, mods string) error {
+	return e.inner.Click(ctx, at, b, count, mods)
+}
+
+func (e *approvedOnly) MouseDown(ctx context.Context, b mcpserver.Button) error {
+	return e.inner.MouseDown(ctx, b)
+}
+
+func (e *approvedOnly) MouseUp(ctx context.Context, b mcpserver.Button) error {
+	return e.inner.MouseUp(ctx, b)
+}
+
+func (e *approvedOnly) Drag(ctx context.Context, from, to geometry.Point, mods string) error {
+	return e.inner.Drag(ctx, from, to, mods)
+}
+
+func (e *approvedOnly) Scroll(ctx context.Context, at geometry.Point, dir string, amount int, mods string) error {
+	return e.inner.Scroll(ctx, at, dir, amount, mods)
+}
+
+func (e *approvedOnly) Type(ctx context.Context, text string) error { return e.inner.Type(ctx, text) }
+
+func (e *approvedOnly) Key(ctx context.Context, keys string) error { return e.inner.Key(ctx, keys) }
+
+func (e *approvedOnly) HoldKey(ctx context.Context, combo string, d time.Duration) error {
+	return e.inner.HoldKey(ctx, combo, d)
+}
+
+func (e *approvedOnly) ReleaseAll(ctx context.Context) error { return e.inner.ReleaseAll(ctx) }
+
+func (e *approvedOnly) ReadClipboard(ctx context.Context) (string, error) {
+	return e.inner.ReadClipboard(ctx)
+}
+
+func (e *approvedOnly) WriteClipboard(ctx context.Context, text string) error {
+	return e.inner.WriteClipboard(ctx, text)
+}
+
+func (e *approvedOnly) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
+	return e.inner.OpenApplication(ctx, app)
+}
+
+// Close does nothing: Open started nothing.
+func (d *Desktop) Close() {}

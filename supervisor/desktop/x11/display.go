@@ -1,0 +1,186 @@
+package x11
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"sync"
+	"time"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/xproto"
+)
+
+// ErrWayland is the display gate's refusal on a Wayland session.
+var ErrWayland = errors.New("this is a Wayland session, and deskhand can only control X11 desktops for now: " +
+	"its input would reach only the XWayland windows and its screenshots would miss the rest. " +
+	"Ask the user to log in to an X11 session, or to run deskhand with --virtual-display 1920x1080 for a private X desktop")
+
+// connectTimeout bounds a connection attempt: an X server that accepts
+// the socket but never answers (stopped, or wedged) must not hang a gate
+// or doctor.
+const connectTimeout = 5 * time.Second
+
+// Extensions the probe asks for: the one deskhand needs (XTEST), the two
+// it does better with, and the one that marks a Wayland session's server.
+var probedExtensions = []string{"XTEST", "MIT-SHM", "RANDR", "XWAYLAND"}
+
+// Probe is what one look at an X display found. doctor reports it line by
+// line; the display gate refuses by its Usable.
+type Probe struct {
+	Display       string
+	Vendor        string
+	Width, Height int
+	// Extensions says, for each of XTEST, MIT-SHM, RANDR and XWAYLAND,
+	// whether the server has it.
+	Extensions map[string]bool
+}
+
+// Usable reports why deskhand cannot drive the display, nil when it can:
+// it needs XTEST, the extension its input goes through, and refuses
+// XWayland, a Wayland session's X server, whose native windows deskhand
+// can neither see nor control.
+func (p *Probe) Usable() error {
+	if !p.Extensions["XTEST"] {
+		return fmt.Errorf("the X display %s has no XTEST extension, which deskhand needs to send input; ask the user to enable XTEST in the X server", p.Display)
+	}
+	if p.Extensions["XWAYLAND"] {
+		return ErrWayland
+	}
+	return nil
+}
+
+// ProbeDisplay connects to display and probes it (see Probe). The caller
+// closes the connection; on error there is none.
+func ProbeDisplay(ctx context.Context, display string) (*Probe, *xgb.Conn, error) {
+	conn, err := connect(ctx, display)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the X display %s cannot be reached (%v), so nothing can be seen or done. Ask the user to check that the X server is running and that deskhand was started with the right DISPLAY", display, err)
+	}
+	p, err := probe(ctx, conn, display)
+	if err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	return p, conn, nil
+}
+
+func probe(ctx context.Context, conn *xgb.Conn, display string) (*Probe, error) {
+	setup := xproto.Setup(conn)
+	screen := setup.DefaultScreen(conn)
+	p := &Probe{Display: display, Vendor: string(setup.Vendor), Width: int(screen.WidthInPixels), Height: int(screen.HeightInPixels),
+		Extensions: map[string]bool{}}
+	cookies := make([]xproto.QueryExtensionCookie, len(probedExtensions))
+	for i, ext := range probedExtensions {
+		cookies[i] = xproto.QueryExtension(conn, uint16(len(ext)), ext)
+	}
+	for i, ext := range probedExtensions {
+		var rep *xproto.QueryExtensionReply
+		err := within(ctx, func() (err error) { rep, err = cookies[i].Reply(); return err })
+		if err != nil {
+			return nil, fmt.Errorf("the X display %s does not answer (%v); ask the user to check the X server", display, err)
+		}
+		p.Extensions[ext] = rep.Present
+	}
+	return p, nil
+}
+
+// connect opens a connection, giving up after connectTimeout or when ctx
+// ends.
+func connect(ctx context.Context, display string) (*xgb.Conn, error) {
+	xgb.Logger = log.New(io.Discard, "", 0)
+	type result struct {
+		c   *xgb.Conn
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		c, err := xgb.NewConnDisplay(display)
+		ch <- result{c, err}
+	}()
+	t := time.NewTimer(connectTimeout)
+	defer t.Stop()
+	var err error
+	select {
+	case r := <-ch:
+		return r.c, r.err
+	case <-t.C:
+		err = fmt.Errorf("no answer within %v", connectTimeout)
+	case <-ctx.Done():
+		err = context.Cause(ctx)
+	}
+	go func() {
+		if r := <-ch; r.c != nil {
+			r.c.Close()
+		}
+	}()
+	return nil, err
+}
+
+// within runs f, a round trip, bounded by ctx and a second.
+func within(ctx context.Context, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return errors.New("no answer within a second")
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// DisplayCheck is gate 2 on X11: before each action, the display answers
+// and its Probe is Usable. It keeps one connection and makes one round
+// trip per check; a connection that broke is reopened, and probed again,
+// on the next check.
+type DisplayCheck struct {
+	display string
+
+	mu   sync.Mutex
+	conn *xgb.Conn
+}
+
+// NewDisplayCheck returns a check of display.
+func NewDisplayCheck(display string) *DisplayCheck {
+	return &DisplayCheck{display: display}
+}
+
+// Check is the gate function.
+func (d *DisplayCheck) Check(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.conn != nil {
+		conn := d.conn
+		if err := within(ctx, func() error { _, err := xproto.GetInputFocus(conn).Reply(); return err }); err == nil {
+			return nil
+		}
+		d.conn.Close()
+		d.conn = nil
+	}
+	p, conn, err := ProbeDisplay(ctx, d.display)
+	if err != nil {
+		return err
+	}
+	if err := p.Usable(); err != nil {
+		conn.Close()
+		return err
+	}
+	d.conn = conn
+	return nil
+}
+
+// Close closes the connection.
+func (d *DisplayCheck) Close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.conn != nil {
+		d.conn.Close()
+		d.conn = nil
+	}
+}
