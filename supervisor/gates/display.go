@@ -21,7 +21,9 @@ var ErrWayland = errors.New("this is a Wayland session, and deskhand can only co
 // XWayland: an X server that announces the XWAYLAND extension is a Wayland
 // session's, whose native windows deskhand can neither see nor control. It
 // keeps one connection and makes one round trip per check; a connection
-// that broke is reopened on the next check.
+// that broke is reopened on the next check. The round trip and the
+// reconnection are bounded (a second, connectTimeout), so a stopped X server fails the check
+// instead of hanging it.
 type DisplayCheck struct {
 	display string
 
@@ -45,32 +47,71 @@ func (d *DisplayCheck) Check(ctx context.Context) error {
 		d.conn.Close()
 		d.conn = nil
 	}
+	type opened struct {
+		conn *xgb.Conn
+		err  error
+	}
+	got := make(chan opened, 1)
+	go func() {
+		conn, err := d.open()
+		got <- opened{conn, err}
+	}()
+	t := time.NewTimer(connectTimeout)
+	defer t.Stop()
+	select {
+	case o := <-got:
+		if o.err != nil {
+			return o.err
+		}
+		d.conn = o.conn
+		return nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	// xgb has no deadlines of its own: the connection is closed whenever
+	// the server gets round to answering.
+	go func() {
+		if o := <-got; o.conn != nil {
+			o.conn.Close()
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	return fmt.Errorf("the X display %s does not answer (no reply within %s; the X server may be stopped or hung), so nothing can be seen or done. Ask the user to check the X server, then try again", d.display, connectTimeout)
+}
+
+// connectTimeout bounds connecting to the display and checking its
+// extensions.
+const connectTimeout = 2 * time.Second
+
+// open connects and checks the extensions.
+func (d *DisplayCheck) open() (*xgb.Conn, error) {
 	conn, err := xgb.NewConnDisplay(d.display)
 	if err != nil {
-		return fmt.Errorf("the X display %s cannot be reached (%v), so nothing can be seen or done. Ask the user to check that the X server is running and that deskhand was started with the right DISPLAY", d.display, err)
+		return nil, fmt.Errorf("the X display %s cannot be reached (%v), so nothing can be seen or done. Ask the user to check that the X server is running and that deskhand was started with the right DISPLAY", d.display, err)
 	}
 	ext := "XTEST"
 	rep, err := xproto.QueryExtension(conn, uint16(len(ext)), ext).Reply()
 	if err != nil {
 		conn.Close()
-		return fmt.Errorf("the X display %s does not answer (%v); ask the user to check the X server", d.display, err)
+		return nil, fmt.Errorf("the X display %s does not answer (%v); ask the user to check the X server", d.display, err)
 	}
 	if !rep.Present {
 		conn.Close()
-		return fmt.Errorf("the X display %s has no XTEST extension, which deskhand needs to send input; ask the user to enable XTEST in the X server", d.display)
+		return nil, fmt.Errorf("the X display %s has no XTEST extension, which deskhand needs to send input; ask the user to enable XTEST in the X server", d.display)
 	}
 	xw := "XWAYLAND"
 	rep, err = xproto.QueryExtension(conn, uint16(len(xw)), xw).Reply()
 	if err != nil {
 		conn.Close()
-		return fmt.Errorf("the X display %s does not answer (%v); ask the user to check the X server", d.display, err)
+		return nil, fmt.Errorf("the X display %s does not answer (%v); ask the user to check the X server", d.display, err)
 	}
 	if rep.Present {
 		conn.Close()
-		return ErrWayland
+		return nil, ErrWayland
 	}
-	d.conn = conn
-	return nil
+	return conn, nil
 }
 
 // ping makes one round trip, bounded by ctx and a second.
