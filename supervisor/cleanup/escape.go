@@ -106,10 +106,14 @@ func Watch(opts WatcherOptions) (*Watcher, error) {
 	}
 }
 
-// watchTimeout bounds opening the watcher's X connection, and waiting for
-// its goroutine to stop: a goroutine inside an Xlib call on a server that
-// stopped answering is left behind rather than keep deskhand from exiting.
-const watchTimeout = 5 * time.Second
+// Opening the watcher's X connection, and waiting for its goroutine to
+// stop (it closes the connection, which syncs), are bounded: a goroutine
+// inside an Xlib call on a server that stopped answering is left behind
+// rather than keep deskhand from starting or exiting.
+const (
+	watchTimeout     = 5 * time.Second
+	watchStopTimeout = time.Second
+)
 
 // Own announces that deskhand is about to press the key with this keycode
 // through XTEST, once. Call it before each press is sent, for every key
@@ -185,7 +189,7 @@ func (w *Watcher) press(fromXTEST bool, source int, code uint8, escape bool) {
 	}
 }
 
-// Close stops the watcher and waits for it, up to watchTimeout.
+// Close stops the watcher and waits for it, up to watchStopTimeout.
 func (w *Watcher) Close() {
 	if w == nil {
 		return
@@ -194,7 +198,7 @@ func (w *Watcher) Close() {
 		if w.stop != nil {
 			w.stop()
 		}
-		t := time.NewTimer(watchTimeout)
+		t := time.NewTimer(watchStopTimeout)
 		defer t.Stop()
 		select {
 		case <-w.done:
