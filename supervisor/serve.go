@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/installer"
@@ -193,7 +194,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	// start: restarts after a crash too.
 	locator := &helperLocator{opts: locate}
 	defer locator.Close()
-	helperOpts := bridge.Options{Logger: logger.With("component", "helper"), Locate: locator.locate}
+	helperOpts := bridge.Options{Logger: logger.With("component", "helper"), Locate: locator.locate, CallTimeout: helperCallTimeout}
 	local := locate
 	local.NoDownload = true
 	found, err := FindHelper(ctx, local)
@@ -314,3 +315,9 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	logger.Info("client disconnected; stopping")
 	return nil
 }
+
+// helperCallTimeout bounds each capture helper call. Every method answers
+// well within a second (hide and restore wait up to one for the window
+// manager), but the helper's X calls have no deadline of their own: on a
+// stopped X server it is this deadline that kills it and tells the model.
+const helperCallTimeout = 5 * time.Second

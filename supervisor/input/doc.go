@@ -9,6 +9,17 @@
 // time, take a context and check it between steps (between characters, clicks,
 // drag steps and wheel clicks).
 //
+// # Deadlines
+//
+// Xlib has no timeouts, so the worker's X calls are timed instead: when one
+// has waited for the server longer than the stall timeout (3 s), the caller
+// gets [ErrStalled], and so does every call after it, at once, while the
+// worker stays blocked. The abandoned operation's context is cancelled and
+// it may press nothing more. When the server answers again, the worker
+// finishes that operation, releases every button and key the Input holds
+// and takes calls again. Opening the display is bounded too (10 s), and
+// Close gives up on a worker stuck on the display.
+//
 // # Pointer: robotgo
 //
 // Pointer motion, buttons, the wheel and the pointer position go through

@@ -20,6 +20,10 @@ var (
 	// ErrUnsupported is returned by New where no in-process input backend
 	// exists (anything but Linux with X11 and macOS).
 	ErrUnsupported = errors.New("input: in-process input needs X11 on Linux or Quartz on macOS")
+	// ErrStalled is returned while the display does not answer: by the
+	// call that waited past the stall timeout and by every call after it,
+	// until the display answers again (see deadline.go).
+	ErrStalled = errors.New("input: the display is not answering")
 )
 
 // Options configure New.
@@ -148,10 +152,12 @@ type Input struct {
 	onKey   func(code uint8)
 
 	calls     chan call
+	watch     stallWatch
 	quit      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
 	closeErr  error
+	shutErr   error // the worker's shutdown result, read once done is closed
 
 	// Owned by the worker goroutine.
 	be    backend
@@ -205,11 +211,22 @@ func newInput(opts Options, open func(display string) (backend, string, error)) 
 		bound:   make(map[keycode]Keysym),
 
 		repeatOff: make(map[keycode]bool),
+		watch:     stallWatch{timeout: defaultStallTimeout},
 	}
 	ready := make(chan error, 1)
 	go in.loop(open, ready)
-	if err := <-ready; err != nil {
-		return nil, err
+	t := time.NewTimer(openTimeout)
+	defer t.Stop()
+	select {
+	case err := <-ready:
+		if err != nil {
+			return nil, err
+		}
+	case <-t.C:
+		// The worker stays stuck in the connect; should it get through
+		// later, it finds quit closed and closes the connection again.
+		close(in.quit)
+		return nil, fmt.Errorf("opening X display %q: no answer within %s; check that the X server is running and not stopped", in.display, openTimeout)
 	}
 	return in, nil
 }
@@ -231,7 +248,7 @@ func (in *Input) loop(open func(string) (backend, string, error), ready chan<- e
 		ready <- err
 		return
 	}
-	in.be, in.display = be, name
+	in.be, in.display = watch(be, &in.watch, name), name
 	in.startGuard()
 	ready <- nil
 
@@ -249,13 +266,30 @@ func (in *Input) loop(open func(string) (backend, string, error), ready chan<- e
 			default:
 			}
 			c.result <- in.run(c)
+			in.recoverStall()
 		}
 	}
 }
 
+// recoverStall runs once the worker is back from an operation a caller
+// gave up on: the display answers again, and nothing the caller was told
+// failed may stay pressed.
+func (in *Input) recoverStall() {
+	if !in.watch.isStalled() {
+		return
+	}
+	err := in.releaseAll()
+	in.watch.clear()
+	if err != nil {
+		in.log.Warn("the X display answers again; releasing held buttons and keys", "display", in.display, "err", err)
+		return
+	}
+	in.log.Info("the X display answers again; released held buttons and keys", "display", in.display)
+}
+
 func (in *Input) shutdown() {
 	in.beginGuard() // a change since the last operation is the user's
-	in.closeErr = in.releaseAll()
+	in.shutErr = in.releaseAll()
 	in.be.close()
 }
 
@@ -283,7 +317,9 @@ func (in *Input) run(c call) error {
 
 // do runs fn on the worker goroutine and waits for it. fn checks ctx
 // between its steps; once accepted, an operation always runs to its end
-// (or to its first ctx check) so that cleanup is never skipped.
+// (or to its first ctx check) so that cleanup is never skipped. The one
+// exception is a display that stops answering: then do returns ErrStalled
+// and leaves the operation to the worker (see deadline.go).
 func (in *Input) do(ctx context.Context, fn func(context.Context, *op) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -293,15 +329,39 @@ func (in *Input) do(ctx context.Context, fn func(context.Context, *op) error) er
 		return ErrClosed
 	default:
 	}
-	c := call{ctx: ctx, fn: fn, result: make(chan error, 1)}
-	select {
-	case in.calls <- c:
-	case <-in.quit:
-		return ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := in.watch.check(in.display); err != nil {
+		return err
 	}
-	return <-c.result
+	opCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	c := call{ctx: opCtx, fn: fn, result: make(chan error, 1)}
+	tick := time.NewTicker(in.watch.timeout / 8)
+	defer tick.Stop()
+	for sent := false; !sent; {
+		select {
+		case in.calls <- c:
+			sent = true
+		case <-in.quit:
+			return ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			if err := in.watch.check(in.display); err != nil {
+				return err
+			}
+		}
+	}
+	for {
+		select {
+		case err := <-c.result:
+			return err
+		case <-tick.C:
+			if err := in.watch.check(in.display); err != nil {
+				cancel(err)
+				return err
+			}
+		}
+	}
 }
 
 // Close releases everything still held (see ReleaseAll), restores any
@@ -310,7 +370,22 @@ func (in *Input) do(ctx context.Context, fn func(context.Context, *op) error) er
 func (in *Input) Close() error {
 	in.closeOnce.Do(func() {
 		close(in.quit)
-		<-in.done
+		tick := time.NewTicker(in.watch.timeout / 8)
+		defer tick.Stop()
+		for {
+			select {
+			case <-in.done:
+				in.closeErr = in.shutErr
+				return
+			case <-tick.C:
+				// A display that does not answer must not keep the
+				// process from exiting; the worker is left behind.
+				if err := in.watch.check(in.display); err != nil {
+					in.closeErr = fmt.Errorf("closing the input: %w", err)
+					return
+				}
+			}
+		}
 	})
 	return in.closeErr
 }

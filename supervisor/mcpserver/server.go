@@ -127,8 +127,9 @@ type Server struct {
 
 	// act serializes actions: the desktop has one pointer and one
 	// keyboard, and every coordinate refers to the screenshot the previous
-	// action left behind.
-	act sync.Mutex
+	// action left behind. A channel, so that a call waiting its turn can
+	// give up when its client cancels it.
+	act chan struct{}
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
@@ -167,6 +168,7 @@ func New(opts Options) (*Server, error) {
 		return nil, errors.New("mcpserver: Options.Executor is required")
 	}
 	s := &Server{
+		act:       make(chan struct{}, 1),
 		exec:      opts.Executor,
 		mode:      opts.Mode,
 		limits:    opts.Limits,
@@ -434,14 +436,18 @@ func (s *Server) handler(spec *toolSpec) mcp.ToolHandler {
 			defer done()
 		}
 		start := time.Now()
-		s.act.Lock()
+		select {
+		case s.act <- struct{}{}:
+		case <-ctx.Done():
+			return errorResult(fmt.Errorf("%s was cancelled while waiting for the previous action to finish (%v)", spec.name, context.Cause(ctx))), nil
+		}
 		res := s.call(ctx, sess, spec, req.Params.Arguments)
 		if res.IsError {
 			// A failed action may leave something pressed (a drag cut
 			// short, or an earlier left_mouse_down): let it all go.
 			s.releaseAll(ctx, spec.name+" failed")
 		}
-		s.act.Unlock()
+		<-s.act
 		s.log.Debug("tool call", "tool", spec.name, "error", res.IsError, "took", time.Since(start))
 		return res, nil
 	}

@@ -2,6 +2,7 @@ package x11
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -77,12 +78,42 @@ func Watch(opts WatcherOptions) (*Watcher, error) {
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
 	}
-	if err := startWatcher(w, opts.Display); err != nil {
-		return nil, err
+	// Xlib waits for the server without a deadline; a stopped X server
+	// must not hold up deskhand's start.
+	started := make(chan error, 1)
+	go func() {
+		err := startWatcher(w, opts.Display)
+		if err == nil {
+			<-w.ready
+		}
+		started <- err
+	}()
+	t := time.NewTimer(watchTimeout)
+	defer t.Stop()
+	select {
+	case err := <-started:
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
+	case <-t.C:
+		go func() {
+			if err := <-started; err == nil {
+				w.Close()
+			}
+		}()
+		return nil, fmt.Errorf("watching for Escape: X display %q did not answer within %s", opts.Display, watchTimeout)
 	}
-	<-w.ready
-	return w, nil
 }
+
+// Opening the watcher's X connection, and waiting for its goroutine to
+// stop (it closes the connection, which syncs), are bounded: a goroutine
+// inside an Xlib call on a server that stopped answering is left behind
+// rather than keep deskhand from starting or exiting.
+const (
+	watchTimeout     = 5 * time.Second
+	watchStopTimeout = time.Second
+)
 
 // Own announces that deskhand is about to press the key with this keycode
 // through XTEST, once. Call it before each press is sent, for every key
@@ -158,7 +189,7 @@ func (w *Watcher) press(fromXTEST bool, source int, code uint8, escape bool) {
 	}
 }
 
-// Close stops the watcher and waits for it.
+// Close stops the watcher and waits for it, up to watchStopTimeout.
 func (w *Watcher) Close() {
 	if w == nil {
 		return
@@ -167,6 +198,12 @@ func (w *Watcher) Close() {
 		if w.stop != nil {
 			w.stop()
 		}
-		<-w.done
+		t := time.NewTimer(watchStopTimeout)
+		defer t.Stop()
+		select {
+		case <-w.done:
+		case <-t.C:
+			w.log.Warn("the Escape watcher's X connection does not answer; leaving it behind")
+		}
 	})
 }

@@ -236,6 +236,23 @@ func (d *Display) startWM(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// xgb has no deadlines: a server that stops answering would hold the
+	// wait below inside one round trip. Start's error path stops Xvfb,
+	// which ends the abandoned wait.
+	done := make(chan error, 1)
+	go func() { done <- d.waitWM(ctx, opts) }()
+	t := time.NewTimer(opts.StartTimeout + time.Second)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("the virtual display %s stopped answering while waiting for window manager %s", d.name, opts.WindowManager)
+	}
+}
+
+// waitWM waits until the window manager announces itself on the display.
+func (d *Display) waitWM(ctx context.Context, opts Options) error {
 	// xgb logs its connection attempts to stderr on a package logger;
 	// its notes about a missing ~/.Xauthority (normal for a private Xvfb)
 	// would only confuse a user reading deskhand's log.
