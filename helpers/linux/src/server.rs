@@ -576,6 +576,11 @@ impl Session {
             }
         };
         let output = output_size(req.width, req.height, source.size())?;
+        // The window list that places the mask and the pixels must show the
+        // same moment: a masked window that moves, or a popup that opens,
+        // between the two would leak. Holding the server while both are
+        // read means no other client can change the screen in between.
+        let mut grab = capture::ServerGrab::new(&self.x.conn, !req.mask.is_empty())?;
         let (mask_rects, masked) = if req.mask.is_empty() {
             (Vec::new(), Vec::new())
         } else {
@@ -592,9 +597,14 @@ impl Session {
             mask_color: req.mask_color,
             capture_id,
         };
-        let out =
-            self.capturer
-                .capture(&self.x.conn, self.x.root, &self.x.format, screen, &request)?;
+        let out = self.capturer.capture(
+            &self.x.conn,
+            self.x.root,
+            &self.x.format,
+            screen,
+            &request,
+            &mut || grab.release(),
+        )?;
         let t = out.timings;
         log_debug!(
             "capture {capture_id}: {source} -> {}x{} {}: {} {:.2} ms, mask {:.2} ms, scale {:.2} ms, encode {:.2} ms, base64 {:.2} ms, {} base64 bytes",
@@ -619,6 +629,7 @@ impl Session {
                 source,
                 display,
                 masked,
+                mask_others: req.mask.others,
                 method: out.method.name(),
                 capture_id,
             },
@@ -663,7 +674,7 @@ struct CaptureParams {
     height: Option<i64>,
     format: ImageFormat,
     quality: u8,
-    mask: Vec<u32>,
+    mask: mask::Selection,
     mask_color: [u8; 3],
 }
 
@@ -714,7 +725,11 @@ impl CaptureParams {
             height,
             format,
             quality: p.int("quality", 1, 100)?.unwrap_or(80) as u8,
-            mask: p.window_ids("mask")?.unwrap_or_default(),
+            mask: mask::Selection {
+                mask: p.window_ids("mask")?.unwrap_or_default(),
+                others: p.bool("mask_others")?.unwrap_or(false),
+                keep: p.window_ids("keep")?.unwrap_or_default(),
+            },
             mask_color,
         })
     }
@@ -872,6 +887,7 @@ struct CaptureResult<'a> {
     source: Rect,
     display: Option<u32>,
     masked: Vec<u32>,
+    mask_others: bool,
     method: &'static str,
     capture_id: u64,
 }

@@ -1,8 +1,17 @@
 //! Top-level windows through EWMH and ICCCM (PROTOCOL.md `windows`,
 //! `window_at`, `hide`, `restore`).
 //!
+//! The list is every top-level window that can show pixels or take a
+//! click: the window manager's clients, and the mapped children of the root
+//! it does not manage (override-redirect menus, tooltips, popups and
+//! notifications). Its order is the X server's real stacking order (the
+//! root's children, bottom to top), not the window manager's claim, and a
+//! window counts as hidden only when X says it is not viewable: a mapped
+//! window that sets `_NET_WM_STATE_HIDDEN` or skips the taskbar is on
+//! screen, and listed as such, so masking and the click gates see it.
+//!
 //! Listing sends every window's requests before reading any reply, so a
-//! desktop with fifty windows costs one round trip, not six hundred. A
+//! desktop with fifty windows costs a few round trips, not six hundred. A
 //! window that is destroyed while it is being read is left out: that race
 //! is normal on a live desktop and only a lost connection is an error.
 
@@ -29,6 +38,7 @@ x11rb::atom_manager! {
         UTF8_STRING,
         WM_STATE,
         WM_CHANGE_STATE,
+        WM_CLIENT_LEADER,
         _NET_CLIENT_LIST_STACKING,
         _NET_CLIENT_LIST,
         _NET_ACTIVE_WINDOW,
@@ -97,6 +107,13 @@ struct Facts {
     iconic: bool,
     viewable: bool,
     desktop: Option<u32>,
+    override_redirect: bool,
+    /// Listed by the window manager as one of its clients.
+    managed: bool,
+    /// WM_TRANSIENT_FOR: the window this one belongs to.
+    transient_for: Option<u32>,
+    /// WM_CLIENT_LEADER: the window that stands for the whole client.
+    client_leader: Option<u32>,
 }
 
 /// A window's requests in flight (see [`Wm::describe`]).
@@ -115,6 +132,8 @@ struct Probe<'c, C: Connection> {
     desktop: Cookie<'c, C, GetPropertyReply>,
     gtk_id: Cookie<'c, C, GetPropertyReply>,
     machine: Cookie<'c, C, GetPropertyReply>,
+    transient_for: Cookie<'c, C, GetPropertyReply>,
+    client_leader: Cookie<'c, C, GetPropertyReply>,
 }
 
 /// Why a window could not be read.
@@ -236,9 +255,45 @@ fn frame_bounds(client: Rect, extents: Option<[u32; 4]>, border: u32) -> Rect {
 /// The topmost visible window whose frame contains `p`; `windows` is in
 /// stacking order, top first.
 pub fn topmost_at(windows: &[Window], p: Point) -> Option<&Window> {
-    windows
-        .iter()
-        .find(|w| !w.minimized && !w.hidden && w.bounds.contains(p))
+    windows.iter().find(|w| !w.hidden && w.bounds.contains(p))
+}
+
+/// One entry of the stacking order (see [`stacking_bottom_up`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stacked {
+    /// A window-manager client.
+    Client(u32),
+    /// A child of the root that holds no client: override-redirect, or
+    /// mapped behind the window manager's back.
+    Unmanaged(u32),
+}
+
+/// The real stacking order, bottom first: the root's `children` (bottom
+/// first, as QueryTree gives them) with each frame replaced by the clients
+/// inside it (`top_of`: client -> the root child that holds it), in the
+/// window manager's order. Clients whose root child was not found go to the
+/// bottom, where they can cover nothing that is painted over: an approved
+/// window placed too high would hide a masked one below it.
+fn stacking_bottom_up(
+    children: &[u32],
+    clients_bottom_up: &[u32],
+    top_of: &HashMap<u32, u32>,
+) -> Vec<Stacked> {
+    let mut inside: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut out = Vec::with_capacity(children.len());
+    for &client in clients_bottom_up {
+        match top_of.get(&client) {
+            Some(&top) if children.contains(&top) => inside.entry(top).or_default().push(client),
+            _ => out.push(Stacked::Client(client)),
+        }
+    }
+    for &child in children {
+        match inside.remove(&child) {
+            Some(clients) => out.extend(clients.into_iter().map(Stacked::Client)),
+            None => out.push(Stacked::Unmanaged(child)),
+        }
+    }
+    out
 }
 
 /// Whether two host names denote the same machine, allowing one of them to
@@ -261,12 +316,16 @@ fn local_hostname() -> Option<String> {
 }
 
 impl Facts {
+    /// Off screen because it was iconified. `_NET_WM_STATE_HIDDEN` and
+    /// WM_STATE are what the client and window manager claim; only the map
+    /// state says whether the pixels are on screen, so a mapped window is
+    /// never minimized, whatever it claims.
     fn minimized(&self) -> bool {
-        self.net_hidden || self.iconic
+        !self.viewable && (self.net_hidden || self.iconic)
     }
 
     fn visible(&self) -> bool {
-        self.viewable && !self.minimized()
+        self.viewable
     }
 
     fn clues(&self, hostname: Option<&str>) -> Clues {
@@ -295,6 +354,29 @@ impl Facts {
             hidden: !self.viewable,
             focused: active == Some(self.id),
             desktop: self.desktop.filter(|&d| d != ALL_DESKTOPS),
+            override_redirect: self.override_redirect,
+        }
+    }
+
+    /// Whether anything says which program owns the window.
+    fn attributed(&self) -> bool {
+        self.pid.is_some() || self.class.is_some() || self.instance.is_some()
+    }
+
+    /// Takes the owner's identity from `owner` (the window it is transient
+    /// for, or its client leader), keeping what the window says itself.
+    fn inherit(&mut self, owner: &Facts) {
+        if self.pid.is_none() {
+            self.pid = owner.pid;
+            self.pid_from_server = owner.pid_from_server;
+            self.machine = owner.machine.clone();
+        }
+        if self.class.is_none() && self.instance.is_none() {
+            self.class = owner.class.clone();
+            self.instance = owner.instance.clone();
+        }
+        if self.gtk_application_id.is_none() {
+            self.gtk_application_id = owner.gtk_application_id.clone();
         }
     }
 }
@@ -378,9 +460,12 @@ impl Wm {
     pub fn hide<C: Connection>(&self, conn: &C, root: u32, ids: &[u32]) -> Result<Vec<u32>> {
         let (facts, _) = self.snapshot(conn, root)?;
         let wanted = validate(ids, &facts)?;
+        // The window manager cannot iconify a window it does not manage,
+        // and unmapping another client's popup would leave it broken:
+        // those stay, masked in captures and refused as targets.
         let targets: Vec<&Facts> = facts
             .iter()
-            .filter(|f| wanted.contains(&f.id) && f.visible())
+            .filter(|f| wanted.contains(&f.id) && f.visible() && f.managed)
             .collect();
         if targets.is_empty() {
             return Ok(Vec::new());
@@ -729,17 +814,146 @@ impl Wm {
         Ok(None)
     }
 
-    /// Facts about every client window, top first, and the active window.
+    /// Facts about every top-level window, top first, and the active
+    /// window: the clients, and the viewable root children that hold no
+    /// client, in the server's stacking order.
     fn snapshot<C: Connection>(&self, conn: &C, root: u32) -> Result<(Vec<Facts>, Option<u32>)> {
-        let mut ids = self.clients_bottom_up(conn, root)?;
-        ids.reverse();
+        let mut clients = self.clients_bottom_up(conn, root)?;
         let mut seen = HashSet::new();
-        ids.retain(|id| *id != 0 && seen.insert(*id));
+        clients.retain(|id| *id != 0 && *id != root && seen.insert(*id));
+        let children = match per_window(
+            conn.query_tree(root)
+                .map_err(|e| sent("reading the window tree", e))?
+                .reply(),
+        ) {
+            Ok(tree) => tree.children,
+            Err(Failure::Fatal(err)) => return Err(err),
+            Err(Failure::Vanished) => Vec::new(),
+        };
+        let top_of = self.top_levels(conn, root, &clients)?;
+        let order = stacking_bottom_up(&children, &clients, &top_of);
+        let candidates: Vec<u32> = order
+            .iter()
+            .filter_map(|s| match s {
+                Stacked::Unmanaged(id) => Some(*id),
+                Stacked::Client(_) => None,
+            })
+            .collect();
+        let unmanaged = self.viewable_among(conn, &candidates)?;
+        let mut ids: Vec<u32> = order
+            .iter()
+            .filter_map(|s| match *s {
+                Stacked::Client(id) => Some(id),
+                Stacked::Unmanaged(id) => unmanaged.contains(&id).then_some(id),
+            })
+            .collect();
+        ids.reverse();
         let active = self
             .root_u32(conn, root, self.atoms._NET_ACTIVE_WINDOW)?
             .filter(|&id| id != 0);
-        let facts = self.describe(conn, root, &ids)?;
+        let mut facts = self.describe(conn, root, &ids)?;
+        let managed: HashSet<u32> = clients.into_iter().collect();
+        for f in &mut facts {
+            f.managed = managed.contains(&f.id);
+        }
+        self.attribute(conn, root, &mut facts)?;
         Ok((facts, active))
+    }
+
+    /// For each of `ids`, the child of the root that holds it (its frame
+    /// under a reparenting window manager, else itself), one level of the
+    /// tree per round trip. Vanished windows are absent.
+    fn top_levels<C: Connection>(
+        &self,
+        conn: &C,
+        root: u32,
+        ids: &[u32],
+    ) -> Result<HashMap<u32, u32>> {
+        let mut out = HashMap::with_capacity(ids.len());
+        let mut pending: Vec<(u32, u32)> = ids.iter().map(|&id| (id, id)).collect();
+        for _ in 0..16 {
+            if pending.is_empty() {
+                break;
+            }
+            let cookies = pending
+                .iter()
+                .map(|&(client, window)| conn.query_tree(window).map(|c| (client, window, c)))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| sent("reading the window tree", e))?;
+            let mut next = Vec::new();
+            for (client, window, cookie) in cookies {
+                match per_window(cookie.reply()) {
+                    Ok(tree) if tree.parent == root || tree.parent == x11rb::NONE => {
+                        out.insert(client, window);
+                    }
+                    Ok(tree) => next.push((client, tree.parent)),
+                    Err(Failure::Vanished) => {}
+                    Err(Failure::Fatal(err)) => return Err(err),
+                }
+            }
+            pending = next;
+        }
+        Ok(out)
+    }
+
+    /// The viewable windows among `ids`.
+    fn viewable_among<C: Connection>(&self, conn: &C, ids: &[u32]) -> Result<HashSet<u32>> {
+        let cookies = ids
+            .iter()
+            .map(|&id| conn.get_window_attributes(id).map(|c| (id, c)))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| sent("reading window state", e))?;
+        let mut out = HashSet::new();
+        for (id, cookie) in cookies {
+            match per_window(cookie.reply()) {
+                Ok(attrs) if attrs.map_state == MapState::VIEWABLE => {
+                    out.insert(id);
+                }
+                Ok(_) | Err(Failure::Vanished) => {}
+                Err(Failure::Fatal(err)) => return Err(err),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Gives a window that says nothing about its owner (no pid, from the
+    /// window or from X-Resource, and no WM_CLASS) the identity of the
+    /// window it is transient for, else of its client leader. A window
+    /// still unattributed keeps an empty identity, which no grant matches:
+    /// it is treated as an unapproved app's.
+    fn attribute<C: Connection>(&self, conn: &C, root: u32, facts: &mut [Facts]) -> Result<()> {
+        let owner_of = |f: &Facts| {
+            [f.transient_for, f.client_leader]
+                .into_iter()
+                .flatten()
+                .find(|&o| o != 0 && o != f.id)
+        };
+        let owners: Vec<u32> = {
+            let mut seen = HashSet::new();
+            facts
+                .iter()
+                .filter(|f| !f.attributed())
+                .filter_map(owner_of)
+                .filter(|o| seen.insert(*o))
+                .collect()
+        };
+        if owners.is_empty() {
+            return Ok(());
+        }
+        let described = self.describe(conn, root, &owners)?;
+        let by_id: HashMap<u32, &Facts> = described.iter().map(|f| (f.id, f)).collect();
+        for f in facts.iter_mut().filter(|f| !f.attributed()) {
+            let candidates = [f.transient_for, f.client_leader];
+            if let Some(owner) = candidates
+                .into_iter()
+                .flatten()
+                .filter_map(|o| by_id.get(&o))
+                .find(|o| o.attributed())
+            {
+                f.inherit(owner);
+            }
+        }
+        Ok(())
     }
 
     /// Reads the facts about `ids`, skipping windows that no longer exist.
@@ -797,6 +1011,8 @@ impl Wm {
             desktop: prop(a._NET_WM_DESKTOP, 1)?,
             gtk_id: prop(a._GTK_APPLICATION_ID, 256)?,
             machine: prop(AtomEnum::WM_CLIENT_MACHINE.into(), 256)?,
+            transient_for: prop(AtomEnum::WM_TRANSIENT_FOR.into(), 1)?,
+            client_leader: prop(a.WM_CLIENT_LEADER, 1)?,
         })
     }
 
@@ -814,6 +1030,8 @@ impl Wm {
         let desktop = per_window(p.desktop.reply())?;
         let gtk_id = per_window(p.gtk_id.reply())?;
         let machine = per_window(p.machine.reply())?;
+        let transient_for = per_window(p.transient_for.reply())?;
+        let client_leader = per_window(p.client_leader.reply())?;
 
         let title = text(&net_wm_name)
             .filter(|t| !t.is_empty())
@@ -849,6 +1067,10 @@ impl Wm {
             iconic: first_u32(&wm_state) == Some(ICONIC_STATE),
             viewable: attributes.map_state == MapState::VIEWABLE,
             desktop: first_u32(&desktop),
+            override_redirect: attributes.override_redirect,
+            managed: false,
+            transient_for: first_u32(&transient_for).filter(|&w| w != 0),
+            client_leader: first_u32(&client_leader).filter(|&w| w != 0),
         })
     }
 
@@ -933,6 +1155,7 @@ mod tests {
             hidden: false,
             focused: false,
             desktop: Some(0),
+            override_redirect: false,
         }
     }
 
