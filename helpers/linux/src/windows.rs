@@ -1179,6 +1179,7 @@ mod tests {
     fn topmost_at_prefers_higher_windows_and_skips_hidden() {
         let mut minimized = window(1, rect(0, 0, 300, 300));
         minimized.minimized = true;
+        minimized.hidden = true;
         let mut unmapped = window(2, rect(0, 0, 300, 300));
         unmapped.hidden = true;
         let top = window(3, rect(100, 100, 100, 100));
@@ -1194,6 +1195,66 @@ mod tests {
         assert_eq!(at(10, 10), Some(5), "minimized and unmapped are skipped");
         assert_eq!(at(1000, 5), None);
         assert_eq!(topmost_at(&[], Point { x: 0, y: 0 }), None);
+    }
+
+    #[test]
+    fn stacking_follows_the_root_children() {
+        // Root children bottom first: frame 10 (client 1), popup 20,
+        // frame 30 (client 3), popup 40. The window manager lists the
+        // clients in another order, and client 5 whose frame vanished.
+        let children = [10, 20, 30, 40];
+        let clients = [3, 1, 5];
+        let top_of = HashMap::from([(1, 10), (3, 30), (5, 99)]);
+        assert_eq!(
+            stacking_bottom_up(&children, &clients, &top_of),
+            vec![
+                Stacked::Client(5),
+                Stacked::Client(1),
+                Stacked::Unmanaged(20),
+                Stacked::Client(3),
+                Stacked::Unmanaged(40),
+            ]
+        );
+        // Without a reparenting window manager the clients are the
+        // children themselves.
+        let top_of = HashMap::from([(10, 10), (30, 30)]);
+        assert_eq!(
+            stacking_bottom_up(&[10, 20, 30], &[10, 30], &top_of),
+            vec![
+                Stacked::Client(10),
+                Stacked::Unmanaged(20),
+                Stacked::Client(30)
+            ]
+        );
+    }
+
+    #[test]
+    fn attribution_falls_back_to_the_owner() {
+        let owner = Facts {
+            id: 1,
+            pid: Some(42),
+            class: Some("Owner".into()),
+            ..Facts::default()
+        };
+        let mut popup = Facts {
+            id: 2,
+            transient_for: Some(1),
+            ..Facts::default()
+        };
+        assert!(!popup.attributed());
+        popup.inherit(&owner);
+        assert_eq!(
+            (popup.pid, popup.class.as_deref()),
+            (Some(42), Some("Owner"))
+        );
+        // What the window says about itself is kept.
+        let mut named = Facts {
+            id: 3,
+            class: Some("Own".into()),
+            ..Facts::default()
+        };
+        named.inherit(&owner);
+        assert_eq!((named.pid, named.class.as_deref()), (Some(42), Some("Own")));
     }
 
     #[test]
@@ -1273,10 +1334,20 @@ mod tests {
         assert!(f.window(App::default(), Some(1)).focused);
         let iconic = Facts {
             iconic: true,
+            viewable: false,
             ..f.clone()
         };
         assert!(!iconic.visible());
         assert!(iconic.window(App::default(), None).minimized);
+        // Claims are not enough: a mapped window is on screen.
+        let claims = Facts {
+            net_hidden: true,
+            iconic: true,
+            ..f.clone()
+        };
+        assert!(claims.visible());
+        let w = claims.window(App::default(), None);
+        assert!(!w.minimized && !w.hidden);
     }
 }
 
@@ -1640,6 +1711,136 @@ mod x_tests {
             s.wm.restore(&s.conn, s.root, &[a.id]).unwrap(),
             Vec::<u32>::new()
         );
+    }
+
+    /// A plain window of this process, mapped; managed by the window
+    /// manager unless `override_redirect`.
+    fn own_window(
+        conn: &RustConnection,
+        root: u32,
+        area: Rect,
+        override_redirect: bool,
+        title: &str,
+    ) -> u32 {
+        let id = conn.generate_id().unwrap();
+        conn.create_window(
+            0,
+            id,
+            root,
+            area.x as i16,
+            area.y as i16,
+            area.width as u16,
+            area.height as u16,
+            0,
+            WindowClass::INPUT_OUTPUT,
+            0,
+            &CreateWindowAux::new().override_redirect(u32::from(override_redirect)),
+        )
+        .unwrap();
+        conn.change_property8(
+            PropMode::REPLACE,
+            id,
+            AtomEnum::WM_NAME,
+            AtomEnum::STRING,
+            title.as_bytes(),
+        )
+        .unwrap();
+        conn.map_window(id).unwrap();
+        conn.flush().unwrap();
+        id
+    }
+
+    #[test]
+    fn override_redirect_windows_are_listed_on_top_with_their_owner() {
+        if !display_available("override_redirect_windows_are_listed_on_top_with_their_owner") {
+            return;
+        }
+        let _x = lock();
+        let s = session();
+        let (_term, term) = xterm(&s, &unique_title("or-owner"), "60x15+100+100");
+        let (conn, screen) = x11rb::connect(None).unwrap();
+        let root = conn.setup().roots[screen].root;
+        let area = Rect {
+            x: term.client.x + 20,
+            y: term.client.y + 20,
+            width: 80,
+            height: 40,
+        };
+        let popup = own_window(&conn, root, area, true, "popup");
+        let w = eventually(5, "the override-redirect window", || find(&s, popup, false));
+        assert!(w.override_redirect && !w.hidden && !w.minimized);
+        assert_eq!((w.bounds, w.client), (area, area));
+        // Attributed by X-Resource to the process that made it.
+        if s.wm.xres {
+            assert_eq!(w.app.pid, Some(std::process::id()));
+        }
+        let list = s.wm.list(&s.conn, s.root, false).unwrap();
+        let pos = |id| list.windows.iter().position(|w| w.id == id).unwrap();
+        assert!(pos(popup) < pos(term.id), "the popup is above the xterm");
+        let inside = Point {
+            x: area.x + 5,
+            y: area.y + 5,
+        };
+        let hit = s.wm.window_at(&s.conn, s.root, inside).unwrap();
+        assert_eq!(hit.map(|h| h.id), Some(popup), "window_at sees the popup");
+        // hide leaves it alone: no window manager can minimize it.
+        assert_eq!(
+            s.wm.hide(&s.conn, s.root, &[popup]).unwrap(),
+            Vec::<u32>::new()
+        );
+        // Unmapped, it is gone from the list, even with include_hidden.
+        conn.unmap_window(popup).unwrap();
+        conn.flush().unwrap();
+        eventually(5, "the unmapped popup to leave the list", || {
+            find(&s, popup, true).is_none().then_some(())
+        });
+    }
+
+    fn skip_taskbar(conn: &RustConnection) -> u32 {
+        conn.intern_atom(false, b"_NET_WM_STATE_SKIP_TASKBAR")
+            .unwrap()
+            .reply()
+            .unwrap()
+            .atom
+    }
+
+    #[test]
+    fn a_mapped_window_claiming_hidden_is_visible() {
+        if !display_available("a_mapped_window_claiming_hidden_is_visible") {
+            return;
+        }
+        let _x = lock();
+        let s = session();
+        let (_term, term) = xterm(&s, &unique_title("claims-hidden"), "40x10+500+300");
+        // What a client may write on any window; only the window manager's
+        // own changes follow ICCCM and EWMH client messages.
+        let state = [s.wm.atoms._NET_WM_STATE_HIDDEN, skip_taskbar(&s.conn)];
+        s.conn
+            .change_property32(
+                PropMode::REPLACE,
+                term.id,
+                s.wm.atoms._NET_WM_STATE,
+                AtomEnum::ATOM,
+                &state,
+            )
+            .unwrap();
+        s.conn.flush().unwrap();
+        eventually(5, "the claim to be set", || {
+            let facts = s.wm.describe(&s.conn, s.root, &[term.id]).unwrap();
+            facts.first().filter(|f| f.net_hidden).map(|_| ())
+        });
+        eventually(5, "the window manager to leave it mapped", || {
+            let facts = s.wm.describe(&s.conn, s.root, &[term.id]).unwrap();
+            facts.first().filter(|f| f.viewable).map(|_| ())
+        });
+        let w = find(&s, term.id, false).expect("listed without include_hidden");
+        assert!(!w.minimized && !w.hidden, "{w:?}");
+        let centre = Point {
+            x: w.client.x + 10,
+            y: w.client.y + 10,
+        };
+        let hit = s.wm.window_at(&s.conn, s.root, centre).unwrap();
+        assert_eq!(hit.map(|h| h.id), Some(term.id));
     }
 
     #[test]
