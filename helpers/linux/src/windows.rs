@@ -839,7 +839,20 @@ impl Wm {
                 Stacked::Client(_) => None,
             })
             .collect();
-        let unmanaged = self.viewable_among(conn, &candidates)?;
+        // Frames are asked in the same round trip: a frame on screen
+        // shows its client's title even while the client is unmapped
+        // (openbox animates iconifying that way).
+        let frames: Vec<u32> = top_of
+            .iter()
+            .filter(|(client, top)| client != top)
+            .map(|(_, &top)| top)
+            .collect();
+        let viewable = self.viewable_among(conn, &[candidates.as_slice(), &frames].concat())?;
+        let unmanaged: HashSet<u32> = candidates
+            .iter()
+            .copied()
+            .filter(|id| viewable.contains(id))
+            .collect();
         let mut ids: Vec<u32> = order
             .iter()
             .filter_map(|s| match *s {
@@ -855,6 +868,9 @@ impl Wm {
         let managed: HashSet<u32> = clients.into_iter().collect();
         for f in &mut facts {
             f.managed = managed.contains(&f.id);
+            if let Some(top) = top_of.get(&f.id).filter(|&&top| top != f.id) {
+                f.viewable |= viewable.contains(top);
+            }
         }
         self.attribute(conn, root, &mut facts)?;
         Ok((facts, active))
