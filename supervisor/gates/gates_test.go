@@ -509,6 +509,27 @@ func TestHideSkipsOverrideRedirect(t *testing.T) {
 	}
 }
 
+// TestUnattributedPopup: a popup no pid, WM_CLASS, transient-for or
+// client leader identifies has an empty identity, which no grant matches:
+// it is masked and a click on it is refused.
+func TestUnattributedPopup(t *testing.T) {
+	f := newFixture(t, consent.Flags{})
+	f.g.opts.KeepUnapprovedVisible = true
+	popup := win(8, bridge.App{}, 1050, 50, 100, 100)
+	popup.OverrideRedirect = true
+	f.d.windows = append([]bridge.Window{popup}, f.d.windows...)
+	if _, err := f.exec.Capture(context.Background(), bridge.CaptureRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if req := f.d.captures[0]; !slices.Contains(req.Mask, 8) || slices.Contains(req.Keep, 8) {
+		t.Errorf("capture mask %v keep %v; want the unidentified popup 8 masked", req.Mask, req.Keep)
+	}
+	err := f.check(mcpserver.Action{Tool: "left_click", Target: &geometry.Point{X: 1100, Y: 100}})
+	if err == nil || !strings.Contains(err.Error(), "unidentified") {
+		t.Fatalf("click on the unidentified popup: %v; want a refusal", err)
+	}
+}
+
 func TestClipboardGuard(t *testing.T) {
 	f := newFixture(t, consent.Flags{ClipboardRead: true, ClipboardWrite: true})
 	ctx := context.Background()
