@@ -231,10 +231,9 @@ func TestSafetyMaskFlickeringPopup(t *testing.T) {
 	d.Move(t, ok.ID, 100, 100, 0, 0)
 	d.Focus(t, ok.ID)
 	ok = d.WindowInfo(t, ok.ID)
-	// Over the bare desktop, whose background the X server repaints the
-	// moment the popup goes: over a window, the popup's pixels stay until
-	// that window's app repaints (see the package notes in the report).
-	popup := secretPopup(t, d, 1200, 600, 5000)
+	// Over the approved window: when the popup goes, its pixels stay on
+	// screen until the app beneath repaints.
+	popup := secretPopup(t, d, ok.Client.X+60, ok.Client.Y+40, 5000)
 	e := gatedServer(t, d, nil, "--allow", "zenity", "--hide-unapproved=false", "--format", "png")
 	e.access([]string{"zenity"})
 	e.screenshot("screenshot", nil)

@@ -115,10 +115,15 @@ impl Session {
     fn open(config: &Config) -> Result<Session> {
         let x = XConn::connect(config.display.as_deref(), !config.no_shm)?;
         let wm = Wm::new(&x.conn);
-        if let Err(e) = &wm {
-            log_warn!(
+        match &wm {
+            Err(e) => log_warn!(
                 "window list unavailable, so windows, window_at, hide and masking will fail: {e}"
-            );
+            ),
+            Ok(wm) => {
+                if let Err(e) = wm.watch(&x.conn, x.root) {
+                    log_warn!("not following window moves, so masks cover only where windows are now: {e}");
+                }
+            }
         }
         let capturer = Capturer::new(x.extensions.shm);
         Ok(Session {
@@ -585,8 +590,11 @@ impl Session {
             (Vec::new(), Vec::new())
         } else {
             // Never capture without the mask: a masked window must not leak.
-            let list = self.wm()?.list(&self.x.conn, self.x.root, false)?;
-            mask::regions(&list.windows, &req.mask, source)
+            let wm = self.wm()?;
+            let list = wm.list(&self.x.conn, self.x.root, false)?;
+            let (mut rects, masked) = mask::regions(&list.windows, &req.mask, source);
+            rects.extend(wm.ghost_rects(&req.mask, source, &list.windows));
+            (rects, masked)
         };
         let request = capture::Request {
             source,

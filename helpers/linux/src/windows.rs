@@ -25,11 +25,14 @@ use x11rb::cookie::Cookie;
 use x11rb::errors::{ConnectionError, ReplyError};
 use x11rb::protocol::res::{self, ClientIdMask, ClientIdSpec, ConnectionExt as _};
 use x11rb::protocol::xproto::{
-    AtomEnum, ClientMessageEvent, ConnectionExt as _, EventMask, GetGeometryReply,
-    GetPropertyReply, GetWindowAttributesReply, MapState, TranslateCoordinatesReply,
+    AtomEnum, ChangeWindowAttributesAux, ClientMessageEvent, ConnectionExt as _, EventMask,
+    GetGeometryReply, GetPropertyReply, GetWindowAttributesReply, MapState,
+    TranslateCoordinatesReply,
 };
 
 use crate::apps::{Apps, Clues};
+use crate::capture::ghosts::Ghosts;
+use crate::capture::mask::Selection;
 use crate::error::{Code, Error, Result};
 use crate::types::{App, Point, Rect, Window};
 
@@ -85,6 +88,10 @@ pub struct Wm {
     /// Frame bounds of the windows `hide` minimized, so `restore` can wait
     /// until they are back in place.
     hidden_bounds: Mutex<HashMap<u32, Rect>>,
+    /// Where the root's children were until a moment ago (see
+    /// [`Wm::watch`]), and which clients each child holds.
+    ghosts: Mutex<Ghosts>,
+    clients_in: Mutex<HashMap<u32, Vec<u32>>>,
 }
 
 /// Everything read from the server about one client window.
@@ -404,7 +411,82 @@ impl Wm {
             hostname: local_hostname(),
             apps: Mutex::new(Apps::from_env()),
             hidden_bounds: Mutex::new(HashMap::new()),
+            ghosts: Mutex::new(Ghosts::default()),
+            clients_in: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Starts following the root's children (SubstructureNotify), so that
+    /// captures can paint where a masked window was until a moment ago
+    /// ([`Wm::ghost_rects`]).
+    pub fn watch<C: Connection>(&self, conn: &C, root: u32) -> Result<()> {
+        conn.change_window_attributes(
+            root,
+            &ChangeWindowAttributesAux::new().event_mask(EventMask::SUBSTRUCTURE_NOTIFY),
+        )
+        .map_err(|e| sent("watching the root window", e))?;
+        let children = conn
+            .query_tree(root)
+            .map_err(|e| sent("reading the window tree", e))?
+            .reply()
+            .map_err(|e| Error::x11("reading the window tree", e))?
+            .children;
+        let cookies = children
+            .iter()
+            .map(|&id| Ok((id, conn.get_geometry(id)?, conn.get_window_attributes(id)?)))
+            .collect::<std::result::Result<Vec<_>, ConnectionError>>()
+            .map_err(|e| sent("reading the root's children", e))?;
+        let mut ghosts = self.ghosts.lock().unwrap_or_else(|p| p.into_inner());
+        for (id, geometry, attributes) in cookies {
+            let (Ok(g), Ok(a)) = (per_window(geometry.reply()), per_window(attributes.reply()))
+            else {
+                continue;
+            };
+            let border = u32::from(g.border_width);
+            let rect = Rect {
+                x: i32::from(g.x),
+                y: i32::from(g.y),
+                width: u32::from(g.width) + 2 * border,
+                height: u32::from(g.height) + 2 * border,
+            };
+            ghosts.seen(id, rect, a.map_state == MapState::VIEWABLE);
+        }
+        Ok(())
+    }
+
+    /// Reads the events about the root's children that have arrived.
+    fn drain<C: Connection>(&self, conn: &C, root: u32) -> Result<()> {
+        let mut ghosts = self.ghosts.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        while let Some(event) = conn
+            .poll_for_event()
+            .map_err(|e| Error::x11("reading window events", e))?
+        {
+            ghosts.event(&event, root, now);
+        }
+        Ok(())
+    }
+
+    /// The recent places of windows that `selection` masks, clipped to
+    /// `clip`: a window that closed or moved a moment ago may still show
+    /// there, until the app beneath repaints. Only the parts over one of
+    /// `windows` (the visible ones) count: the X server repaints the bare
+    /// root at once. The clients inside a frame decide for it; a child of
+    /// the root whose clients are unknown decides for itself, so under
+    /// `mask_others` it is painted.
+    pub fn ghost_rects(&self, selection: &Selection, clip: Rect, windows: &[Window]) -> Vec<Rect> {
+        let mut ghosts = self.ghosts.lock().unwrap_or_else(|p| p.into_inner());
+        let clients_in = self.clients_in.lock().unwrap_or_else(|p| p.into_inner());
+        ghosts
+            .recent(Instant::now())
+            .iter()
+            .filter(|g| match clients_in.get(&g.window) {
+                Some(clients) => clients.iter().any(|&c| selection.masks(c)),
+                None => selection.masks(g.window),
+            })
+            .filter_map(|g| g.rect.intersect(&clip))
+            .flat_map(|r| windows.iter().filter_map(move |w| r.intersect(&w.bounds)))
+            .collect()
     }
 
     /// All client windows in stacking order, top first, as listed by the
@@ -831,6 +913,7 @@ impl Wm {
             Err(Failure::Vanished) => Vec::new(),
         };
         let top_of = self.top_levels(conn, root, &clients)?;
+        self.remember_frames(&top_of);
         let order = stacking_bottom_up(&children, &clients, &top_of);
         let candidates: Vec<u32> = order
             .iter()
@@ -873,7 +956,28 @@ impl Wm {
             }
         }
         self.attribute(conn, root, &mut facts)?;
+        // Every event sent before these replies has arrived by now.
+        self.drain(conn, root)?;
         Ok((facts, active))
+    }
+
+    /// Notes which clients each child of the root holds, keeping what was
+    /// known about children that have just gone (their ghosts need it).
+    fn remember_frames(&self, top_of: &HashMap<u32, u32>) {
+        let mut now: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (&client, &top) in top_of {
+            now.entry(top).or_default().push(client);
+        }
+        let mut known = self.clients_in.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ghosts = self.ghosts.lock().unwrap_or_else(|p| p.into_inner());
+        for g in ghosts.recent(Instant::now()) {
+            if !now.contains_key(&g.window) {
+                if let Some(old) = known.get(&g.window) {
+                    now.insert(g.window, old.clone());
+                }
+            }
+        }
+        *known = now;
     }
 
     /// For each of `ids`, the child of the root that holds it (its frame

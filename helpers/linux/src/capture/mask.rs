@@ -75,7 +75,7 @@ impl Selection {
         self.mask.is_empty() && !self.others
     }
 
-    fn masks(&self, id: u32) -> bool {
+    pub fn masks(&self, id: u32) -> bool {
         self.mask.contains(&id) || (self.others && !self.keep.contains(&id))
     }
 }

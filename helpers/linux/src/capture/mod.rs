@@ -7,6 +7,7 @@
 //! captures alternate between two segments, so keeping them costs no copy.
 
 pub mod encode;
+pub mod ghosts;
 pub mod mask;
 pub mod pixfmt;
 pub mod resize;
