@@ -15,6 +15,7 @@
 //! window that is destroyed while it is being read is left out: that race
 //! is normal on a live desktop and only a lost connection is an error.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -971,10 +972,8 @@ impl Wm {
         let mut known = self.clients_in.lock().unwrap_or_else(|p| p.into_inner());
         let mut ghosts = self.ghosts.lock().unwrap_or_else(|p| p.into_inner());
         for g in ghosts.recent(Instant::now()) {
-            if !now.contains_key(&g.window) {
-                if let Some(old) = known.get(&g.window) {
-                    now.insert(g.window, old.clone());
-                }
+            if let (Entry::Vacant(slot), Some(old)) = (now.entry(g.window), known.get(&g.window)) {
+                slot.insert(old.clone());
             }
         }
         *known = now;
