@@ -173,8 +173,9 @@ func TestSafetyMaskMovingWindow(t *testing.T) {
 	d := newDesktop(t, desktoptest.Options{})
 	ok := d.StartGTK(t, "approved")
 	d.Move(t, ok.ID, 100, 100, 0, 0)
-	secret := secretWindow(t, d, 300, 400)
-	d.Focus(t, ok.ID)
+	// Stacked above the approved window, so that where it jumps away
+	// from, the approved app has to repaint.
+	secret := secretWindow(t, d, 150, 120)
 	e := gatedServer(t, d, nil, "--allow", "zenity", "--hide-unapproved=false", "--format", "png")
 	e.access([]string{"zenity"})
 	e.screenshot("screenshot", nil)
@@ -187,7 +188,7 @@ func TestSafetyMaskMovingWindow(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		spots := [][2]int{{300, 400}, {900, 420}}
+		spots := [][2]int{{150, 120}, {900, 420}}
 		for i := 0; !stop.Load(); i++ {
 			s := spots[i%2]
 			if err := d.Command("xdotool", "windowmove", fmt.Sprint(secret.ID), fmt.Sprint(s[0]), fmt.Sprint(s[1])).Run(); err != nil {
