@@ -120,7 +120,7 @@ impl Session {
                 "window list unavailable, so windows, window_at, hide and masking will fail: {e}"
             ),
             Ok(wm) => {
-                if let Err(e) = wm.watch(&x.conn, x.root) {
+                if let Err(e) = wm.watch(&x.conn, x.root, x.screen_num) {
                     log_warn!("not following window moves, so masks cover only where windows are now: {e}");
                 }
             }
@@ -593,7 +593,7 @@ impl Session {
             let wm = self.wm()?;
             let list = wm.list(&self.x.conn, self.x.root, false)?;
             let (mut rects, masked) = mask::regions(&list.windows, &req.mask, source);
-            rects.extend(wm.ghost_rects(&req.mask, source, &list.windows));
+            rects.extend(wm.ghost_rects(&self.x.conn, &req.mask, source, &list.windows)?);
             (rects, masked)
         };
         let request = capture::Request {

@@ -93,6 +93,8 @@ pub struct Wm {
     /// [`Wm::watch`]), and which clients each child holds.
     ghosts: Mutex<Ghosts>,
     clients_in: Mutex<HashMap<u32, Vec<u32>>>,
+    /// `_NET_WM_CM_Sn`, owned while a compositing manager runs.
+    compositor_selection: std::sync::OnceLock<u32>,
 }
 
 /// Everything read from the server about one client window.
@@ -414,13 +416,22 @@ impl Wm {
             hidden_bounds: Mutex::new(HashMap::new()),
             ghosts: Mutex::new(Ghosts::default()),
             clients_in: Mutex::new(HashMap::new()),
+            compositor_selection: std::sync::OnceLock::new(),
         })
     }
 
     /// Starts following the root's children (SubstructureNotify), so that
     /// captures can paint where a masked window was until a moment ago
     /// ([`Wm::ghost_rects`]).
-    pub fn watch<C: Connection>(&self, conn: &C, root: u32) -> Result<()> {
+    pub fn watch<C: Connection>(&self, conn: &C, root: u32, screen_num: usize) -> Result<()> {
+        let name = format!("_NET_WM_CM_S{screen_num}");
+        let atom = conn
+            .intern_atom(false, name.as_bytes())
+            .map_err(|e| sent("interning the compositor selection", e))?
+            .reply()
+            .map_err(|e| Error::x11("interning the compositor selection", e))?
+            .atom;
+        let _ = self.compositor_selection.set(atom);
         conn.change_window_attributes(
             root,
             &ChangeWindowAttributesAux::new().event_mask(EventMask::SUBSTRUCTURE_NOTIFY),
@@ -470,15 +481,39 @@ impl Wm {
 
     /// The recent places of windows that `selection` masks, clipped to
     /// `clip`: a window that closed or moved a moment ago may still show
-    /// there, until the app beneath repaints. Only the parts over one of
-    /// `windows` (the visible ones) count: the X server repaints the bare
-    /// root at once. The clients inside a frame decide for it; a child of
-    /// the root whose clients are unknown decides for itself, so under
-    /// `mask_others` it is painted.
-    pub fn ghost_rects(&self, selection: &Selection, clip: Rect, windows: &[Window]) -> Vec<Rect> {
+    /// there, until the app beneath repaints. Without a compositing
+    /// manager only the parts over one of `windows` (the visible ones)
+    /// count, since the X server repaints the bare root at once; with one,
+    /// the whole screen is what it last drew, so all of them count. The
+    /// clients inside a frame decide for it; a child of the root whose
+    /// clients are unknown decides for itself, so under `mask_others` it is
+    /// painted.
+    pub fn ghost_rects<C: Connection>(
+        &self,
+        conn: &C,
+        selection: &Selection,
+        clip: Rect,
+        windows: &[Window],
+    ) -> Result<Vec<Rect>> {
+        let composited = match self.compositor_selection.get() {
+            Some(&atom) => {
+                conn.get_selection_owner(atom)
+                    .map_err(|e| sent("asking for the compositing manager", e))?
+                    .reply()
+                    .map_err(|e| Error::x11("asking for the compositing manager", e))?
+                    .owner
+                    != x11rb::NONE
+            }
+            None => false,
+        };
+        let under: Vec<Rect> = if composited {
+            vec![clip]
+        } else {
+            windows.iter().map(|w| w.bounds).collect()
+        };
         let mut ghosts = self.ghosts.lock().unwrap_or_else(|p| p.into_inner());
         let clients_in = self.clients_in.lock().unwrap_or_else(|p| p.into_inner());
-        ghosts
+        let rects = ghosts
             .recent(Instant::now())
             .iter()
             .filter(|g| match clients_in.get(&g.window) {
@@ -486,8 +521,9 @@ impl Wm {
                 None => selection.masks(g.window),
             })
             .filter_map(|g| g.rect.intersect(&clip))
-            .flat_map(|r| windows.iter().filter_map(move |w| r.intersect(&w.bounds)))
-            .collect()
+            .flat_map(|r| under.iter().filter_map(move |u| r.intersect(u)))
+            .collect();
+        Ok(rects)
     }
 
     /// All client windows in stacking order, top first, as listed by the
