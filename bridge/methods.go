@@ -76,6 +76,9 @@ type Window struct {
 	Focused   bool   `json:"focused"`
 	// Desktop is the virtual desktop number, nil when unknown.
 	Desktop *int `json:"desktop"`
+	// OverrideRedirect marks a window the window manager does not manage:
+	// a menu, tooltip, popup or notification. It cannot be minimized.
+	OverrideRedirect bool `json:"override_redirect"`
 }
 
 // WindowList is the answer to windows: Windows in stacking order, top
@@ -116,6 +119,13 @@ type CaptureRequest struct {
 	Quality int `json:"quality,omitempty"`
 	// Mask lists windows painted over in the output.
 	Mask []uint32 `json:"mask,omitempty"`
+	// MaskOthers paints over every window not in Keep as well, judged
+	// from the windows as they are when the pixels are read: a window
+	// that opened after the caller's last listing is painted too. A
+	// helper that cannot do this ignores it and answers with
+	// Capture.MaskOthers false.
+	MaskOthers bool     `json:"mask_others,omitempty"`
+	Keep       []uint32 `json:"keep,omitempty"`
 	// MaskColor is the RGB paint colour; nil means the helper's default.
 	MaskColor *[3]uint8 `json:"mask_color,omitempty"`
 }
@@ -135,6 +145,9 @@ type Capture struct {
 	// Masked lists the requested windows that were visible and painted
 	// over.
 	Masked []uint32 `json:"masked"`
+	// MaskOthers is true when the helper honoured the request's
+	// MaskOthers.
+	MaskOthers bool `json:"mask_others"`
 	// Method says how the pixels were read: "shm", "get_image" or
 	// "screencapturekit".
 	Method    string `json:"method"`

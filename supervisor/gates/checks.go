@@ -82,7 +82,9 @@ func (g *Gates) checkHide(ctx context.Context, a *mcpserver.Action) error {
 	}
 	var ids []uint32
 	for _, w := range list.Windows {
-		if !w.Hidden && !w.Minimized && g.opts.Consent.Tier(w.App) == catalog.TierNone {
+		// Override-redirect windows (menus, popups) cannot be minimized;
+		// they are masked, and input aimed at them is refused.
+		if !w.Hidden && !w.Minimized && !w.OverrideRedirect && g.opts.Consent.Tier(w.App) == catalog.TierNone {
 			ids = append(ids, w.ID)
 		}
 	}
@@ -282,17 +284,22 @@ func (g *Gates) checkKeys(ctx context.Context, a *mcpserver.Action) error {
 	return g.keys.CheckKeys(a.Keys)
 }
 
-// maskIDs lists the visible windows of unapproved apps.
-func (g *Gates) maskIDs(ctx context.Context) ([]uint32, error) {
-	list, err := g.opts.Desktop.Windows(ctx, false)
+// maskIDs lists the windows of unapproved apps (mask) and of approved ones
+// (keep). Hidden windows are listed too: one that comes back on screen
+// before the capture is read is still painted over.
+func (g *Gates) maskIDs(ctx context.Context) (mask, keep []uint32, err error) {
+	list, err := g.opts.Desktop.Windows(ctx, true)
 	if err != nil {
-		return nil, fmt.Errorf("listing the windows to mask: %w", err)
+		return nil, nil, fmt.Errorf("listing the windows to mask: %w", err)
 	}
-	var ids []uint32
 	for _, w := range list.Windows {
-		if g.opts.Consent.Tier(w.App) == catalog.TierNone && !slices.Contains(ids, w.ID) {
-			ids = append(ids, w.ID)
+		if g.opts.Consent.Tier(w.App) == catalog.TierNone {
+			if !slices.Contains(mask, w.ID) {
+				mask = append(mask, w.ID)
+			}
+		} else if !slices.Contains(keep, w.ID) {
+			keep = append(keep, w.ID)
 		}
 	}
-	return ids, nil
+	return mask, keep, nil
 }

@@ -10,15 +10,20 @@ import (
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
-// maskAttempts bounds the captures of one screenshot: a window of an
-// unapproved app that appears while the capture is taken makes it start
-// over with that window masked too.
+// maskAttempts bounds the captures of one screenshot with a helper that
+// cannot mask by exclusion: a window of an unapproved app that appears
+// while the capture is taken makes it start over with that window masked
+// too.
 const maskAttempts = 3
 
 // Wrap returns an executor that does what inner does, and:
 //   - paints every window of an unapproved app over in each capture
-//     (screenshot, zoom), checking after the capture that no such window
-//     appeared meanwhile;
+//     (screenshot, zoom). The helper is asked to paint every window but
+//     the approved ones, judged from the windows as they are when it reads
+//     the pixels, so a popup that opens or a window that moves after the
+//     gates listed the windows is painted where it is. A helper that
+//     cannot do that gets the unapproved windows by id, and the capture
+//     is taken again while a new one appeared meanwhile;
 //   - remembers the latest capture, for the staleness gate;
 //   - clears the clipboard, PRIMARY and the cut buffer again after each
 //     input action while a click-tier app is in play;
@@ -35,7 +40,7 @@ type guarded struct {
 
 func (e *guarded) Capture(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
 	g := e.g
-	ids, err := g.maskIDs(ctx)
+	ids, keep, err := g.maskIDs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -43,6 +48,7 @@ func (e *guarded) Capture(ctx context.Context, req bridge.CaptureRequest) (*brid
 	for attempt := 1; ; attempt++ {
 		r := req
 		r.Mask = union(given, ids)
+		r.MaskOthers, r.Keep = true, missing(keep, given)
 		if g.opts.MaskColor != nil {
 			r.MaskColor = g.opts.MaskColor
 		}
@@ -50,7 +56,14 @@ func (e *guarded) Capture(ctx context.Context, req bridge.CaptureRequest) (*brid
 		if err != nil {
 			return nil, err
 		}
-		after, err := g.maskIDs(ctx)
+		if img.MaskOthers {
+			src := img.Source
+			g.mu.Lock()
+			g.last, g.acted = &src, false
+			g.mu.Unlock()
+			return img, nil
+		}
+		after, _, err := g.maskIDs(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -12,7 +12,10 @@
 //  3. cross-session lock: this session owns the desktop (package lock);
 //     taking it begins the session's turn (package cleanup);
 //  4. hide unapproved apps: every visible window of an app without a
-//     grant is minimised, and shown again when the turn ends;
+//     grant is minimised, and shown again when the turn ends ("visible"
+//     is the real map state: a mapped window that claims
+//     _NET_WM_STATE_HIDDEN is visible; override-redirect popups cannot be
+//     minimised and are only masked and refused as targets);
 //  5. frontmost app: approved, and at the full tier for anything that
 //     sends keys;
 //  6. target app: the app under each point the action touches has the
@@ -34,8 +37,12 @@
 //     need the systemKeyCombos grant.
 //
 // Screenshots and zooms go through Gates.Wrap, which paints over every
-// window of an unapproved app, so its pixels never leave the machine even
-// where hiding fails.
+// window of an unapproved app (menus, tooltips and other override-redirect
+// popups included, and windows no grant identifies), so its pixels never
+// leave the machine even where hiding fails. The helper places the paint
+// from the windows as they are when it reads the pixels, and paints every
+// window the gates did not list as approved, so a window that moves or
+// opens after the gates' listing is painted too.
 //
 // What each tier allows (consent.TierAllows): read, being seen; click,
 // plain left clicks (single, double, triple) and scrolling; full,

@@ -46,6 +46,9 @@ type fakeDesktop struct {
 	captures  []bridge.CaptureRequest
 	// appear is added to the windows when a capture is taken.
 	appear *bridge.Window
+	// excludes makes captures honour MaskOthers, as the Linux helper
+	// does; without it the fake is a helper that ignores it.
+	excludes bool
 }
 
 func win(id uint32, app bridge.App, x, y, w, h int) bridge.Window {
@@ -192,8 +195,17 @@ func (d *fakeDesktop) Capture(ctx context.Context, req bridge.CaptureRequest) (*
 		d.windows = append([]bridge.Window{*d.appear}, d.windows...)
 		d.appear = nil
 	}
+	masked := slices.Clone(req.Mask)
+	if d.excludes && req.MaskOthers {
+		for _, w := range d.windows {
+			if !w.Minimized && !slices.Contains(req.Keep, w.ID) && !slices.Contains(masked, w.ID) {
+				masked = append(masked, w.ID)
+			}
+		}
+	}
 	d.mu.Unlock()
-	return &bridge.Capture{Format: "png", Width: 1920, Height: 1080, Source: bridge.Rect{Width: 1920, Height: 1080}, Masked: req.Mask}, nil
+	return &bridge.Capture{Format: "png", Width: 1920, Height: 1080, Source: bridge.Rect{Width: 1920, Height: 1080},
+		Masked: masked, MaskOthers: d.excludes && req.MaskOthers}, nil
 }
 
 // fixture is gates over the fake desktop with xterm, firefox and zenity
@@ -473,6 +485,78 @@ func TestMasking(t *testing.T) {
 	}
 	if !slices.Contains(img.Masked, 9) {
 		t.Errorf("returned capture did not mask the late window: %v", img.Masked)
+	}
+}
+
+// TestMaskingByExclusion: with a helper that masks every window but the
+// approved ones at the moment it reads the pixels, a window that appears
+// during the capture is painted in that one capture, and so is a
+// minimized unapproved window that came back.
+func TestMaskingByExclusion(t *testing.T) {
+	f := newFixture(t, consent.Flags{})
+	f.g.opts.KeepUnapprovedVisible = true
+	f.d.excludes = true
+	f.d.windows = append(f.d.windows, win(5, secretApp, 0, 500, 50, 50))
+	f.d.windows[4].Minimized = true
+	late := win(9, secretApp, 100, 500, 50, 50)
+	f.d.appear = &late
+	img, err := f.exec.Capture(context.Background(), bridge.CaptureRequest{Mask: []uint32{77}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.d.captures) != 1 {
+		t.Fatalf("%d captures; one is enough when the helper masks by exclusion", len(f.d.captures))
+	}
+	req := f.d.captures[0]
+	if !req.MaskOthers || !slices.Equal(req.Keep, []uint32{1, 2, 3}) {
+		t.Errorf("capture asked MaskOthers=%v keep %v; want true and the approved 1, 2, 3", req.MaskOthers, req.Keep)
+	}
+	if !slices.Equal(req.Mask, []uint32{77, 4, 5}) {
+		t.Errorf("capture masks %v; want the caller's 77 and the unapproved 4 and 5 (minimized)", req.Mask)
+	}
+	if !slices.Contains(img.Masked, 9) {
+		t.Errorf("the window that appeared during the capture was not masked: %v", img.Masked)
+	}
+}
+
+// TestHideSkipsOverrideRedirect: popups cannot be minimized, so the hide
+// gate does not ask; a click on one is refused like on any unapproved
+// window, even over an approved one.
+func TestHideSkipsOverrideRedirect(t *testing.T) {
+	f := newFixture(t, consent.Flags{})
+	popup := win(8, secretApp, 1050, 50, 100, 100)
+	popup.OverrideRedirect = true
+	f.d.windows = append([]bridge.Window{popup}, f.d.windows...)
+	if err := f.check(mcpserver.Action{Tool: "screenshot"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.d.hides) != 1 || !slices.Equal(f.d.hides[0], []uint32{4}) {
+		t.Fatalf("hides = %v; want [[4]], without the popup 8", f.d.hides)
+	}
+	err := f.check(mcpserver.Action{Tool: "left_click", Target: &geometry.Point{X: 1100, Y: 100}})
+	if err == nil || !strings.Contains(err.Error(), "Secret") {
+		t.Fatalf("click on the unapproved popup over zenity: %v; want a refusal naming Secret", err)
+	}
+}
+
+// TestUnattributedPopup: a popup no pid, WM_CLASS, transient-for or
+// client leader identifies has an empty identity, which no grant matches:
+// it is masked and a click on it is refused.
+func TestUnattributedPopup(t *testing.T) {
+	f := newFixture(t, consent.Flags{})
+	f.g.opts.KeepUnapprovedVisible = true
+	popup := win(8, bridge.App{}, 1050, 50, 100, 100)
+	popup.OverrideRedirect = true
+	f.d.windows = append([]bridge.Window{popup}, f.d.windows...)
+	if _, err := f.exec.Capture(context.Background(), bridge.CaptureRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if req := f.d.captures[0]; !slices.Contains(req.Mask, 8) || slices.Contains(req.Keep, 8) {
+		t.Errorf("capture mask %v keep %v; want the unidentified popup 8 masked", req.Mask, req.Keep)
+	}
+	err := f.check(mcpserver.Action{Tool: "left_click", Target: &geometry.Point{X: 1100, Y: 100}})
+	if err == nil || !strings.Contains(err.Error(), "unidentified") {
+		t.Fatalf("click on the unidentified popup: %v; want a refusal", err)
 	}
 }
 

@@ -118,7 +118,7 @@ fn live(runs: usize) {
                 capture_id: id,
             };
             let out = capturer
-                .capture(&x.conn, x.root, &x.format, screen, &req)
+                .capture(&x.conn, x.root, &x.format, screen, &req, &mut || {})
                 .unwrap();
             if format == ImageFormat::Jpeg && output == OUT {
                 stages.push(out.timings);
@@ -141,7 +141,7 @@ fn live(runs: usize) {
             capture_id: 1_000_000 + i as u64,
         };
         capturer
-            .capture(&x.conn, x.root, &x.format, screen, &req)
+            .capture(&x.conn, x.root, &x.format, screen, &req, &mut || {})
             .unwrap();
     }
     let ticks = cpu_ticks() - before;

@@ -118,10 +118,15 @@ impl Session {
     fn open(config: &Config) -> Result<Session> {
         let x = XConn::connect(config.display.as_deref(), !config.no_shm)?;
         let wm = Wm::new(&x.conn);
-        if let Err(e) = &wm {
-            log_warn!(
+        match &wm {
+            Err(e) => log_warn!(
                 "window list unavailable, so windows, window_at, hide and masking will fail: {e}"
-            );
+            ),
+            Ok(wm) => {
+                if let Err(e) = wm.watch(&x.conn, x.root, x.screen_num) {
+                    log_warn!("not following window moves, so masks cover only where windows are now: {e}");
+                }
+            }
         }
         let capturer = Capturer::new(x.extensions.shm);
         Ok(Session {
@@ -600,12 +605,20 @@ impl Session {
             }
         };
         let output = output_size(req.width, req.height, source.size())?;
+        // The window list that places the mask and the pixels must show the
+        // same moment: a masked window that moves, or a popup that opens,
+        // between the two would leak. Holding the server while both are
+        // read means no other client can change the screen in between.
+        let mut grab = capture::ServerGrab::new(&self.x.conn, !req.mask.is_empty())?;
         let (mask_rects, masked) = if req.mask.is_empty() {
             (Vec::new(), Vec::new())
         } else {
             // Never capture without the mask: a masked window must not leak.
-            let list = self.wm()?.list(&self.x.conn, self.x.root, false)?;
-            mask::regions(&list.windows, &req.mask, source)
+            let wm = self.wm()?;
+            let list = wm.list(&self.x.conn, self.x.root, false)?;
+            let (mut rects, masked) = mask::regions(&list.windows, &req.mask, source);
+            rects.extend(wm.ghost_rects(&self.x.conn, &req.mask, source, &list.windows)?);
+            (rects, masked)
         };
         let request = capture::Request {
             source,
@@ -616,9 +629,14 @@ impl Session {
             mask_color: req.mask_color,
             capture_id,
         };
-        let out =
-            self.capturer
-                .capture(&self.x.conn, self.x.root, &self.x.format, screen, &request)?;
+        let out = self.capturer.capture(
+            &self.x.conn,
+            self.x.root,
+            &self.x.format,
+            screen,
+            &request,
+            &mut || grab.release(),
+        )?;
         let t = out.timings;
         log_debug!(
             "capture {capture_id}: {source} -> {}x{} {}: {} {:.2} ms, mask {:.2} ms, scale {:.2} ms, encode {:.2} ms, base64 {:.2} ms, {} base64 bytes",
@@ -643,6 +661,7 @@ impl Session {
                 source,
                 display,
                 masked,
+                mask_others: req.mask.others,
                 method: out.method.name(),
                 capture_id,
             },
@@ -687,7 +706,7 @@ struct CaptureParams {
     height: Option<i64>,
     format: ImageFormat,
     quality: u8,
-    mask: Vec<u32>,
+    mask: mask::Selection,
     mask_color: [u8; 3],
 }
 
@@ -738,7 +757,11 @@ impl CaptureParams {
             height,
             format,
             quality: p.int("quality", 1, 100)?.unwrap_or(80) as u8,
-            mask: p.window_ids("mask")?.unwrap_or_default(),
+            mask: mask::Selection {
+                mask: p.window_ids("mask")?.unwrap_or_default(),
+                others: p.bool("mask_others")?.unwrap_or(false),
+                keep: p.window_ids("keep")?.unwrap_or_default(),
+            },
             mask_color,
         })
     }
@@ -908,6 +931,7 @@ struct CaptureResult<'a> {
     source: Rect,
     display: Option<u32>,
     masked: Vec<u32>,
+    mask_others: bool,
     method: &'static str,
     capture_id: u64,
 }

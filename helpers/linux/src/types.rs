@@ -68,10 +68,16 @@ pub struct Window {
     pub app: App,
     pub bounds: Rect,
     pub client: Rect,
+    /// Iconified and really off screen (a window that only claims
+    /// `_NET_WM_STATE_HIDDEN` while mapped is not minimized).
     pub minimized: bool,
+    /// Not viewable: unmapped, iconified or on another desktop.
     pub hidden: bool,
     pub focused: bool,
     pub desktop: Option<u32>,
+    /// Not managed by the window manager: a menu, tooltip, popup or
+    /// notification that the client placed on the root itself.
+    pub override_redirect: bool,
 }
 
 impl std::fmt::Display for Rect {

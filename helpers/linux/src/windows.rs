@@ -1,11 +1,21 @@
 //! Top-level windows through EWMH and ICCCM (PROTOCOL.md `windows`,
 //! `window_at`, `hide`, `restore`).
 //!
+//! The list is every top-level window that can show pixels or take a
+//! click: the window manager's clients, and the mapped children of the root
+//! it does not manage (override-redirect menus, tooltips, popups and
+//! notifications). Its order is the X server's real stacking order (the
+//! root's children, bottom to top), not the window manager's claim, and a
+//! window counts as hidden only when X says it is not viewable: a mapped
+//! window that sets `_NET_WM_STATE_HIDDEN` or skips the taskbar is on
+//! screen, and listed as such, so masking and the click gates see it.
+//!
 //! Listing sends every window's requests before reading any reply, so a
-//! desktop with fifty windows costs one round trip, not six hundred. A
+//! desktop with fifty windows costs a few round trips, not six hundred. A
 //! window that is destroyed while it is being read is left out: that race
 //! is normal on a live desktop and only a lost connection is an error.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -16,11 +26,14 @@ use x11rb::cookie::Cookie;
 use x11rb::errors::{ConnectionError, ReplyError};
 use x11rb::protocol::res::{self, ClientIdMask, ClientIdSpec, ConnectionExt as _};
 use x11rb::protocol::xproto::{
-    AtomEnum, ClientMessageEvent, ConnectionExt as _, EventMask, GetGeometryReply,
-    GetPropertyReply, GetWindowAttributesReply, MapState, TranslateCoordinatesReply,
+    AtomEnum, ChangeWindowAttributesAux, ClientMessageEvent, ConnectionExt as _, EventMask,
+    GetGeometryReply, GetPropertyReply, GetWindowAttributesReply, MapState,
+    TranslateCoordinatesReply,
 };
 
 use crate::apps::{Apps, Clues};
+use crate::capture::ghosts::Ghosts;
+use crate::capture::mask::Selection;
 use crate::error::{Code, Error, Result};
 use crate::types::{App, Point, Rect, Window};
 
@@ -29,6 +42,7 @@ x11rb::atom_manager! {
         UTF8_STRING,
         WM_STATE,
         WM_CHANGE_STATE,
+        WM_CLIENT_LEADER,
         _NET_CLIENT_LIST_STACKING,
         _NET_CLIENT_LIST,
         _NET_ACTIVE_WINDOW,
@@ -75,6 +89,12 @@ pub struct Wm {
     /// Frame bounds of the windows `hide` minimized, so `restore` can wait
     /// until they are back in place.
     hidden_bounds: Mutex<HashMap<u32, Rect>>,
+    /// Where the root's children were until a moment ago (see
+    /// [`Wm::watch`]), and which clients each child holds.
+    ghosts: Mutex<Ghosts>,
+    clients_in: Mutex<HashMap<u32, Vec<u32>>>,
+    /// `_NET_WM_CM_Sn`, owned while a compositing manager runs.
+    compositor_selection: std::sync::OnceLock<u32>,
 }
 
 /// Everything read from the server about one client window.
@@ -97,6 +117,13 @@ struct Facts {
     iconic: bool,
     viewable: bool,
     desktop: Option<u32>,
+    override_redirect: bool,
+    /// Listed by the window manager as one of its clients.
+    managed: bool,
+    /// WM_TRANSIENT_FOR: the window this one belongs to.
+    transient_for: Option<u32>,
+    /// WM_CLIENT_LEADER: the window that stands for the whole client.
+    client_leader: Option<u32>,
 }
 
 /// A window's requests in flight (see [`Wm::describe`]).
@@ -115,6 +142,8 @@ struct Probe<'c, C: Connection> {
     desktop: Cookie<'c, C, GetPropertyReply>,
     gtk_id: Cookie<'c, C, GetPropertyReply>,
     machine: Cookie<'c, C, GetPropertyReply>,
+    transient_for: Cookie<'c, C, GetPropertyReply>,
+    client_leader: Cookie<'c, C, GetPropertyReply>,
 }
 
 /// Why a window could not be read.
@@ -236,9 +265,45 @@ fn frame_bounds(client: Rect, extents: Option<[u32; 4]>, border: u32) -> Rect {
 /// The topmost visible window whose frame contains `p`; `windows` is in
 /// stacking order, top first.
 pub fn topmost_at(windows: &[Window], p: Point) -> Option<&Window> {
-    windows
-        .iter()
-        .find(|w| !w.minimized && !w.hidden && w.bounds.contains(p))
+    windows.iter().find(|w| !w.hidden && w.bounds.contains(p))
+}
+
+/// One entry of the stacking order (see [`stacking_bottom_up`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stacked {
+    /// A window-manager client.
+    Client(u32),
+    /// A child of the root that holds no client: override-redirect, or
+    /// mapped behind the window manager's back.
+    Unmanaged(u32),
+}
+
+/// The real stacking order, bottom first: the root's `children` (bottom
+/// first, as QueryTree gives them) with each frame replaced by the clients
+/// inside it (`top_of`: client -> the root child that holds it), in the
+/// window manager's order. Clients whose root child was not found go to the
+/// bottom, where they can cover nothing that is painted over: an approved
+/// window placed too high would hide a masked one below it.
+fn stacking_bottom_up(
+    children: &[u32],
+    clients_bottom_up: &[u32],
+    top_of: &HashMap<u32, u32>,
+) -> Vec<Stacked> {
+    let mut inside: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut out = Vec::with_capacity(children.len());
+    for &client in clients_bottom_up {
+        match top_of.get(&client) {
+            Some(&top) if children.contains(&top) => inside.entry(top).or_default().push(client),
+            _ => out.push(Stacked::Client(client)),
+        }
+    }
+    for &child in children {
+        match inside.remove(&child) {
+            Some(clients) => out.extend(clients.into_iter().map(Stacked::Client)),
+            None => out.push(Stacked::Unmanaged(child)),
+        }
+    }
+    out
 }
 
 /// Whether two host names denote the same machine, allowing one of them to
@@ -261,12 +326,16 @@ fn local_hostname() -> Option<String> {
 }
 
 impl Facts {
+    /// Off screen because it was iconified. `_NET_WM_STATE_HIDDEN` and
+    /// WM_STATE are what the client and window manager claim; only the map
+    /// state says whether the pixels are on screen, so a mapped window is
+    /// never minimized, whatever it claims.
     fn minimized(&self) -> bool {
-        self.net_hidden || self.iconic
+        !self.viewable && (self.net_hidden || self.iconic)
     }
 
     fn visible(&self) -> bool {
-        self.viewable && !self.minimized()
+        self.viewable
     }
 
     fn clues(&self, hostname: Option<&str>) -> Clues {
@@ -295,6 +364,29 @@ impl Facts {
             hidden: !self.viewable,
             focused: active == Some(self.id),
             desktop: self.desktop.filter(|&d| d != ALL_DESKTOPS),
+            override_redirect: self.override_redirect,
+        }
+    }
+
+    /// Whether anything says which program owns the window.
+    fn attributed(&self) -> bool {
+        self.pid.is_some() || self.class.is_some() || self.instance.is_some()
+    }
+
+    /// Takes the owner's identity from `owner` (the window it is transient
+    /// for, or its client leader), keeping what the window says itself.
+    fn inherit(&mut self, owner: &Facts) {
+        if self.pid.is_none() {
+            self.pid = owner.pid;
+            self.pid_from_server = owner.pid_from_server;
+            self.machine = owner.machine.clone();
+        }
+        if self.class.is_none() && self.instance.is_none() {
+            self.class = owner.class.clone();
+            self.instance = owner.instance.clone();
+        }
+        if self.gtk_application_id.is_none() {
+            self.gtk_application_id = owner.gtk_application_id.clone();
         }
     }
 }
@@ -322,7 +414,116 @@ impl Wm {
             hostname: local_hostname(),
             apps: Mutex::new(Apps::from_env()),
             hidden_bounds: Mutex::new(HashMap::new()),
+            ghosts: Mutex::new(Ghosts::default()),
+            clients_in: Mutex::new(HashMap::new()),
+            compositor_selection: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Starts following the root's children (SubstructureNotify), so that
+    /// captures can paint where a masked window was until a moment ago
+    /// ([`Wm::ghost_rects`]).
+    pub fn watch<C: Connection>(&self, conn: &C, root: u32, screen_num: usize) -> Result<()> {
+        let name = format!("_NET_WM_CM_S{screen_num}");
+        let atom = conn
+            .intern_atom(false, name.as_bytes())
+            .map_err(|e| sent("interning the compositor selection", e))?
+            .reply()
+            .map_err(|e| Error::x11("interning the compositor selection", e))?
+            .atom;
+        let _ = self.compositor_selection.set(atom);
+        conn.change_window_attributes(
+            root,
+            &ChangeWindowAttributesAux::new().event_mask(EventMask::SUBSTRUCTURE_NOTIFY),
+        )
+        .map_err(|e| sent("watching the root window", e))?;
+        let children = conn
+            .query_tree(root)
+            .map_err(|e| sent("reading the window tree", e))?
+            .reply()
+            .map_err(|e| Error::x11("reading the window tree", e))?
+            .children;
+        let cookies = children
+            .iter()
+            .map(|&id| Ok((id, conn.get_geometry(id)?, conn.get_window_attributes(id)?)))
+            .collect::<std::result::Result<Vec<_>, ConnectionError>>()
+            .map_err(|e| sent("reading the root's children", e))?;
+        let mut ghosts = self.ghosts.lock().unwrap_or_else(|p| p.into_inner());
+        for (id, geometry, attributes) in cookies {
+            let (Ok(g), Ok(a)) = (per_window(geometry.reply()), per_window(attributes.reply()))
+            else {
+                continue;
+            };
+            let border = u32::from(g.border_width);
+            let rect = Rect {
+                x: i32::from(g.x),
+                y: i32::from(g.y),
+                width: u32::from(g.width) + 2 * border,
+                height: u32::from(g.height) + 2 * border,
+            };
+            ghosts.seen(id, rect, a.map_state == MapState::VIEWABLE);
+        }
+        Ok(())
+    }
+
+    /// Reads the events about the root's children that have arrived.
+    fn drain<C: Connection>(&self, conn: &C, root: u32) -> Result<()> {
+        let mut ghosts = self.ghosts.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        while let Some(event) = conn
+            .poll_for_event()
+            .map_err(|e| Error::x11("reading window events", e))?
+        {
+            ghosts.event(&event, root, now);
+        }
+        Ok(())
+    }
+
+    /// The recent places of windows that `selection` masks, clipped to
+    /// `clip`: a window that closed or moved a moment ago may still show
+    /// there, until the app beneath repaints. Without a compositing
+    /// manager only the parts over one of `windows` (the visible ones)
+    /// count, since the X server repaints the bare root at once; with one,
+    /// the whole screen is what it last drew, so all of them count. The
+    /// clients inside a frame decide for it; a child of the root whose
+    /// clients are unknown decides for itself, so under `mask_others` it is
+    /// painted.
+    pub fn ghost_rects<C: Connection>(
+        &self,
+        conn: &C,
+        selection: &Selection,
+        clip: Rect,
+        windows: &[Window],
+    ) -> Result<Vec<Rect>> {
+        let composited = match self.compositor_selection.get() {
+            Some(&atom) => {
+                conn.get_selection_owner(atom)
+                    .map_err(|e| sent("asking for the compositing manager", e))?
+                    .reply()
+                    .map_err(|e| Error::x11("asking for the compositing manager", e))?
+                    .owner
+                    != x11rb::NONE
+            }
+            None => false,
+        };
+        let under: Vec<Rect> = if composited {
+            vec![clip]
+        } else {
+            windows.iter().map(|w| w.bounds).collect()
+        };
+        let mut ghosts = self.ghosts.lock().unwrap_or_else(|p| p.into_inner());
+        let clients_in = self.clients_in.lock().unwrap_or_else(|p| p.into_inner());
+        let rects = ghosts
+            .recent(Instant::now())
+            .iter()
+            .filter(|g| match clients_in.get(&g.window) {
+                Some(clients) => clients.iter().any(|&c| selection.masks(c)),
+                None => selection.masks(g.window),
+            })
+            .filter_map(|g| g.rect.intersect(&clip))
+            .flat_map(|r| under.iter().filter_map(move |u| r.intersect(u)))
+            .collect();
+        Ok(rects)
     }
 
     /// All client windows in stacking order, top first, as listed by the
@@ -378,9 +579,12 @@ impl Wm {
     pub fn hide<C: Connection>(&self, conn: &C, root: u32, ids: &[u32]) -> Result<Vec<u32>> {
         let (facts, _) = self.snapshot(conn, root)?;
         let wanted = validate(ids, &facts)?;
+        // The window manager cannot iconify a window it does not manage,
+        // and unmapping another client's popup would leave it broken:
+        // those stay, masked in captures and refused as targets.
         let targets: Vec<&Facts> = facts
             .iter()
-            .filter(|f| wanted.contains(&f.id) && f.visible())
+            .filter(|f| wanted.contains(&f.id) && f.visible() && f.managed)
             .collect();
         if targets.is_empty() {
             return Ok(Vec::new());
@@ -729,17 +933,182 @@ impl Wm {
         Ok(None)
     }
 
-    /// Facts about every client window, top first, and the active window.
+    /// Facts about every top-level window, top first, and the active
+    /// window: the clients, and the viewable root children that hold no
+    /// client, in the server's stacking order.
     fn snapshot<C: Connection>(&self, conn: &C, root: u32) -> Result<(Vec<Facts>, Option<u32>)> {
-        let mut ids = self.clients_bottom_up(conn, root)?;
-        ids.reverse();
+        let mut clients = self.clients_bottom_up(conn, root)?;
         let mut seen = HashSet::new();
-        ids.retain(|id| *id != 0 && seen.insert(*id));
+        clients.retain(|id| *id != 0 && *id != root && seen.insert(*id));
+        let children = match per_window(
+            conn.query_tree(root)
+                .map_err(|e| sent("reading the window tree", e))?
+                .reply(),
+        ) {
+            Ok(tree) => tree.children,
+            Err(Failure::Fatal(err)) => return Err(err),
+            Err(Failure::Vanished) => Vec::new(),
+        };
+        let top_of = self.top_levels(conn, root, &clients)?;
+        self.remember_frames(&top_of);
+        let order = stacking_bottom_up(&children, &clients, &top_of);
+        let candidates: Vec<u32> = order
+            .iter()
+            .filter_map(|s| match s {
+                Stacked::Unmanaged(id) => Some(*id),
+                Stacked::Client(_) => None,
+            })
+            .collect();
+        // Frames are asked in the same round trip: a frame on screen
+        // shows its client's title even while the client is unmapped
+        // (openbox animates iconifying that way).
+        let frames: Vec<u32> = top_of
+            .iter()
+            .filter(|(client, top)| client != top)
+            .map(|(_, &top)| top)
+            .collect();
+        let viewable = self.viewable_among(conn, &[candidates.as_slice(), &frames].concat())?;
+        let unmanaged: HashSet<u32> = candidates
+            .iter()
+            .copied()
+            .filter(|id| viewable.contains(id))
+            .collect();
+        let mut ids: Vec<u32> = order
+            .iter()
+            .filter_map(|s| match *s {
+                Stacked::Client(id) => Some(id),
+                Stacked::Unmanaged(id) => unmanaged.contains(&id).then_some(id),
+            })
+            .collect();
+        ids.reverse();
         let active = self
             .root_u32(conn, root, self.atoms._NET_ACTIVE_WINDOW)?
             .filter(|&id| id != 0);
-        let facts = self.describe(conn, root, &ids)?;
+        let mut facts = self.describe(conn, root, &ids)?;
+        let managed: HashSet<u32> = clients.into_iter().collect();
+        for f in &mut facts {
+            f.managed = managed.contains(&f.id);
+            if let Some(top) = top_of.get(&f.id).filter(|&&top| top != f.id) {
+                f.viewable |= viewable.contains(top);
+            }
+        }
+        self.attribute(conn, root, &mut facts)?;
+        // Every event sent before these replies has arrived by now.
+        self.drain(conn, root)?;
         Ok((facts, active))
+    }
+
+    /// Notes which clients each child of the root holds, keeping what was
+    /// known about children that have just gone (their ghosts need it).
+    fn remember_frames(&self, top_of: &HashMap<u32, u32>) {
+        let mut now: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (&client, &top) in top_of {
+            now.entry(top).or_default().push(client);
+        }
+        let mut known = self.clients_in.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ghosts = self.ghosts.lock().unwrap_or_else(|p| p.into_inner());
+        for g in ghosts.recent(Instant::now()) {
+            if let (Entry::Vacant(slot), Some(old)) = (now.entry(g.window), known.get(&g.window)) {
+                slot.insert(old.clone());
+            }
+        }
+        *known = now;
+    }
+
+    /// For each of `ids`, the child of the root that holds it (its frame
+    /// under a reparenting window manager, else itself), one level of the
+    /// tree per round trip. Vanished windows are absent.
+    fn top_levels<C: Connection>(
+        &self,
+        conn: &C,
+        root: u32,
+        ids: &[u32],
+    ) -> Result<HashMap<u32, u32>> {
+        let mut out = HashMap::with_capacity(ids.len());
+        let mut pending: Vec<(u32, u32)> = ids.iter().map(|&id| (id, id)).collect();
+        for _ in 0..16 {
+            if pending.is_empty() {
+                break;
+            }
+            let cookies = pending
+                .iter()
+                .map(|&(client, window)| conn.query_tree(window).map(|c| (client, window, c)))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| sent("reading the window tree", e))?;
+            let mut next = Vec::new();
+            for (client, window, cookie) in cookies {
+                match per_window(cookie.reply()) {
+                    Ok(tree) if tree.parent == root || tree.parent == x11rb::NONE => {
+                        out.insert(client, window);
+                    }
+                    Ok(tree) => next.push((client, tree.parent)),
+                    Err(Failure::Vanished) => {}
+                    Err(Failure::Fatal(err)) => return Err(err),
+                }
+            }
+            pending = next;
+        }
+        Ok(out)
+    }
+
+    /// The viewable windows among `ids`.
+    fn viewable_among<C: Connection>(&self, conn: &C, ids: &[u32]) -> Result<HashSet<u32>> {
+        let cookies = ids
+            .iter()
+            .map(|&id| conn.get_window_attributes(id).map(|c| (id, c)))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| sent("reading window state", e))?;
+        let mut out = HashSet::new();
+        for (id, cookie) in cookies {
+            match per_window(cookie.reply()) {
+                Ok(attrs) if attrs.map_state == MapState::VIEWABLE => {
+                    out.insert(id);
+                }
+                Ok(_) | Err(Failure::Vanished) => {}
+                Err(Failure::Fatal(err)) => return Err(err),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Gives a window that says nothing about its owner (no pid, from the
+    /// window or from X-Resource, and no WM_CLASS) the identity of the
+    /// window it is transient for, else of its client leader. A window
+    /// still unattributed keeps an empty identity, which no grant matches:
+    /// it is treated as an unapproved app's.
+    fn attribute<C: Connection>(&self, conn: &C, root: u32, facts: &mut [Facts]) -> Result<()> {
+        let owner_of = |f: &Facts| {
+            [f.transient_for, f.client_leader]
+                .into_iter()
+                .flatten()
+                .find(|&o| o != 0 && o != f.id)
+        };
+        let owners: Vec<u32> = {
+            let mut seen = HashSet::new();
+            facts
+                .iter()
+                .filter(|f| !f.attributed())
+                .filter_map(owner_of)
+                .filter(|o| seen.insert(*o))
+                .collect()
+        };
+        if owners.is_empty() {
+            return Ok(());
+        }
+        let described = self.describe(conn, root, &owners)?;
+        let by_id: HashMap<u32, &Facts> = described.iter().map(|f| (f.id, f)).collect();
+        for f in facts.iter_mut().filter(|f| !f.attributed()) {
+            let candidates = [f.transient_for, f.client_leader];
+            if let Some(owner) = candidates
+                .into_iter()
+                .flatten()
+                .filter_map(|o| by_id.get(&o))
+                .find(|o| o.attributed())
+            {
+                f.inherit(owner);
+            }
+        }
+        Ok(())
     }
 
     /// Reads the facts about `ids`, skipping windows that no longer exist.
@@ -797,6 +1166,8 @@ impl Wm {
             desktop: prop(a._NET_WM_DESKTOP, 1)?,
             gtk_id: prop(a._GTK_APPLICATION_ID, 256)?,
             machine: prop(AtomEnum::WM_CLIENT_MACHINE.into(), 256)?,
+            transient_for: prop(AtomEnum::WM_TRANSIENT_FOR.into(), 1)?,
+            client_leader: prop(a.WM_CLIENT_LEADER, 1)?,
         })
     }
 
@@ -814,6 +1185,8 @@ impl Wm {
         let desktop = per_window(p.desktop.reply())?;
         let gtk_id = per_window(p.gtk_id.reply())?;
         let machine = per_window(p.machine.reply())?;
+        let transient_for = per_window(p.transient_for.reply())?;
+        let client_leader = per_window(p.client_leader.reply())?;
 
         let title = text(&net_wm_name)
             .filter(|t| !t.is_empty())
@@ -849,6 +1222,10 @@ impl Wm {
             iconic: first_u32(&wm_state) == Some(ICONIC_STATE),
             viewable: attributes.map_state == MapState::VIEWABLE,
             desktop: first_u32(&desktop),
+            override_redirect: attributes.override_redirect,
+            managed: false,
+            transient_for: first_u32(&transient_for).filter(|&w| w != 0),
+            client_leader: first_u32(&client_leader).filter(|&w| w != 0),
         })
     }
 
@@ -933,6 +1310,7 @@ mod tests {
             hidden: false,
             focused: false,
             desktop: Some(0),
+            override_redirect: false,
         }
     }
 
@@ -956,6 +1334,7 @@ mod tests {
     fn topmost_at_prefers_higher_windows_and_skips_hidden() {
         let mut minimized = window(1, rect(0, 0, 300, 300));
         minimized.minimized = true;
+        minimized.hidden = true;
         let mut unmapped = window(2, rect(0, 0, 300, 300));
         unmapped.hidden = true;
         let top = window(3, rect(100, 100, 100, 100));
@@ -971,6 +1350,66 @@ mod tests {
         assert_eq!(at(10, 10), Some(5), "minimized and unmapped are skipped");
         assert_eq!(at(1000, 5), None);
         assert_eq!(topmost_at(&[], Point { x: 0, y: 0 }), None);
+    }
+
+    #[test]
+    fn stacking_follows_the_root_children() {
+        // Root children bottom first: frame 10 (client 1), popup 20,
+        // frame 30 (client 3), popup 40. The window manager lists the
+        // clients in another order, and client 5 whose frame vanished.
+        let children = [10, 20, 30, 40];
+        let clients = [3, 1, 5];
+        let top_of = HashMap::from([(1, 10), (3, 30), (5, 99)]);
+        assert_eq!(
+            stacking_bottom_up(&children, &clients, &top_of),
+            vec![
+                Stacked::Client(5),
+                Stacked::Client(1),
+                Stacked::Unmanaged(20),
+                Stacked::Client(3),
+                Stacked::Unmanaged(40),
+            ]
+        );
+        // Without a reparenting window manager the clients are the
+        // children themselves.
+        let top_of = HashMap::from([(10, 10), (30, 30)]);
+        assert_eq!(
+            stacking_bottom_up(&[10, 20, 30], &[10, 30], &top_of),
+            vec![
+                Stacked::Client(10),
+                Stacked::Unmanaged(20),
+                Stacked::Client(30)
+            ]
+        );
+    }
+
+    #[test]
+    fn attribution_falls_back_to_the_owner() {
+        let owner = Facts {
+            id: 1,
+            pid: Some(42),
+            class: Some("Owner".into()),
+            ..Facts::default()
+        };
+        let mut popup = Facts {
+            id: 2,
+            transient_for: Some(1),
+            ..Facts::default()
+        };
+        assert!(!popup.attributed());
+        popup.inherit(&owner);
+        assert_eq!(
+            (popup.pid, popup.class.as_deref()),
+            (Some(42), Some("Owner"))
+        );
+        // What the window says about itself is kept.
+        let mut named = Facts {
+            id: 3,
+            class: Some("Own".into()),
+            ..Facts::default()
+        };
+        named.inherit(&owner);
+        assert_eq!((named.pid, named.class.as_deref()), (Some(42), Some("Own")));
     }
 
     #[test]
@@ -1050,10 +1489,20 @@ mod tests {
         assert!(f.window(App::default(), Some(1)).focused);
         let iconic = Facts {
             iconic: true,
+            viewable: false,
             ..f.clone()
         };
         assert!(!iconic.visible());
         assert!(iconic.window(App::default(), None).minimized);
+        // Claims are not enough: a mapped window is on screen.
+        let claims = Facts {
+            net_hidden: true,
+            iconic: true,
+            ..f.clone()
+        };
+        assert!(claims.visible());
+        let w = claims.window(App::default(), None);
+        assert!(!w.minimized && !w.hidden);
     }
 }
 
@@ -1417,6 +1866,136 @@ mod x_tests {
             s.wm.restore(&s.conn, s.root, &[a.id]).unwrap(),
             Vec::<u32>::new()
         );
+    }
+
+    /// A plain window of this process, mapped; managed by the window
+    /// manager unless `override_redirect`.
+    fn own_window(
+        conn: &RustConnection,
+        root: u32,
+        area: Rect,
+        override_redirect: bool,
+        title: &str,
+    ) -> u32 {
+        let id = conn.generate_id().unwrap();
+        conn.create_window(
+            0,
+            id,
+            root,
+            area.x as i16,
+            area.y as i16,
+            area.width as u16,
+            area.height as u16,
+            0,
+            WindowClass::INPUT_OUTPUT,
+            0,
+            &CreateWindowAux::new().override_redirect(u32::from(override_redirect)),
+        )
+        .unwrap();
+        conn.change_property8(
+            PropMode::REPLACE,
+            id,
+            AtomEnum::WM_NAME,
+            AtomEnum::STRING,
+            title.as_bytes(),
+        )
+        .unwrap();
+        conn.map_window(id).unwrap();
+        conn.flush().unwrap();
+        id
+    }
+
+    #[test]
+    fn override_redirect_windows_are_listed_on_top_with_their_owner() {
+        if !display_available("override_redirect_windows_are_listed_on_top_with_their_owner") {
+            return;
+        }
+        let _x = lock();
+        let s = session();
+        let (_term, term) = xterm(&s, &unique_title("or-owner"), "60x15+100+100");
+        let (conn, screen) = x11rb::connect(None).unwrap();
+        let root = conn.setup().roots[screen].root;
+        let area = Rect {
+            x: term.client.x + 20,
+            y: term.client.y + 20,
+            width: 80,
+            height: 40,
+        };
+        let popup = own_window(&conn, root, area, true, "popup");
+        let w = eventually(5, "the override-redirect window", || find(&s, popup, false));
+        assert!(w.override_redirect && !w.hidden && !w.minimized);
+        assert_eq!((w.bounds, w.client), (area, area));
+        // Attributed by X-Resource to the process that made it.
+        if s.wm.xres {
+            assert_eq!(w.app.pid, Some(std::process::id()));
+        }
+        let list = s.wm.list(&s.conn, s.root, false).unwrap();
+        let pos = |id| list.windows.iter().position(|w| w.id == id).unwrap();
+        assert!(pos(popup) < pos(term.id), "the popup is above the xterm");
+        let inside = Point {
+            x: area.x + 5,
+            y: area.y + 5,
+        };
+        let hit = s.wm.window_at(&s.conn, s.root, inside).unwrap();
+        assert_eq!(hit.map(|h| h.id), Some(popup), "window_at sees the popup");
+        // hide leaves it alone: no window manager can minimize it.
+        assert_eq!(
+            s.wm.hide(&s.conn, s.root, &[popup]).unwrap(),
+            Vec::<u32>::new()
+        );
+        // Unmapped, it is gone from the list, even with include_hidden.
+        conn.unmap_window(popup).unwrap();
+        conn.flush().unwrap();
+        eventually(5, "the unmapped popup to leave the list", || {
+            find(&s, popup, true).is_none().then_some(())
+        });
+    }
+
+    fn skip_taskbar(conn: &RustConnection) -> u32 {
+        conn.intern_atom(false, b"_NET_WM_STATE_SKIP_TASKBAR")
+            .unwrap()
+            .reply()
+            .unwrap()
+            .atom
+    }
+
+    #[test]
+    fn a_mapped_window_claiming_hidden_is_visible() {
+        if !display_available("a_mapped_window_claiming_hidden_is_visible") {
+            return;
+        }
+        let _x = lock();
+        let s = session();
+        let (_term, term) = xterm(&s, &unique_title("claims-hidden"), "40x10+500+300");
+        // What a client may write on any window; only the window manager's
+        // own changes follow ICCCM and EWMH client messages.
+        let state = [s.wm.atoms._NET_WM_STATE_HIDDEN, skip_taskbar(&s.conn)];
+        s.conn
+            .change_property32(
+                PropMode::REPLACE,
+                term.id,
+                s.wm.atoms._NET_WM_STATE,
+                AtomEnum::ATOM,
+                &state,
+            )
+            .unwrap();
+        s.conn.flush().unwrap();
+        eventually(5, "the claim to be set", || {
+            let facts = s.wm.describe(&s.conn, s.root, &[term.id]).unwrap();
+            facts.first().filter(|f| f.net_hidden).map(|_| ())
+        });
+        eventually(5, "the window manager to leave it mapped", || {
+            let facts = s.wm.describe(&s.conn, s.root, &[term.id]).unwrap();
+            facts.first().filter(|f| f.viewable).map(|_| ())
+        });
+        let w = find(&s, term.id, false).expect("listed without include_hidden");
+        assert!(!w.minimized && !w.hidden, "{w:?}");
+        let centre = Point {
+            x: w.client.x + 10,
+            y: w.client.y + 10,
+        };
+        let hit = s.wm.window_at(&s.conn, s.root, centre).unwrap();
+        assert_eq!(hit.map(|h| h.id), Some(term.id));
     }
 
     #[test]

@@ -576,6 +576,93 @@ fn masking_paints_visible_parts_of_masked_windows() {
     assert_eq!(r["changed"], false, "{r}");
 }
 
+#[test]
+fn mask_others_paints_unlisted_popups_and_where_they_just_were() {
+    if !have_display("mask_others_paints_unlisted_popups_and_where_they_just_were") {
+        return;
+    }
+    let _turn = lock();
+    let mut x = X::open(None);
+    let kept_area = Area {
+        x: 300,
+        y: 300,
+        w: 300,
+        h: 200,
+    };
+    let kept = x.window(kept_area, [10, 200, 10], Some("deskhand kept"));
+    let popup_area = Area {
+        x: 350,
+        y: 340,
+        w: 80,
+        h: 60,
+    };
+    let mut helper = Helper::spawn(&[]);
+    helper.handshake();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let bounds = loop {
+        let list = helper.result("windows", json!({}));
+        if let Some(w) = list["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["id"] == kept)
+        {
+            break Area::from_json(&w["bounds"]);
+        }
+        assert!(Instant::now() < deadline, "the kept window never listed");
+        thread::sleep(Duration::from_millis(50));
+    };
+    // The popup opens after the helper's last listing: mask_others paints
+    // it although nobody named it.
+    let popup = x.window(popup_area, [200, 10, 200], None);
+    let magenta = [255, 0, 255];
+    let capture = |helper: &mut Helper| {
+        let r = helper.result(
+            "capture",
+            json!({"rect": bounds.json(), "format": "png", "mask_others": true, "keep": [kept], "mask_color": magenta}),
+        );
+        assert_eq!(r["mask_others"], true);
+        let (w, h, rgb) = decode_png(&r);
+        let mut painted = 0;
+        for y in 0..h {
+            for px in 0..w {
+                let (gx, gy) = (bounds.x + px as i32, bounds.y + y as i32);
+                let got = rgb_at(&rgb, w, px, y);
+                if popup_area.contains(gx, gy) {
+                    painted += usize::from(got == magenta);
+                } else {
+                    assert_ne!(got, magenta, "({gx}, {gy}) belongs to the kept window");
+                }
+            }
+        }
+        (r, painted)
+    };
+    let (r, painted) = capture(&mut helper);
+    assert!(
+        r["masked"].as_array().unwrap().contains(&json!(popup)),
+        "{}",
+        r["masked"]
+    );
+    assert_eq!(painted, (popup_area.w * popup_area.h) as usize);
+    // Gone, its place over the kept window is painted for a moment, in
+    // case the kept app has not repainted it yet.
+    x.conn.unmap_window(popup).unwrap();
+    x.sync();
+    let (r, painted) = capture(&mut helper);
+    assert!(!r["masked"].as_array().unwrap().contains(&json!(popup)));
+    assert_eq!(
+        painted,
+        (popup_area.w * popup_area.h) as usize,
+        "the ghost is painted"
+    );
+    // And then no longer.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while capture(&mut helper).1 > 0 {
+        assert!(Instant::now() < deadline, "the ghost never went");
+        thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// A private Xvfb, stopped on drop.
 struct Xvfb {
     child: Child,

@@ -178,7 +178,9 @@ func (e *Launcher) findWindow(windows []bridge.Window, known map[uint32]bool, en
 	classes := []string{entry.StartupWMClass, filepath.Base(argv[0]), idTail(entry.ID), entry.ID}
 	for i := range windows {
 		w := &windows[i]
-		if known[w.ID] || w.Hidden || w.Minimized {
+		// A splash screen or tooltip (override-redirect) is not the
+		// window the application opened.
+		if known[w.ID] || w.Hidden || w.Minimized || w.OverrideRedirect {
 			continue
 		}
 		if w.App.PID != 0 && descends(w.App.PID, pid) {

@@ -60,15 +60,37 @@ pub fn subtract(region: &[Rect], cut: &Rect) -> Vec<Rect> {
     out
 }
 
+/// Which windows a capture paints over: those named, and with `others`
+/// every window not in `keep`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    pub mask: Vec<u32>,
+    /// Paint every window not in `keep` too (`mask_others`).
+    pub others: bool,
+    pub keep: Vec<u32>,
+}
+
+impl Selection {
+    pub fn is_empty(&self) -> bool {
+        self.mask.is_empty() && !self.others
+    }
+
+    pub fn masks(&self, id: u32) -> bool {
+        self.mask.contains(&id) || (self.others && !self.keep.contains(&id))
+    }
+}
+
 /// The areas to paint for a capture of `clip`, given the visible windows
 /// top first. Returns the rectangles (global coordinates, inside `clip`) and
-/// the requested ids that were actually painted, in request order.
-pub fn regions(windows: &[Window], requested: &[u32], clip: Rect) -> (Vec<Rect>, Vec<u32>) {
+/// the ids that were actually painted: the requested ones in request order,
+/// then the others in stacking order.
+pub fn regions(windows: &[Window], selection: &Selection, clip: Rect) -> (Vec<Rect>, Vec<u32>) {
+    let requested = &selection.mask;
     let mut above_unmasked: Vec<Rect> = Vec::new();
     let mut rects = Vec::new();
     let mut painted: Vec<u32> = Vec::new();
     for window in windows {
-        if !requested.contains(&window.id) {
+        if !selection.masks(window.id) {
             above_unmasked.push(window.bounds);
             continue;
         }
@@ -88,7 +110,7 @@ pub fn regions(windows: &[Window], requested: &[u32], clip: Rect) -> (Vec<Rect>,
         }
     }
     let mut ordered: Vec<u32> = Vec::with_capacity(painted.len());
-    for id in requested {
+    for id in requested.iter().chain(painted.iter()) {
         if painted.contains(id) && !ordered.contains(id) {
             ordered.push(*id);
         }
@@ -194,7 +216,42 @@ mod tests {
             hidden: false,
             focused: false,
             desktop: Some(0),
+            override_redirect: false,
         }
+    }
+
+    fn only(ids: &[u32]) -> Selection {
+        Selection {
+            mask: ids.to_vec(),
+            ..Selection::default()
+        }
+    }
+
+    #[test]
+    fn mask_others_paints_every_window_not_kept() {
+        let clip = rect(0, 0, 100, 100);
+        // Top first: 1 is a popup nobody listed before the capture, over
+        // the kept window 2; 3 is named in the mask and kept (mask wins).
+        let windows = [
+            window(1, rect(10, 10, 10, 10)),
+            window(2, rect(0, 0, 50, 50)),
+            window(3, rect(60, 60, 10, 10)),
+            window(4, rect(80, 0, 10, 10)),
+        ];
+        let selection = Selection {
+            mask: vec![3],
+            others: true,
+            keep: vec![2, 3],
+        };
+        let (rects, painted) = regions(&windows, &selection, clip);
+        assert_eq!(painted, vec![3, 1, 4]);
+        assert_eq!(covers(&rects, 15, 15), 1, "the unlisted popup is painted");
+        assert_eq!(covers(&rects, 30, 30), 0, "the kept window is not");
+        assert_eq!(area(&rects), 300);
+        // Without mask_others only the named window is painted.
+        let (_, painted) = regions(&windows, &only(&[3]), clip);
+        assert_eq!(painted, vec![3]);
+        assert!(only(&[]).is_empty() && !selection.is_empty());
     }
 
     #[test]
@@ -209,7 +266,7 @@ mod tests {
             window(4, rect(200, 200, 10, 10)),
             window(5, rect(60, 60, 10, 10)),
         ];
-        let (rects, painted) = regions(&windows, &[4, 2, 3, 5, 99], clip);
+        let (rects, painted) = regions(&windows, &only(&[4, 2, 3, 5, 99]), clip);
         // 3 is fully under 1; 4 is outside; 99 is unknown.
         assert_eq!(painted, vec![2, 5]);
         assert_eq!(area(&rects), 25 * 10 + 100);
@@ -224,7 +281,7 @@ mod tests {
             window(1, rect(0, 0, 20, 20)),
             window(2, rect(10, 10, 20, 20)),
         ];
-        let (rects, painted) = regions(&windows, &[1, 2], clip);
+        let (rects, painted) = regions(&windows, &only(&[1, 2]), clip);
         assert_eq!(painted, vec![1, 2]);
         assert_eq!(covers(&rects, 15, 15), 2);
         assert_eq!(covers(&rects, 25, 25), 1);

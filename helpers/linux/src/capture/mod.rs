@@ -7,6 +7,7 @@
 //! captures alternate between two segments, so keeping them costs no copy.
 
 pub mod encode;
+pub mod ghosts;
 pub mod mask;
 pub mod pixfmt;
 pub mod resize;
@@ -130,7 +131,8 @@ impl Capturer {
     }
 
     /// Captures `req.source` of `root` (whose size is `screen` and whose
-    /// pixels are in `format`).
+    /// pixels are in `format`). `grabbed` runs as soon as the pixels are
+    /// read, before masking and encoding.
     pub fn capture<C: Connection>(
         &mut self,
         conn: &C,
@@ -138,10 +140,13 @@ impl Capturer {
         format: &PixelFormat,
         screen: Size,
         req: &Request<'_>,
+        grabbed: &mut dyn FnMut(),
     ) -> Result<Output<'_>> {
         let mut timings = Timings::default();
         let started = Instant::now();
-        let (store, layout, method) = self.grab(conn, root, format, screen, req.source)?;
+        let grab = self.grab(conn, root, format, screen, req.source);
+        grabbed();
+        let (store, layout, method) = grab?;
         timings.grab = started.elapsed();
 
         let result = self.deliver(&store, layout, req, &mut timings);
@@ -390,6 +395,39 @@ impl Capturer {
         if let Some(last) = &mut self.last {
             last.pixels = Store::Owned(copy);
         }
+    }
+}
+
+/// Holds the X server (GrabServer) from creation until `release` or drop,
+/// so that nothing another client does falls between the requests sent
+/// meanwhile.
+pub struct ServerGrab<'c, C: Connection> {
+    conn: &'c C,
+    held: bool,
+}
+
+impl<'c, C: Connection> ServerGrab<'c, C> {
+    /// Grabs the server when `wanted`; otherwise `release` does nothing.
+    pub fn new(conn: &'c C, wanted: bool) -> Result<ServerGrab<'c, C>> {
+        if wanted {
+            conn.grab_server()
+                .map_err(|e| Error::x11("grabbing the X server", e))?;
+        }
+        Ok(ServerGrab { conn, held: wanted })
+    }
+
+    pub fn release(&mut self) {
+        if std::mem::take(&mut self.held) {
+            // A lost connection releases the grab by itself.
+            let _ = self.conn.ungrab_server();
+            let _ = self.conn.flush();
+        }
+    }
+}
+
+impl<C: Connection> Drop for ServerGrab<'_, C> {
+    fn drop(&mut self) {
+        self.release();
     }
 }
 
