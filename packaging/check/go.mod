@@ -2,12 +2,16 @@ module github.com/deskhand/deskhand/packaging/check
 
 go 1.26.0
 
+require github.com/modelcontextprotocol/go-sdk v1.8.0
+
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
-	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
-	go.yaml.in/yaml/v2 v2.4.4 // indirect
-	golang.org/x/text v0.40.0 // indirect
-	k8s.io/api v0.37.2 // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/oauth2 v0.35.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.46.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+	golang.org/x/tools v0.47.0 // indirect
 )

@@ -1,0 +1,5 @@
+package check
+
+// registryName is deskhand's name in the MCP Registry: io.github.<owner>
+// names are proven by GitHub sign-in.
+const registryName = "io.github.deskhand/deskhand"
