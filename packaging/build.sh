@@ -123,3 +123,23 @@ done
 "$MCPB" validate "$bundle/manifest.json" >&2
 "$MCPB" pack "$bundle" "$OUT/deskhand-$VERSION.mcpb" >&2
 echo "build.sh: built $OUT/deskhand-$VERSION.mcpb and $(ls "$OUT"/npm/*.tgz | wc -l) npm tarballs for: $PLATFORMS" >&2
+
+# The MCP Registry entry, with the bundle as a second package: its release
+# URL and the SHA-256 the registry requires for mcpb packages.
+node -e '
+  const [version, mcpb, out] = process.argv.slice(1);
+  const fs = require("fs");
+  const sha = require("crypto").createHash("sha256").update(fs.readFileSync(mcpb)).digest("hex");
+  const entry = JSON.parse(fs.readFileSync("packaging/registry/server.json"));
+  entry.version = version;
+  for (const p of entry.packages) p.version = version;
+  entry.packages.push({
+    registryType: "mcpb",
+    identifier: `https://github.com/deskhand/deskhand/releases/download/v${version}/${require("path").basename(mcpb)}`,
+    version,
+    fileSha256: sha,
+    transport: { type: "stdio" },
+  });
+  fs.writeFileSync(out, JSON.stringify(entry, null, 2) + "\n");' \
+  "$VERSION" "$OUT/deskhand-$VERSION.mcpb" "$OUT/server.json"
+echo "build.sh: wrote $OUT/server.json" >&2
