@@ -3,6 +3,7 @@ module github.com/deskhand/deskhand/packaging/check
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 )
