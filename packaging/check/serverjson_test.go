@@ -165,4 +165,3 @@ func checkRegistryRules(t *testing.T, doc map[string]any) {
 func pkg(doc map[string]any, i int) map[string]any {
 	return doc["packages"].([]any)[i].(map[string]any)
 }
-
