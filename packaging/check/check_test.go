@@ -129,6 +129,19 @@ func isolatedEnv(t *testing.T) []string {
 	)
 }
 
+// checkDoctorHelper runs `deskhand doctor` through cmd and checks that it
+// finds the helper the package carries, beside deskhand and verified
+// against the package's SHA256SUMS. Doctor fails here (there is no
+// display), so only its helper line is read.
+func checkDoctorHelper(t *testing.T, cmd *exec.Cmd, helperDir string) {
+	t.Helper()
+	out, _ := cmd.CombinedOutput()
+	want := filepath.Join(helperDir, "deskhand-helper") + " (beside the deskhand executable, verified against SHA256SUMS)"
+	if !strings.Contains(string(out), want) {
+		t.Errorf("deskhand doctor does not report %q:\n%s", want, out)
+	}
+}
+
 // requireDesktopTools stops a test that lets deskhand start its own
 // private desktop when Xvfb or openbox is missing.
 func requireDesktopTools(t *testing.T) {

@@ -116,6 +116,10 @@ func TestMCPBBundle(t *testing.T) {
 		}
 	}
 
+	doctor := exec.Command(filepath.Join(dir, m.Server.EntryPoint), "doctor")
+	doctor.Env = isolatedEnv(t)
+	checkDoctorHelper(t, doctor, filepath.Join(dir, "server", "linux-x64"))
+
 	cmd := hostCommand(t, m, dir, map[string]string{"virtual_display": "1280x800"})
 	cmd.Args = append(cmd.Args, "--state-dir", "none", "--allow", "xterm")
 	cmd.Env = isolatedEnv(t)

@@ -47,6 +47,11 @@ func TestNPMTarballInstall(t *testing.T) {
 		t.Errorf("npx deskhand --help starts %q, want %q", firstLine(help), want)
 	}
 
+	doctor := exec.Command("npx", "--offline", "--no-install", "deskhand", "doctor")
+	doctor.Dir = prefix
+	doctor.Env = isolatedEnv(t)
+	checkDoctorHelper(t, doctor, filepath.Join(prefix, "node_modules", "@deskhand", "linux-x64", "bin"))
+
 	cmd := exec.Command("npx", "--offline", "--no-install", "deskhand", "serve", "--virtual-display", "1280x800", "--state-dir", "none", "--allow", "xterm")
 	cmd.Dir = prefix
 	cmd.Env = isolatedEnv(t)
