@@ -301,6 +301,12 @@ func serveFlags(t *testing.T) map[string]bool {
 	if _, err := os.Stat(bin); err != nil {
 		need(t, "no %s: run make build", bin)
 	}
+	return serveFlagsOf(t, bin)
+}
+
+// serveFlagsOf is serveFlags of another deskhand binary.
+func serveFlagsOf(t *testing.T, bin string) map[string]bool {
+	t.Helper()
 	out, _ := exec.Command(bin, "help", "serve").CombinedOutput()
 	flags := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`).FindAllStringSubmatch(string(out), -1) {
