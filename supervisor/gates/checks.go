@@ -185,16 +185,26 @@ func points(a *mcpserver.Action) []geometry.Point {
 	return out
 }
 
+// checkLaunch resolves the app open_application names, once: an app that
+// does not resolve is refused (fail closed), and one that does is launched
+// by the exact id resolved here (the action's App is replaced with it), so
+// the executor cannot start another app than the one approved.
 func (g *Gates) checkLaunch(a *mcpserver.Action) error {
 	if g.opts.ResolveApp == nil {
-		return nil
+		return errors.New("this desktop cannot tell which application open_application would start, so launching is refused; ask the user to start it")
 	}
 	app, err := g.opts.ResolveApp(a.App)
 	if err != nil {
-		return nil // the executor reports the unknown name
+		return fmt.Errorf("cannot tell which application %q is, so it may not be opened: %w", a.App, err)
 	}
 	if g.opts.Consent.Tier(app) == catalog.TierNone {
 		return fmt.Errorf("%s is not approved for this session, so it may not be opened. Call request_access for it first if the task needs it. %s", appName(app), consent.AntiSubversionHint)
+	}
+	switch {
+	case app.DesktopID != "":
+		a.App = app.DesktopID
+	case app.BundleID != "":
+		a.App = app.BundleID
 	}
 	return nil
 }

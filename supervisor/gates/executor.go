@@ -30,12 +30,40 @@ const maskAttempts = 3
 //   - holds the live-state gates for the whole of a keyboard action or a
 //     drag (see watch.go).
 func (g *Gates) Wrap(inner mcpserver.Executor) mcpserver.Executor {
-	return &guarded{Executor: inner, g: g}
+	return &guarded{inner: inner, g: g}
 }
 
+// guarded forwards every method of the executor explicitly, never by
+// embedding: a method added to mcpserver.Executor is a compile error here
+// until someone decides what the safety layer does around it.
 type guarded struct {
-	mcpserver.Executor
-	g *Gates
+	inner mcpserver.Executor
+	g     *Gates
+}
+
+// Displays, CursorPosition, ReadClipboard and WriteClipboard need nothing
+// around them: they change nothing on screen, and the gates' chain has
+// already decided whether the clipboard may be read or written.
+
+func (e *guarded) Displays(ctx context.Context) ([]bridge.Display, error) {
+	return e.inner.Displays(ctx)
+}
+
+func (e *guarded) CursorPosition(ctx context.Context) (geometry.Point, error) {
+	return e.inner.CursorPosition(ctx)
+}
+
+func (e *guarded) ReadClipboard(ctx context.Context) (string, error) {
+	return e.inner.ReadClipboard(ctx)
+}
+
+func (e *guarded) WriteClipboard(ctx context.Context, text string) error {
+	return e.inner.WriteClipboard(ctx, text)
+}
+
+// ReleaseAll lets go of what is held; releasing is always allowed.
+func (e *guarded) ReleaseAll(ctx context.Context) error {
+	return e.inner.ReleaseAll(ctx)
 }
 
 func (e *guarded) Capture(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
@@ -52,7 +80,7 @@ func (e *guarded) Capture(ctx context.Context, req bridge.CaptureRequest) (*brid
 		if g.opts.MaskColor != nil {
 			r.MaskColor = g.opts.MaskColor
 		}
-		img, err := e.Executor.Capture(ctx, r)
+		img, err := e.inner.Capture(ctx, r)
 		if err != nil {
 			return nil, err
 		}
@@ -117,26 +145,26 @@ func (e *guarded) after(ctx context.Context, err error) error {
 }
 
 func (e *guarded) MoveMouse(ctx context.Context, to geometry.Point) error {
-	return e.after(ctx, e.Executor.MoveMouse(ctx, to))
+	return e.after(ctx, e.inner.MoveMouse(ctx, to))
 }
 
 func (e *guarded) Click(ctx context.Context, at geometry.Point, b mcpserver.Button, count int, mods string) error {
-	return e.after(ctx, e.Executor.Click(ctx, at, b, count, mods))
+	return e.after(ctx, e.inner.Click(ctx, at, b, count, mods))
 }
 
 func (e *guarded) MouseDown(ctx context.Context, b mcpserver.Button) error {
-	return e.after(ctx, e.Executor.MouseDown(ctx, b))
+	return e.after(ctx, e.inner.MouseDown(ctx, b))
 }
 
 func (e *guarded) MouseUp(ctx context.Context, b mcpserver.Button) error {
-	return e.after(ctx, e.Executor.MouseUp(ctx, b))
+	return e.after(ctx, e.inner.MouseUp(ctx, b))
 }
 
 func (e *guarded) Scroll(ctx context.Context, at geometry.Point, dir string, amount int, mods string) error {
-	return e.after(ctx, e.Executor.Scroll(ctx, at, dir, amount, mods))
+	return e.after(ctx, e.inner.Scroll(ctx, at, dir, amount, mods))
 }
 
 func (e *guarded) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
-	out, err := e.Executor.OpenApplication(ctx, app)
+	out, err := e.inner.OpenApplication(ctx, app)
 	return out, e.after(ctx, err)
 }

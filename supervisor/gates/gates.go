@@ -108,8 +108,7 @@ type Options struct {
 	// (they are still masked in every screenshot).
 	KeepUnapprovedVisible bool
 	// ResolveApp finds the identity of an application open_application
-	// names; nil (or an error) lets the launch through unchecked, where
-	// the executor fails the same way on a name it cannot resolve.
+	// names; nil, or an error, refuses the launch (see checkLaunch).
 	ResolveApp func(name string) (bridge.App, error)
 	// MaskColor paints unapproved windows; nil means the helper's default.
 	MaskColor *[3]uint8
@@ -217,50 +216,90 @@ type kind struct {
 // for the root menu, middle for the window list; the wheel switches
 // desktops).
 func classify(a *mcpserver.Action) kind {
-	mods := a.Keys != ""
-	switch a.Tool {
-	case "screenshot", "zoom", "cursor_position", "switch_display", "wait":
-		return kind{}
-	case "mouse_move":
+	if k, ok := kinds[a.Tool]; ok {
+		return k(a)
+	}
+	// A tool this package does not know yet: the strictest reading
+	// (TestEveryToolIsClassified fails until it has an entry).
+	return kind{input: true, keys: true, pointTier: catalog.TierFull, what: a.Tool, checkPixels: true}
+}
+
+// kinds is the classification table: one entry per tool whose calls are
+// gated as actions (mcpserver.Server.ActionTools), saying what the gates
+// hold it to.
+var kinds = map[string]func(a *mcpserver.Action) kind{
+	"screenshot":      looking,
+	"zoom":            looking,
+	"cursor_position": looking,
+	"switch_display":  looking,
+	"wait":            looking,
+	"mouse_move": func(*mcpserver.Action) kind {
 		return kind{input: true, pointTier: catalog.TierRead, what: "moving the pointer", bareOK: true}
-	case "left_click", "double_click", "triple_click":
-		what := map[string]string{"left_click": "a left click", "double_click": "a double click", "triple_click": "a triple click"}[a.Tool]
-		if mods {
-			return kind{input: true, keys: true, pointTier: catalog.TierFull, what: what + " holding " + a.Keys, bareOK: true, checkPixels: true}
-		}
-		return kind{input: true, pointTier: catalog.TierClick, what: what, bareOK: true, checkPixels: true}
-	case "right_click", "middle_click":
-		what := map[string]string{"right_click": "a right click", "middle_click": "a middle click"}[a.Tool]
-		if mods {
-			what += " holding " + a.Keys
-		}
-		return kind{input: true, keys: mods, pointTier: catalog.TierFull, what: what, checkPixels: true}
-	case "scroll":
+	},
+	"left_click":   plainClick("a left click"),
+	"double_click": plainClick("a double click"),
+	"triple_click": plainClick("a triple click"),
+	"right_click":  otherClick("a right click"),
+	"middle_click": otherClick("a middle click"),
+	"scroll": func(a *mcpserver.Action) kind {
 		// Modifiers turn the wheel into keyboard input (ctrl+wheel zooms),
 		// so a scroll holding them needs the full tier, like a click does.
-		if mods {
+		if a.Keys != "" {
 			return kind{input: true, keys: true, pointTier: catalog.TierFull, what: "scrolling holding " + a.Keys, checkPixels: true}
 		}
 		return kind{input: true, pointTier: catalog.TierClick, what: "scrolling", checkPixels: true}
-	case "left_click_drag":
+	},
+	"left_click_drag": func(a *mcpserver.Action) kind {
 		what := "dragging"
-		if mods {
+		if a.Keys != "" {
 			what += " holding " + a.Keys
 		}
-		return kind{input: true, keys: mods, pointTier: catalog.TierFull, what: what, bareOK: true, checkPixels: true}
-	case "left_mouse_down", "left_mouse_up":
-		return kind{input: true, pointTier: catalog.TierFull, what: "pressing or releasing the mouse button", bareOK: true, checkPixels: true}
-	case "type":
-		return kind{input: true, keys: true, what: "typing"}
-	case "key":
-		return kind{input: true, keys: true, what: "pressing keys"}
-	case "hold_key":
-		return kind{input: true, keys: true, what: "holding keys"}
-	case "read_clipboard", "write_clipboard", "open_application":
-		return kind{input: true}
+		return kind{input: true, keys: a.Keys != "", pointTier: catalog.TierFull, what: what, bareOK: true, checkPixels: true}
+	},
+	"left_mouse_down": button,
+	"left_mouse_up":   button,
+	"type":            keyboard("typing"),
+	"key":             keyboard("pressing keys"),
+	"hold_key":        keyboard("holding keys"),
+	"read_clipboard":  inputOnly,
+	"write_clipboard": inputOnly,
+	// open_application is judged by the launch check (checkLaunch).
+	"open_application": inputOnly,
+}
+
+func looking(*mcpserver.Action) kind { return kind{} }
+
+func inputOnly(*mcpserver.Action) kind { return kind{input: true} }
+
+func button(*mcpserver.Action) kind {
+	return kind{input: true, pointTier: catalog.TierFull, what: "pressing or releasing the mouse button", bareOK: true, checkPixels: true}
+}
+
+func keyboard(what string) func(*mcpserver.Action) kind {
+	return func(*mcpserver.Action) kind { return kind{input: true, keys: true, what: what} }
+}
+
+// plainClick: the click tier for a plain click; modifiers make it
+// keyboard input, which needs the full tier.
+func plainClick(what string) func(*mcpserver.Action) kind {
+	return func(a *mcpserver.Action) kind {
+		if a.Keys != "" {
+			return kind{input: true, keys: true, pointTier: catalog.TierFull, what: what + " holding " + a.Keys, bareOK: true, checkPixels: true}
+		}
+		return kind{input: true, pointTier: catalog.TierClick, what: what, bareOK: true, checkPixels: true}
 	}
-	// A tool this package does not know yet: the strictest reading.
-	return kind{input: true, keys: true, pointTier: catalog.TierFull, what: a.Tool, checkPixels: true}
+}
+
+// otherClick: right and middle clicks need the full tier, and a point on
+// a window (see bareOK).
+func otherClick(what string) func(*mcpserver.Action) kind {
+	return func(a *mcpserver.Action) kind {
+		w := what
+		if a.Keys != "" {
+			w += " holding " + a.Keys
+		}
+		return kind{input: true, keys: a.Keys != "", pointTier: catalog.TierFull, what: w, checkPixels: true}
+	}
 }
 
 // windows returns the window list for a, reading it once per action.

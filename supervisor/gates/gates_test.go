@@ -765,6 +765,29 @@ func TestOpenApplication(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Secret is not approved") {
 		t.Errorf("opening an unapproved app: %v", err)
 	}
+	// An app that does not resolve is refused, not left to the executor.
+	err = f.check(mcpserver.Action{Tool: "open_application", App: "nosuchapp"})
+	if err == nil || !strings.Contains(err.Error(), "cannot tell which application") {
+		t.Errorf("opening an app that does not resolve: %v", err)
+	}
+	// The executor is handed the exact id of the app the gate approved.
+	f.g.opts.ResolveApp = func(string) (bridge.App, error) {
+		return bridge.App{Name: "Zenity", Instance: "zenity", Class: "Zenity", DesktopID: "zenity-exact"}, nil
+	}
+	a := mcpserver.Action{Tool: "open_application", App: "ZENITY"}
+	for _, g := range f.chain {
+		if err := g.Check(context.Background(), &a); err != nil {
+			t.Fatalf("opening an approved app by another spelling: %v", err)
+		}
+	}
+	if a.App != "zenity-exact" {
+		t.Errorf("after the launch check the action launches %q, want the resolved id zenity-exact", a.App)
+	}
+	// Without a way to resolve apps, launching is refused.
+	f.g.opts.ResolveApp = nil
+	if err := f.check(mcpserver.Action{Tool: "open_application", App: "zenity"}); err == nil {
+		t.Error("opening an app with no resolver was allowed")
+	}
 }
 
 // TestEndedTurnStopsQueuedAction: an action whose context the turn's end

@@ -141,24 +141,24 @@ func (e *guarded) held(ctx context.Context, a mcpserver.Action, run func(ctx con
 
 func (e *guarded) Type(ctx context.Context, text string) error {
 	return e.held(ctx, mcpserver.Action{Tool: "type", Text: text}, func(ctx context.Context) error {
-		return e.Executor.Type(ctx, text)
+		return e.inner.Type(ctx, text)
 	})
 }
 
 func (e *guarded) Key(ctx context.Context, keys string) error {
 	return e.held(ctx, mcpserver.Action{Tool: "key", Keys: keys}, func(ctx context.Context) error {
-		return e.Executor.Key(ctx, keys)
+		return e.inner.Key(ctx, keys)
 	})
 }
 
 func (e *guarded) HoldKey(ctx context.Context, combo string, d time.Duration) error {
 	return e.held(ctx, mcpserver.Action{Tool: "hold_key", Keys: combo}, func(ctx context.Context) error {
-		return e.Executor.HoldKey(ctx, combo, d)
+		return e.inner.HoldKey(ctx, combo, d)
 	})
 }
 
 func (e *guarded) Drag(ctx context.Context, from, to geometry.Point, mods string) error {
 	return e.held(ctx, mcpserver.Action{Tool: "left_click_drag", From: &from, Target: &to, Keys: mods}, func(ctx context.Context) error {
-		return e.Executor.Drag(ctx, from, to, mods)
+		return e.inner.Drag(ctx, from, to, mods)
 	})
 }

@@ -787,25 +787,26 @@ func (p *parser) openApplication(a *args) (*step, error) {
 	if strings.TrimSpace(app) == "" {
 		return nil, fmt.Errorf("%s: \"app\" is empty; name an application, such as \"xterm\"", a.tool)
 	}
-	return &step{
-		action: Action{Tool: a.tool, App: app},
-		run: func(ctx context.Context) (*outcome, error) {
-			launched, err := p.s.exec.OpenApplication(ctx, app)
-			if err != nil {
-				return nil, err
-			}
-			text := fmt.Sprintf("Opened %s (%s, pid %d)", launched.Name, launched.DesktopID, launched.PID)
-			if w := launched.Window; w != nil {
-				text += fmt.Sprintf("; its window %q is at %dx%d+%d+%d on the screen", w.Title, w.Bounds.Width, w.Bounds.Height, w.Bounds.X, w.Bounds.Y)
-			}
-			text += ". Take a screenshot to see it."
-			data := map[string]any{"desktop_id": launched.DesktopID, "name": launched.Name, "pid": launched.PID, "exec": launched.Exec}
-			if w := launched.Window; w != nil {
-				data["window"] = map[string]any{"id": w.ID, "title": w.Title, "bounds": w.Bounds}
-			}
-			return &outcome{text: text, data: data}, nil
-		},
-	}, nil
+	st := &step{action: Action{Tool: a.tool, App: app}}
+	st.run = func(ctx context.Context) (*outcome, error) {
+		// The gates may have put the exact id of the app they
+		// resolved and approved in the action: launch that one.
+		launched, err := p.s.exec.OpenApplication(ctx, st.action.App)
+		if err != nil {
+			return nil, err
+		}
+		text := fmt.Sprintf("Opened %s (%s, pid %d)", launched.Name, launched.DesktopID, launched.PID)
+		if w := launched.Window; w != nil {
+			text += fmt.Sprintf("; its window %q is at %dx%d+%d+%d on the screen", w.Title, w.Bounds.Width, w.Bounds.Height, w.Bounds.X, w.Bounds.Y)
+		}
+		text += ". Take a screenshot to see it."
+		data := map[string]any{"desktop_id": launched.DesktopID, "name": launched.Name, "pid": launched.PID, "exec": launched.Exec}
+		if w := launched.Window; w != nil {
+			data["window"] = map[string]any{"id": w.ID, "title": w.Title, "bounds": w.Bounds}
+		}
+		return &outcome{text: text, data: data}, nil
+	}
+	return st, nil
 }
 
 func (p *parser) readClipboard() (*step, error) {

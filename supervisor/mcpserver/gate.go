@@ -36,7 +36,9 @@ type Action struct {
 	Keys string
 	// Text is the text to type or to put on the clipboard.
 	Text string
-	// App is the application open_application launches.
+	// App is the application open_application launches; the gates may
+	// replace the model's name with the exact id of the app they resolved
+	// and approved, which is then what is launched.
 	App string
 	// Display is the display switch_display selects.
 	Display *uint32

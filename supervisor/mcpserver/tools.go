@@ -123,6 +123,22 @@ var batchActions = []string{
 }
 
 // toolSpecs returns every tool, in the order clients list them.
+// ActionTools names every tool of the default profile whose calls the
+// gates check as actions (Action.Tool): all but computer_batch, whose
+// actions are checked one by one under their own names, and the consent
+// tools, which the gates never see. The openai profile's computer tool
+// runs these same actions.
+func (s *Server) ActionTools() []string {
+	var names []string
+	for _, t := range s.toolSpecs() {
+		if !t.batch && !t.openAI {
+			names = append(names, t.name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
 func (s *Server) toolSpecs() []*toolSpec {
 	cw := s.coordWords()
 	click := func(name, title, what string, button Button, count int) *toolSpec {

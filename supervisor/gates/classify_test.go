@@ -1,0 +1,33 @@
+package gates
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/deskhand/deskhand/supervisor/mcpserver"
+)
+
+// TestEveryToolIsClassified: each tool the server gates as an action has
+// exactly one entry in the classification table, and the table names no
+// tool the server does not have, so a new tool cannot ship judged only by
+// the strictest fallback, and a renamed one cannot leave a stale entry.
+func TestEveryToolIsClassified(t *testing.T) {
+	srv, err := mcpserver.New(mcpserver.Options{Executor: &fakeExec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := srv.ActionTools()
+	if len(tools) < 20 {
+		t.Fatalf("ActionTools() = %v; want the whole coordinate tool surface", tools)
+	}
+	for _, name := range tools {
+		if _, ok := kinds[name]; !ok {
+			t.Errorf("tool %q has no entry in the gates' classification table (kinds)", name)
+		}
+	}
+	for name := range kinds {
+		if !slices.Contains(tools, name) {
+			t.Errorf("the classification table has %q, which is not a gated tool of the server", name)
+		}
+	}
+}
