@@ -347,6 +347,9 @@ func Repair(ctx context.Context, opts Options, rec *Record) error {
 	return nil
 }
 
+// guardWait bounds the wait for another repair of the same display.
+const guardWait = 30 * time.Second
+
 // RepairLeftovers repairs (see Repair) the journals in dir that dead
 // deskhands on the X server of xdisplay left, and returns the ones it
 // repaired. The caller holds the display's computer-use lock, so that no
@@ -361,7 +364,7 @@ func RepairLeftovers(ctx context.Context, opts Options, dir, xdisplay string) ([
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the state directory: %w", err)
 	}
-	unlock, err := guardFile(filepath.Join(dir, strings.TrimSuffix(journalPrefix(xdisplay), "-")+".guard"))
+	unlock, err := lock.Guard(filepath.Join(dir, strings.TrimSuffix(journalPrefix(xdisplay), "-")+".guard"), guardWait, "the turn journal guard", "another deskhand is repairing; try again later")
 	if err != nil {
 		return nil, err
 	}
