@@ -122,12 +122,12 @@ type Journal struct {
 	rec Record
 }
 
-// NewJournal returns the journal of this process for X display xdisplay
+// NewJournal returns the journal of this process for X display display
 // in the state directory dir. It touches nothing until there is something
 // to record.
-func NewJournal(dir, xdisplay string) *Journal {
-	return &Journal{dir: dir, display: xdisplay,
-		path: filepath.Join(dir, journalPrefix(xdisplay)+strconv.Itoa(os.Getpid())+".json")}
+func NewJournal(dir, display string) *Journal {
+	return &Journal{dir: dir, display: display,
+		path: filepath.Join(dir, journalPrefix(display)+strconv.Itoa(os.Getpid())+".json")}
 }
 
 // Path returns the journal file's path.
@@ -139,7 +139,7 @@ func (j *Journal) Dir() string { return j.dir }
 // Display returns the X display the journal is for.
 func (j *Journal) Display() string { return j.display }
 
-func journalPrefix(xdisplay string) string { return "turn-" + lock.DisplayKey(xdisplay) + "-" }
+func journalPrefix(display string) string { return "turn-" + lock.DisplayKey(display) + "-" }
 
 // hide records windows that are about to be hidden.
 func (j *Journal) hide(session string, ids []uint32) error {
@@ -257,10 +257,10 @@ func writeDurably(path string, rec Record) error {
 }
 
 // ReadJournals returns the journals in dir of every deskhand on the X
-// server of xdisplay, live or dead, and an error for each file that is
+// server of display, live or dead, and an error for each file that is
 // not a journal deskhand may trust (another user's, open to others, or
 // not parsing).
-func ReadJournals(dir, xdisplay string) ([]*Record, []error) {
+func ReadJournals(dir, display string) ([]*Record, []error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -268,7 +268,7 @@ func ReadJournals(dir, xdisplay string) ([]*Record, []error) {
 	if err != nil {
 		return nil, []error{fmt.Errorf("reading the state directory %s: %w", dir, err)}
 	}
-	prefix := journalPrefix(xdisplay)
+	prefix := journalPrefix(display)
 	var recs []*Record
 	var errs []error
 	for _, e := range entries {
@@ -351,25 +351,25 @@ func Repair(ctx context.Context, opts Options, rec *Record) error {
 const guardWait = 30 * time.Second
 
 // RepairLeftovers repairs (see Repair) the journals in dir that dead
-// deskhands on the X server of xdisplay left, and returns the ones it
+// deskhands on the X server of display left, and returns the ones it
 // repaired. The caller holds the display's computer-use lock, so that no
 // live deskhand's turn is using the selections meanwhile; a guard file
 // keeps two repairs of one display apart.
-func RepairLeftovers(ctx context.Context, opts Options, dir, xdisplay string) ([]*Record, error) {
+func RepairLeftovers(ctx context.Context, opts Options, dir, display string) ([]*Record, error) {
 	// Every turn begins with this: without a dead deskhand's record it
 	// costs one directory read.
-	if recs, errs := ReadJournals(dir, xdisplay); !slices.ContainsFunc(recs, (*Record).Dead) {
+	if recs, errs := ReadJournals(dir, display); !slices.ContainsFunc(recs, (*Record).Dead) {
 		return nil, errors.Join(errs...)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the state directory: %w", err)
 	}
-	unlock, err := lock.Guard(filepath.Join(dir, strings.TrimSuffix(journalPrefix(xdisplay), "-")+".guard"), guardWait, "the turn journal guard", "another deskhand is repairing; try again later")
+	unlock, err := lock.Guard(filepath.Join(dir, strings.TrimSuffix(journalPrefix(display), "-")+".guard"), guardWait, "the turn journal guard", "another deskhand is repairing; try again later")
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	recs, errs := ReadJournals(dir, xdisplay)
+	recs, errs := ReadJournals(dir, display)
 	var repaired []*Record
 	for _, rec := range recs {
 		if !rec.Dead() {

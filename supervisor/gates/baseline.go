@@ -104,6 +104,17 @@ func (g *Gates) settle(ctx context.Context, b baseliner, gen uint64) bool {
 	}
 }
 
+// supersedeSettling stops the settling in progress and waits until it is
+// over, before a capture: a settling read after the capture would make
+// the helper's reference the screen as it is then, not as the model saw
+// it in the capture.
+func (g *Gates) supersedeSettling(ctx context.Context) error {
+	g.mu.Lock()
+	g.settleGen++
+	g.mu.Unlock()
+	return g.awaitReference(ctx)
+}
+
 // awaitReference waits until the latest action's settling is over, so
 // the staleness gate checks against the screen as that action left it.
 func (g *Gates) awaitReference(ctx context.Context) error {

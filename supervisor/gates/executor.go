@@ -67,6 +67,9 @@ func (e *guarded) ReleaseAll(ctx context.Context) error {
 }
 
 func (e *guarded) Capture(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
+	if err := e.g.supersedeSettling(ctx); err != nil {
+		return nil, err
+	}
 	g := e.g
 	ids, keep, err := g.maskIDs(ctx)
 	if err != nil {
