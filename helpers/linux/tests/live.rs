@@ -9,6 +9,7 @@
 
 mod common;
 
+use std::mem::ManuallyDrop;
 use std::process::Command;
 use std::sync::Mutex;
 use std::thread;
@@ -64,7 +65,8 @@ impl Area {
 
 /// A test's own X connection, for drawing.
 struct X {
-    conn: RustConnection,
+    /// Never closed (see Drop).
+    conn: ManuallyDrop<RustConnection>,
     root: u32,
     visual: Visualtype,
     windows: Vec<u32>,
@@ -82,7 +84,7 @@ impl X {
             .find(|v| v.visual_id == s.root_visual)
             .unwrap();
         X {
-            conn,
+            conn: ManuallyDrop::new(conn),
             root,
             visual,
             windows: Vec::new(),
@@ -168,7 +170,7 @@ impl X {
                 )),
                 ..WmSizeHints::default()
             };
-            hints.set_normal_hints(&self.conn, id).unwrap();
+            hints.set_normal_hints(&*self.conn, id).unwrap();
         }
         self.conn.map_window(id).unwrap();
         self.conn.flush().unwrap();
@@ -244,6 +246,12 @@ impl X {
 }
 
 impl Drop for X {
+    /// Destroys the test's windows but leaves the connection open until the
+    /// process exits. A closed client's XID range goes to the next client
+    /// that connects, so the next test's first window would get the id of
+    /// this test's first window, and the window manager, still catching up
+    /// on this test's managed windows, would move and unmap that new window
+    /// by the reused id.
     fn drop(&mut self) {
         for &id in &self.windows {
             let _ = self.conn.destroy_window(id);
