@@ -6,7 +6,7 @@
 use deskhand_helper::protocol::{encode_frame, FrameError, FrameReader, MAX_REQUEST_BYTES};
 use deskhand_helper::server::{Config, Server};
 use proptest::prelude::*;
-use proptest::test_runner::{TestCaseError, TestRunner};
+use proptest::test_runner::{FileFailurePersistence, TestCaseError, TestRunner};
 use std::time::Instant;
 
 mod common;
@@ -57,6 +57,12 @@ fn check<S: Strategy>(strategy: S, test: impl Fn(S::Value) -> Result<(), TestCas
     let config = || ProptestConfig {
         cases: 2000,
         source_file: Some(file!()),
+        // Not proptest's default, which looks for src/lib.rs above this
+        // file and finds none: integration tests live outside src/.
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/framing.proptest-regressions"
+        )))),
         ..ProptestConfig::default()
     };
     let deadline = common::fuzz::budget().map(|b| Instant::now() + b);
