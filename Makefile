@@ -21,7 +21,7 @@ DARWIN_VET := ./cmd/... ./installer/archive ./installer/fetch ./installer/manife
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
-	  awk 'BEGIN {FS = ":.*## "}; {printf "  %-10s %s\n", $$1, $$2}'
+	  awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
 deps: ## install (as root) or name the Debian packages the build and tests need
 	@bash scripts/deps.sh
