@@ -42,11 +42,12 @@ test: build go-test go-race rust-test ## run every Go and Rust test (real Xvfb d
 
 # The packages whose goroutines share state: the bridge's pipes, cleanup's
 # watchers and keepers, the lock, the MCP server, the gates, input and its
-# workers, the installer's downloads and the desktop harness itself.
-RACE_PKGS := ./bridge ./installer/fetch ./internal/desktoptest ./supervisor/catalog \
-  ./supervisor/cleanup ./supervisor/consent ./supervisor/executor ./supervisor/gates \
-  ./supervisor/input ./supervisor/keyblock ./supervisor/lock ./supervisor/mcpserver \
-  ./supervisor/vdisplay
+# workers, the installer's downloads, the desktop harness itself, and the
+# supervisor's end-to-end tests, where all of them meet.
+RACE_PKGS := ./bridge ./installer/fetch ./internal/desktoptest ./supervisor \
+  ./supervisor/catalog ./supervisor/cleanup ./supervisor/consent ./supervisor/executor \
+  ./supervisor/gates ./supervisor/input ./supervisor/keyblock ./supervisor/lock \
+  ./supervisor/mcpserver ./supervisor/vdisplay
 
 NORACE_PKGS = $(filter-out $(RACE_PKGS),$(shell $(GO) list -f '{{.Dir}}' ./... | sed "s|^$(CURDIR)|.|"))
 
@@ -54,7 +55,7 @@ go-test: ## the Go packages that go-race does not cover, without -race
 	DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -count=1 -timeout 20m $(NORACE_PKGS)
 
 go-race: ## go test -race on the concurrency-heavy packages
-	DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -race -count=1 -timeout 20m $(RACE_PKGS)
+	GORACE=halt_on_error=1 DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 
 rust-test:
 	$(WITH_DESKTOP) $(CARGO) test --locked --workspace
