@@ -20,8 +20,8 @@ DARWIN_VET := ./cmd/... ./installer/archive ./installer/fetch ./installer/manife
 
 PACKAGING_TOOLS := packaging/tools
 
-.PHONY: help deps build helper go-build test go-test rust-test lint swift-lint-deps macos-helper bench check clean \
-  package package-tools package-test
+.PHONY: help deps build helper go-build test go-test go-race rust-test lint swift-lint-deps macos-helper bench check clean \
+  package package-tools package-test fuzz go-fuzz rust-fuzz
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -42,10 +42,24 @@ helper: deps
 	$(CARGO) build --release --locked -p deskhand-helper
 	install -m 0755 target/release/deskhand-helper $(HELPER)
 
-test: build go-test rust-test package-test ## run every Go and Rust test (real Xvfb desktops; CI=true makes missing tools fail)
+test: build go-test go-race rust-test package-test ## run every Go and Rust test (real Xvfb desktops; CI=true makes missing tools fail)
 
-go-test:
-	DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -count=1 -timeout 20m ./...
+# The packages whose goroutines share state: the bridge's pipes, cleanup's
+# watchers and keepers, the lock, the MCP server, the gates, input and its
+# workers, the installer's downloads, the desktop harness itself, and the
+# supervisor's end-to-end tests, where all of them meet.
+RACE_PKGS := ./bridge ./installer/fetch ./internal/desktoptest ./supervisor \
+  ./supervisor/catalog ./supervisor/cleanup ./supervisor/consent ./supervisor/executor \
+  ./supervisor/gates ./supervisor/input ./supervisor/keyblock ./supervisor/lock \
+  ./supervisor/mcpserver ./supervisor/desktop/x11 ./supervisor/desktop/x11/vdisplay ./supervisor/desktop/freedesktop
+
+NORACE_PKGS = $(filter-out $(RACE_PKGS),$(shell $(GO) list -f '{{.Dir}}' ./... | sed "s|^$(CURDIR)|.|"))
+
+go-test: ## the Go packages that go-race does not cover, without -race
+	DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -count=1 -timeout 20m $(NORACE_PKGS)
+
+go-race: ## go test -race on the concurrency-heavy packages
+	GORACE=halt_on_error=1 DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 
 rust-test:
 	$(WITH_DESKTOP) $(CARGO) test --locked --workspace
@@ -78,6 +92,29 @@ package-test: package ## test the packages (installed and run), client snippets 
 	cd packaging/check && $(GO) test -count=1 -timeout 10m ./...
 
 check: lint test ## lint, then test: what CI runs
+
+# How long each fuzz target runs, in Go's duration syntax (30s, 10m, 1h).
+FUZZTIME     ?= 1m
+# Fuzz workers per Go target. One by default: the targets run one after
+# another, and a shared machine should not lose every core to one.
+FUZZPARALLEL ?= 1
+
+fuzz: go-fuzz rust-fuzz ## run every Go and Rust fuzz target for FUZZTIME each, one at a time (FUZZTIME=10m)
+
+go-fuzz: ## run every Go fuzz target (func Fuzz*) for FUZZTIME each; new failures land in testdata/fuzz
+	@set -e; for pkg in $$(git grep -l '^func Fuzz' -- '*_test.go' | xargs -n1 dirname | sort -u); do \
+	  for t in $$($(GO) test -list '^Fuzz' ./$$pkg | grep '^Fuzz'); do \
+	    echo "== go fuzz ./$$pkg $$t for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel $(FUZZPARALLEL) ./$$pkg; \
+	  done; \
+	done
+
+# One test thread: each property and the mutation loop get the machine to
+# themselves, for FUZZTIME each (tests/common/mod.rs reads the budget).
+# cargo-fuzz targets would need nightly Rust; the helper has none.
+rust-fuzz: ## run the helper's property tests and corpus mutator for FUZZTIME each; failures become seeds
+	DESKHAND_FUZZ_TIME=$(FUZZTIME) $(CARGO) test --locked -p deskhand-helper \
+	  --test framing --test fuzz -- --test-threads=1 --nocapture
 
 bench: build ## run the benchmarks; prints `BENCH <name> <value> <unit>` lines
 	@DESKHAND_BENCH=1 DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -count=1 -timeout 20m \

@@ -8,6 +8,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -82,6 +83,24 @@ func grantsCmd(t *testing.T, configHome string, args ...string) string {
 	return string(out)
 }
 
+// installedApp installs an app that is not running: a desktop entry in
+// the test desktop's data directory, which request_access resolves names
+// against. The names are the test's own, so what the machine has
+// installed (a real calculator's entry, say) cannot change how they
+// resolve. Each app needs its own program: consent identifies an app
+// by the program it runs too, so a decision on one covers the others.
+func installedApp(t *testing.T, d *desktoptest.Desktop, id, name, program string) {
+	t.Helper()
+	dir := filepath.Join(d.Dir(), "data", "applications")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entry := "[Desktop Entry]\nType=Application\nName=" + name + "\nExec=" + program + "\n"
+	if err := os.WriteFile(filepath.Join(dir, id+".desktop"), []byte(entry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestConsentRefusedBeforeAccess: with real apps on screen, every tool is
 // refused before request_access, and nothing reaches the desktop.
 func TestConsentRefusedBeforeAccess(t *testing.T) {
@@ -140,6 +159,8 @@ func TestConsentRefusedBeforeAccess(t *testing.T) {
 func TestConsentElicitation(t *testing.T) {
 	d := newDesktop(t, desktoptest.Options{})
 	putScene(t, d, 40, 60)
+	installedApp(t, d, "deskhand-test-abacus", "Abacus", "xmessage")
+	installedApp(t, d, "deskhand-test-lantern", "Lantern", "xwud")
 	for _, version := range []string{"", "2025-06-18"} {
 		t.Run("protocol "+version, func(t *testing.T) {
 			configHome := t.TempDir()
@@ -179,10 +200,10 @@ func TestConsentElicitation(t *testing.T) {
 
 			// Cancel: nothing granted, nothing remembered.
 			u.answer = answerWith("cancel")
-			e.bad("request_access", map[string]any{"apps": []string{"xwud"}, "reason": "show an image"}, "dismissed")
+			e.bad("request_access", map[string]any{"apps": []string{"Lantern"}, "reason": "light the way"}, "dismissed")
 			// Decline: remembered.
 			u.answer = answerWith("decline")
-			e.bad("request_access", map[string]any{"apps": []string{"gnome-calculator"}, "reason": "add numbers"}, "declined")
+			e.bad("request_access", map[string]any{"apps": []string{"Abacus"}, "reason": "add numbers"}, "declined")
 
 			list := resultText(e.ok("list_granted_applications", nil))
 			for _, want := range []string{"Zenity: full tier", "XTerm: click tier", "clipboardRead"} {
@@ -190,29 +211,30 @@ func TestConsentElicitation(t *testing.T) {
 					t.Errorf("list_granted_applications lacks %q:\n%s", want, list)
 				}
 			}
-			for _, not := range []string{"Firefox", "xwud", "calculator"} {
+			for _, not := range []string{"Firefox", "Lantern", "Abacus"} {
 				if strings.Contains(list, not) {
 					t.Errorf("list_granted_applications shows %s:\n%s", not, list)
 				}
 			}
 			e.cs.Close()
 
-			// A new server process: Firefox and the calculator are refused
-			// without a dialog; xwud (cancelled) is asked again.
+			// A new server process: Firefox and Abacus are refused without
+			// a dialog, Abacus also by its desktop file's name; Lantern
+			// (cancelled) is asked again.
 			u2 := &user{answer: acceptBut()}
 			e2 := serveWith(t, d, u2.options(), version, configHome)
 			e2.bad("request_access", map[string]any{"apps": []string{"Firefox"}, "reason": "again"}, "the user declined Firefox", "deskhand grants forget Firefox")
-			e2.bad("request_access", map[string]any{"apps": []string{"gnome-calculator"}, "reason": "again"}, "declined")
+			e2.bad("request_access", map[string]any{"apps": []string{"deskhand-test-abacus.desktop"}, "reason": "again"}, "the user declined Abacus")
 			if u2.count() != 0 {
 				t.Fatalf("declined apps reached the dialog in a new process: %s", u2.last().Message)
 			}
-			e2.ok("request_access", map[string]any{"apps": []string{"xwud"}, "reason": "again"})
+			e2.ok("request_access", map[string]any{"apps": []string{"Lantern"}, "reason": "again"})
 			if u2.count() != 1 {
 				t.Errorf("the cancelled app was not asked again")
 			}
 
 			listed := grantsCmd(t, configHome, "list")
-			if !strings.Contains(listed, "Firefox") || !strings.Contains(listed, "gnome-calculator") {
+			if !strings.Contains(listed, "Firefox") || !strings.Contains(listed, "Abacus") {
 				t.Errorf("grants list:\n%s", listed)
 			}
 			if out := grantsCmd(t, configHome, "forget", "firefox"); !strings.Contains(out, "forgot: Firefox") {

@@ -80,7 +80,11 @@ func deskhandBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "deskhand")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/deskhand")
+		args := []string{"build", "-o", binPath}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		cmd := exec.Command("go", append(args, "./cmd/deskhand")...)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build ./cmd/deskhand: %v\n%s", err, out)

@@ -3,13 +3,15 @@
 //! the helper's decoder and dispatcher in process; the unmutated seeds also
 //! go through the real binary. Nothing may panic, stdout may carry only
 //! well-formed frames of JSON-RPC responses, and the exit status must be 0
-//! or 2.
+//! or 2. `make fuzz` keeps mutating, with fresh random seeds, for
+//! FUZZTIME.
 
 mod common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use deskhand_helper::server::{Config, Server};
 use serde_json::Value;
@@ -166,31 +168,74 @@ fn serve_in_process(input: &[u8]) -> (u8, Vec<u8>) {
     (code, out)
 }
 
+/// Feeds one input through the in-process server and checks what came out.
+fn check_one(name: &str, round: usize, input: &[u8]) -> Result<(), String> {
+    let (code, out) = serve_in_process(input);
+    if code != 0 && code != 2 {
+        return Err(format!("{name} mutation {round}: exit status {code}"));
+    }
+    parse_output(&out).map(drop).map_err(|why| {
+        format!(
+            "{name} mutation {round}: bad output: {why}\ninput: {:?}",
+            String::from_utf8_lossy(input)
+        )
+    })
+}
+
+/// Keeps an input that failed as a new seed, so every later run (and the
+/// binary test) replays it.
+fn keep_as_seed(input: &[u8]) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    input.hash(&mut h);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/fuzz")
+        .join(format!("rust-found-{:016x}.bin", h.finish()));
+    std::fs::write(&path, input).expect("writing the failing input to the corpus");
+    path
+}
+
+/// The seeds and MUTATIONS_PER_SEED deterministic mutations of each; under
+/// `make fuzz` (DESKHAND_FUZZ_TIME set), more rounds with fresh random
+/// seeds until the time is up, keeping any failing input as a new seed.
 #[test]
 fn seeds_and_mutations_in_process() {
     let seeds = seeds();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let deadline = common::fuzz::budget().map(|b| Instant::now() + b);
+    let mut rng_seed: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut cases = 0;
-    for (i, (name, seed)) in seeds.iter().enumerate() {
-        let other = &seeds[(i + 1) % seeds.len()].1;
-        for round in 0..=MUTATIONS_PER_SEED {
-            let input = if round == 0 {
-                seed.clone()
-            } else {
-                mutate(&mut rng, seed, other)
-            };
-            let (code, out) = serve_in_process(&input);
-            assert!(
-                code == 0 || code == 2,
-                "{name} mutation {round}: exit status {code}"
-            );
-            if let Err(why) = parse_output(&out) {
-                panic!(
-                    "{name} mutation {round}: bad output: {why}\ninput: {:?}",
-                    String::from_utf8_lossy(&input)
-                );
+    loop {
+        let mut rng = Rng(rng_seed);
+        for (i, (name, seed)) in seeds.iter().enumerate() {
+            let other = &seeds[(i + 1) % seeds.len()].1;
+            for round in 0..=MUTATIONS_PER_SEED {
+                let input = if round == 0 {
+                    seed.clone()
+                } else {
+                    mutate(&mut rng, seed, other)
+                };
+                if let Err(why) = check_one(name, round, &input) {
+                    if deadline.is_some() {
+                        let kept = keep_as_seed(&input);
+                        panic!(
+                            "{why}\n(rng seed {rng_seed:#x}; kept as {})",
+                            kept.display()
+                        );
+                    }
+                    panic!("{why}");
+                }
+                cases += 1;
             }
-            cases += 1;
+        }
+        match deadline {
+            Some(d) if Instant::now() < d => {
+                rng_seed = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+                    | 1;
+            }
+            _ => break,
         }
     }
     eprintln!("fed {cases} inputs from {} seeds", seeds.len());

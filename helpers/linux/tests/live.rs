@@ -9,13 +9,14 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::mem::ManuallyDrop;
+use std::process::Command;
 use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
+use common::xvfb::{ReservedDisplay, Xvfb};
 use common::{have_display, Helper};
 use serde_json::{json, Value};
 use x11rb::connection::Connection;
@@ -64,7 +65,8 @@ impl Area {
 
 /// A test's own X connection, for drawing.
 struct X {
-    conn: RustConnection,
+    /// Never closed (see Drop).
+    conn: ManuallyDrop<RustConnection>,
     root: u32,
     visual: Visualtype,
     windows: Vec<u32>,
@@ -82,7 +84,7 @@ impl X {
             .find(|v| v.visual_id == s.root_visual)
             .unwrap();
         X {
-            conn,
+            conn: ManuallyDrop::new(conn),
             root,
             visual,
             windows: Vec::new(),
@@ -168,7 +170,7 @@ impl X {
                 )),
                 ..WmSizeHints::default()
             };
-            hints.set_normal_hints(&self.conn, id).unwrap();
+            hints.set_normal_hints(&*self.conn, id).unwrap();
         }
         self.conn.map_window(id).unwrap();
         self.conn.flush().unwrap();
@@ -244,6 +246,12 @@ impl X {
 }
 
 impl Drop for X {
+    /// Destroys the test's windows but leaves the connection open until the
+    /// process exits. A closed client's XID range goes to the next client
+    /// that connects, so the next test's first window would get the id of
+    /// this test's first window, and the window manager, still catching up
+    /// on this test's managed windows, would move and unmap that new window
+    /// by the reused id.
     fn drop(&mut self) {
         for &id in &self.windows {
             let _ = self.conn.destroy_window(id);
@@ -663,111 +671,6 @@ fn mask_others_paints_unlisted_popups_and_where_they_just_were() {
     }
 }
 
-/// A private Xvfb, stopped on drop.
-struct Xvfb {
-    child: Child,
-    display: String,
-}
-
-impl Xvfb {
-    /// Starts `Xvfb` on a free display. None (with a note) if Xvfb is not
-    /// installed, except under CI, where that is a failure.
-    fn start(screen: &str) -> Option<Xvfb> {
-        let child = Command::new("Xvfb")
-            .args([
-                "-displayfd",
-                "1",
-                "-noreset",
-                "-nolisten",
-                "tcp",
-                "-screen",
-                "0",
-                screen,
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn();
-        let mut child = match child {
-            Ok(c) => c,
-            Err(e) => {
-                assert!(
-                    std::env::var_os("CI").is_none(),
-                    "CI is set but Xvfb cannot start: {e}"
-                );
-                eprintln!("skipping: cannot start Xvfb ({e})");
-                return None;
-            }
-        };
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let number = line.trim();
-        assert!(!number.is_empty(), "Xvfb did not report its display number");
-        Some(Xvfb {
-            child,
-            display: format!(":{number}"),
-        })
-    }
-
-    /// Starts `Xvfb` on a given display.
-    fn start_on(display: &str, screen: &str) -> Xvfb {
-        let child = Command::new("Xvfb")
-            .args([
-                display,
-                "-noreset",
-                "-nolisten",
-                "tcp",
-                "-screen",
-                "0",
-                screen,
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let xvfb = Xvfb {
-            child,
-            display: display.to_owned(),
-        };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while x11rb::connect(Some(display)).is_err() {
-            assert!(Instant::now() < deadline, "Xvfb {display} did not come up");
-            thread::sleep(Duration::from_millis(20));
-        }
-        xvfb
-    }
-
-    /// Stops the server the way a session ends: SIGTERM, then wait.
-    fn stop(mut self) {
-        self.terminate();
-    }
-
-    fn terminate(&mut self) {
-        // SAFETY: signalling our own child process by its pid.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let _ = self.child.wait();
-    }
-
-    fn run(&self, program: &str, args: &[&str]) {
-        let status = Command::new(program)
-            .args(args)
-            .env("DISPLAY", &self.display)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap_or_else(|e| panic!("running {program}: {e}"));
-        assert!(status.success(), "{program} {args:?} failed: {status}");
-    }
-}
-
-impl Drop for Xvfb {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            self.terminate();
-        }
-    }
-}
-
 #[test]
 fn sixteen_bit_server_is_converted_exactly() {
     let Some(server) = Xvfb::start("320x240x16") else {
@@ -884,12 +787,9 @@ fn displays_are_the_randr_monitors() {
 
 #[test]
 fn reconnects_when_the_display_comes_back() {
-    // Find a free display number, then free it again.
-    let Some(probe) = Xvfb::start("64x64x24") else {
-        return;
-    };
-    let display = probe.display.clone();
-    probe.stop();
+    // A number that stays ours while no server runs on it.
+    let reserved = ReservedDisplay::new();
+    let display = reserved.name();
     let mut helper = Helper::spawn(&[("DISPLAY", &display)]);
     let hs = helper.handshake();
     assert_eq!(hs["capabilities"], json!([]), "{hs}");
@@ -909,7 +809,7 @@ fn reconnects_when_the_display_comes_back() {
     };
     down(&mut helper);
 
-    let server = Xvfb::start_on(&display, "640x480x24");
+    let server = Xvfb::start_on(&reserved, "640x480x24");
     let list = helper.result("displays", json!({}));
     assert_eq!(
         list["displays"][0]["logical"],
@@ -931,7 +831,7 @@ fn reconnects_when_the_display_comes_back() {
     server.stop();
     down(&mut helper);
     down(&mut helper);
-    let server = Xvfb::start_on(&display, "800x600x24");
+    let server = Xvfb::start_on(&reserved, "800x600x24");
     let r = helper.result("capture", json!({"format": "png"}));
     assert_eq!(
         r["source"],

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod xvfb;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -348,4 +350,56 @@ pub fn shorten(v: &Value) -> String {
         }
     }
     cut(v).to_string()
+}
+
+/// The time budget `make fuzz` gives each fuzz target.
+pub mod fuzz {
+    use std::time::Duration;
+
+    /// DESKHAND_FUZZ_TIME as a duration, in Go's syntax (`90s`, `10m`,
+    /// `1h`, `1m30s`) so one FUZZTIME serves the Go and Rust targets. None
+    /// when unset: the tests then run their usual fixed number of cases.
+    pub fn budget() -> Option<Duration> {
+        let text = std::env::var("DESKHAND_FUZZ_TIME").ok()?;
+        Some(parse(&text).unwrap_or_else(|| {
+            panic!("DESKHAND_FUZZ_TIME={text:?} is not a duration: write it like 90s, 10m or 1h30m")
+        }))
+    }
+
+    fn parse(text: &str) -> Option<Duration> {
+        let mut total = Duration::ZERO;
+        let mut rest = text.trim();
+        if rest.is_empty() {
+            return None;
+        }
+        while !rest.is_empty() {
+            let digits = rest.find(|c: char| !c.is_ascii_digit())?;
+            let n: u64 = rest[..digits].parse().ok()?;
+            rest = &rest[digits..];
+            let unit_len = rest
+                .find(|c: char| c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            let unit = match &rest[..unit_len] {
+                "ms" => Duration::from_millis(1),
+                "s" => Duration::from_secs(1),
+                "m" => Duration::from_secs(60),
+                "h" => Duration::from_secs(3600),
+                _ => return None,
+            };
+            total += unit * u32::try_from(n).ok()?;
+            rest = &rest[unit_len..];
+        }
+        Some(total)
+    }
+
+    #[test]
+    fn parses_go_durations() {
+        assert_eq!(parse("90s"), Some(Duration::from_secs(90)));
+        assert_eq!(parse("10m"), Some(Duration::from_secs(600)));
+        assert_eq!(parse("1h30m"), Some(Duration::from_secs(5400)));
+        assert_eq!(parse("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(parse("10"), None);
+        assert_eq!(parse("1.5m"), None);
+        assert_eq!(parse(""), None);
+    }
 }
