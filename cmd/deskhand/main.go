@@ -33,7 +33,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/deskhand/deskhand/supervisor"
+	"github.com/deskhand/deskhand/supervisor/cli"
 )
 
 func main() {
@@ -43,5 +43,5 @@ func main() {
 func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return supervisor.Main(ctx, os.Args[1:], supervisor.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	return cli.Main(ctx, os.Args[1:], cli.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 }
