@@ -13,8 +13,10 @@ import (
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/installer"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
+	"github.com/deskhand/deskhand/supervisor/consent"
 	"github.com/deskhand/deskhand/supervisor/executor"
 	"github.com/deskhand/deskhand/supervisor/geometry"
+	"github.com/deskhand/deskhand/supervisor/input"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
@@ -46,47 +48,24 @@ type ServeOptions struct {
 }
 
 // Serve serves the computer-use tools until the client disconnects or ctx
-// is done, then gives the computer back.
+// is done, then gives the computer back. Its steps, in order: find the
+// helper, open the desktop, place the state files, open the input and
+// the helper, build the safety layer, serve.
 func Serve(ctx context.Context, o ServeOptions) error {
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	safetyCfg := &safetyConfig{SafetyOptions: o.Safety}
-	locate := LocateOptions{Explicit: o.Helper}
-	locate.Install.ManifestURLs = ManifestURLsFromEnv()
-	locate.Install.Logger = logger.With("component", "installer")
-	// A helper that must be downloaded is installed on the first tool call
-	// that needs it, once a client is connected to see the progress as
-	// MCP log notifications.
+	// Tells connected clients of a helper download in progress, once
+	// the transport is up.
 	var notify atomic.Pointer[func(string)]
-	locate.Install.Progress = func(e installer.Event) {
-		if e.Message == "" {
-			return
-		}
-		logger.Info("installing the capture helper: " + e.Message)
-		if n := notify.Load(); n != nil {
-			(*n)("installing the capture helper: " + e.Message)
-		}
+	locator, helperOpts, local, err := findHelper(ctx, o.Helper, logger, &notify)
+	if err != nil {
+		return err
 	}
 	// The helper is found again, and so verified again, before every
 	// start: restarts after a crash too.
-	locator := &helperLocator{opts: locate}
 	defer locator.Close()
-	helperOpts := bridge.Options{Logger: logger.With("component", "helper"), Locate: locator.locate, CallTimeout: helperCallTimeout}
-	local := locate
-	local.NoDownload = true
-	found, err := FindHelper(ctx, local)
-	warmUp := err == nil
-	switch {
-	case err == nil:
-		found.Release()
-		logger.Debug("using helper", "path", found.Path, "from", string(found.Source), "version", found.Version, "note", found.Note)
-	case errors.Is(err, errNoLocalHelper) && os.Getenv("DESKHAND_NO_DOWNLOAD") == "":
-		logger.Info("no capture helper on this machine yet: it will be downloaded, verified and installed on first use")
-	default:
-		return err
-	}
 
 	// The display: the user's, or a private virtual one.
 	plat, err := openPlatform(ctx, o.VirtualDisplay, logger)
@@ -94,32 +73,13 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return err
 	}
 	defer plat.Close()
-	xdisplay := plat.Display()
-
-	stateDir := o.StateDir
-	if stateDir == "" {
-		if stateDir, err = geometry.DefaultStateDir(); err != nil {
-			return err
-		}
-	}
-	statePath := ""
-	if stateDir != "none" {
-		statePath = geometry.StatePath(stateDir, xdisplay)
-		// A private desktop dies with deskhand, and what it hid with it.
-		if !plat.Private() {
-			safetyCfg.journalDir = stateDir
-		}
+	statePath, journalDir, err := stateFiles(o.StateDir, plat)
+	if err != nil {
+		return err
 	}
 
-	// The input announces each key press to the Escape watcher (started
-	// with the safety layer, below), which tells deskhand's own Escapes
-	// from the user's by them.
 	var escape atomic.Pointer[func(uint8)]
-	in, err := plat.OpenInput(func(code uint8) {
-		if own := escape.Load(); own != nil {
-			(*own)(code)
-		}
-	})
+	in, err := openInput(plat, &escape)
 	if err != nil {
 		return err
 	}
@@ -127,15 +87,10 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	helperOpts.Env = plat.HelperEnv()
 	helper := bridge.New(helperOpts)
 	defer helper.Close()
-	// Warm a local helper up while the client initializes; a failure shows
-	// up again, with its reason, on the first tool call that needs it.
-	if warmUp {
-		go func() {
-			if err := helper.Start(ctx); err != nil && ctx.Err() == nil {
-				logger.Warn("starting the capture helper", "path", found.Path, "err", err)
-			}
-		}()
+	if local != nil {
+		warmUp(ctx, helper, local.Path, logger)
 	}
+
 	exec, err := executor.New(executor.Options{Helper: helper, Input: in, Launcher: plat.Launcher(helper), Logger: logger.With("component", "executor")})
 	if err != nil {
 		return err
@@ -144,7 +99,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	safe, err := newSafety(safetyCfg, plat, helper, exec, consentMgr.Session(), logger)
+	safe, err := newSafety(&safetyConfig{SafetyOptions: o.Safety, journalDir: journalDir}, plat, helper, exec, consentMgr.Session(), logger)
 	if err != nil {
 		return err
 	}
@@ -155,6 +110,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		escape.Store(&safe.ownKey)
 	}
 	safe.repairLeftovers(ctx)
+
 	serverOpts := mcpserver.Options{
 		Executor:    exec,
 		Mode:        o.Mode,
@@ -164,7 +120,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		Format:      o.Format,
 		JPEGQuality: o.JPEGQuality,
 		StatePath:   statePath,
-		Display:     xdisplay,
+		Display:     plat.Display(),
 		Consent:     consentMgr,
 		Logger:      logger.With("component", "mcp"),
 		Version:     Version,
@@ -173,15 +129,101 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return serveHTTP(ctx, httpServe{flags: &o.HTTP, base: serverOpts, consent: o.Consent, stateless: consentMgr,
 			helper: helper, safety: safe, logger: logger, notify: &notify})
 	}
-	safe.options(&serverOpts, consentMgr.Session())
-	srv, err := mcpserver.New(serverOpts)
+	return serveStdio(ctx, o.In, o.Out, serverOpts, consentMgr, safe, &notify, logger)
+}
+
+// findHelper prepares the capture helper's options: the locator that
+// finds (and, with no local one, downloads) the helper before each start,
+// and the local helper found now, nil when the first tool call is to
+// download one.
+func findHelper(ctx context.Context, explicit string, logger *slog.Logger, notify *atomic.Pointer[func(string)]) (*helperLocator, bridge.Options, *Located, error) {
+	locate := LocateOptions{Explicit: explicit}
+	locate.Install.ManifestURLs = ManifestURLsFromEnv()
+	locate.Install.Logger = logger.With("component", "installer")
+	// A helper that must be downloaded is installed on the first tool call
+	// that needs it, once a client is connected to see the progress as
+	// MCP log notifications.
+	locate.Install.Progress = func(e installer.Event) {
+		if e.Message == "" {
+			return
+		}
+		logger.Info("installing the capture helper: " + e.Message)
+		if n := notify.Load(); n != nil {
+			(*n)("installing the capture helper: " + e.Message)
+		}
+	}
+	locator := &helperLocator{opts: locate}
+	opts := bridge.Options{Logger: logger.With("component", "helper"), Locate: locator.locate, CallTimeout: helperCallTimeout}
+	local := locate
+	local.NoDownload = true
+	found, err := FindHelper(ctx, local)
+	switch {
+	case err == nil:
+		found.Release()
+		logger.Debug("using helper", "path", found.Path, "from", string(found.Source), "version", found.Version, "note", found.Note)
+		return locator, opts, &found, nil
+	case errors.Is(err, errNoLocalHelper) && os.Getenv("DESKHAND_NO_DOWNLOAD") == "":
+		logger.Info("no capture helper on this machine yet: it will be downloaded, verified and installed on first use")
+		return locator, opts, nil, nil
+	default:
+		locator.Close()
+		return nil, bridge.Options{}, nil, err
+	}
+}
+
+// stateFiles places serve's state under stateDir ("" the default, "none"
+// nothing): the state file of plat's display, and the directory of the
+// turn journal, "" when none is kept.
+func stateFiles(stateDir string, plat desktopPlatform) (statePath, journalDir string, err error) {
+	if stateDir == "" {
+		if stateDir, err = geometry.DefaultStateDir(); err != nil {
+			return "", "", err
+		}
+	}
+	if stateDir == "none" {
+		return "", "", nil
+	}
+	statePath = geometry.StatePath(stateDir, plat.Display())
+	// A private desktop dies with deskhand, and what it hid with it.
+	if !plat.Private() {
+		journalDir = stateDir
+	}
+	return statePath, journalDir, nil
+}
+
+// openInput opens plat's input, which announces each key press to the
+// Escape watcher set in escape once the safety layer has started it: the
+// watcher tells deskhand's own Escapes from the user's by them.
+func openInput(plat desktopPlatform, escape *atomic.Pointer[func(uint8)]) (*input.Input, error) {
+	return plat.OpenInput(func(code uint8) {
+		if own := escape.Load(); own != nil {
+			(*own)(code)
+		}
+	})
+}
+
+// warmUp starts a local helper while the client initializes; a failure
+// shows up again, with its reason, on the first tool call that needs it.
+func warmUp(ctx context.Context, helper *bridge.Client, path string, logger *slog.Logger) {
+	go func() {
+		if err := helper.Start(ctx); err != nil && ctx.Err() == nil {
+			logger.Warn("starting the capture helper", "path", path, "err", err)
+		}
+	}()
+}
+
+// serveStdio serves one MCP client on in and out until it disconnects or
+// ctx is done, and ends the turn for the reason that was.
+func serveStdio(ctx context.Context, in io.Reader, out io.Writer, opts mcpserver.Options, consentMgr *consent.Manager, safe *safety, notify *atomic.Pointer[func(string)], logger *slog.Logger) error {
+	safe.options(&opts, consentMgr.Session())
+	srv, err := mcpserver.New(opts)
 	if err != nil {
 		return err
 	}
 	notifyClients := func(msg string) { srv.Notify(ctx, "info", msg) }
 	notify.Store(&notifyClients)
-	logger.Info("serving MCP on stdio", "server", mcpserver.ServerName, "display", xdisplay, "coordinates", string(o.Mode), "state", statePath)
-	transport := &mcpserver.StdioTransport{Reader: o.In, Writer: o.Out, Logger: logger.With("component", "stdio")}
+	logger.Info("serving MCP on stdio", "server", mcpserver.ServerName, "display", opts.Display, "coordinates", string(opts.Mode), "state", opts.StatePath)
+	transport := &mcpserver.StdioTransport{Reader: in, Writer: out, Logger: logger.With("component", "stdio")}
 	err = srv.Run(ctx, transport)
 	if ctx.Err() != nil {
 		safe.close(cleanup.ReasonExit)

@@ -84,40 +84,20 @@ deskhand grants) are granted.
 
 Flags:`
 
+// serveFlags are serve's flags that are checked and turned into
+// supervisor.ServeOptions fields.
 type serveFlags struct {
-	helper         string
-	virtualDisplay string
-	coordinates    string
-	maxLongEdge    int
-	maxTokens      int
-	imagePreset    string
-	toolProfile    string
-	format         string
-	jpegQuality    int
-	stateDir       string
-	logLevel       string
+	coordinates string
+	maxLongEdge int
+	maxTokens   int
+	imagePreset string
+	logLevel    string
 }
 
+// runServe is `deskhand serve`: it parses and checks the flags, then hands
+// them to the composition root.
 func runServe(ctx context.Context, args []string, stdio Stdio) error {
-	fs := newFlagSet("serve", serveUsage, stdio)
-	var f serveFlags
-	fs.StringVar(&f.helper, "helper", "", "path of the capture helper `binary` (default: $DESKHAND_HELPER, then a helper bundled beside this executable, then the installed version, then a verified download on the first tool call)")
-	fs.StringVar(&f.virtualDisplay, "virtual-display", envOr("DESKHAND_VIRTUAL_DISPLAY", "auto"),
-		"`auto`: use $DISPLAY, or start a private 1920x1080 Xvfb desktop when it is unset; WIDTHxHEIGHT: always start a private desktop of that size; off: never start one (macOS: the user's screen, always)")
-	fs.StringVar(&f.coordinates, "coordinates", string(geometry.ModePixels),
-		"coordinate `mode` of the tools: pixels (of the latest screenshot) or normalized_0_100 (percent of its width and height)")
-	fs.IntVar(&f.maxLongEdge, "max-long-edge", geometry.DefaultMaxLongEdge, "largest screenshot width or height, in `pixels`")
-	fs.IntVar(&f.maxTokens, "max-tokens", geometry.DefaultMaxTokens, "largest screenshot size in vision `tokens` of 28x28 pixels (⌈w/28⌉·⌈h/28⌉)")
-	fs.StringVar(&f.imagePreset, "image-preset", "", "screenshot size `preset` of a model family: "+strings.Join(geometry.PresetNames(), ", ")+" (default: anthropic's limits)")
-	fs.StringVar(&f.toolProfile, "tool-profile", mcpserver.ProfileDefault, "tool `profile`: default (deskhand's tools, named as in Anthropic's computer toolset) or openai (one computer tool taking OpenAI's actions)")
-	fs.StringVar(&f.format, "format", mcpserver.FormatJPEG, "screenshot image `format`: jpeg or png")
-	fs.IntVar(&f.jpegQuality, "jpeg-quality", mcpserver.DefaultJPEGQuality, "JPEG `quality`, 1-100")
-	fs.StringVar(&f.stateDir, "state-dir", "", "`directory` of the state files: the last screenshot's geometry and the selected display, kept across restarts, and the turn journal, which lets a restarted deskhand show again the windows and put back the clipboard a crashed one took (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand; \"none\" keeps nothing)")
-	fs.StringVar(&f.logLevel, "log-level", envOr("DESKHAND_LOG", "info"), "stderr log `level`: debug, info, warn or error")
-	var o supervisor.ServeOptions
-	addConsentFlags(fs, &o.Consent)
-	addSafetyFlags(fs, &o.Safety)
-	addHTTPFlags(fs, &o.HTTP)
+	fs, f, o := serveFlagSet(stdio)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -129,15 +109,76 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 		fs.Usage()
 		return errUsage
 	}
+	if err := f.check(fs, o); err != nil {
+		return err
+	}
+	logger, err := newLogger(stdio.Err, f.logLevel)
+	if err != nil {
+		return err
+	}
+	o.In, o.Out, o.Logger = stdio.In, stdio.Out, logger
+	return supervisor.Serve(ctx, *o)
+}
+
+// serveFlagSet defines serve's flags: the plain ones into f, to be checked,
+// and those that need no checking, or check themselves (HTTPOptions.Check),
+// straight into o.
+func serveFlagSet(stdio Stdio) (*flag.FlagSet, *serveFlags, *supervisor.ServeOptions) {
+	fs := newFlagSet("serve", serveUsage, stdio)
+	f := &serveFlags{}
+	o := &supervisor.ServeOptions{}
+	fs.StringVar(&o.Helper, "helper", "", "path of the capture helper `binary` (default: $DESKHAND_HELPER, then a helper bundled beside this executable, then the installed version, then a verified download on the first tool call)")
+	fs.StringVar(&o.VirtualDisplay, "virtual-display", envOr("DESKHAND_VIRTUAL_DISPLAY", "auto"),
+		"`auto`: use $DISPLAY, or start a private 1920x1080 Xvfb desktop when it is unset; WIDTHxHEIGHT: always start a private desktop of that size; off: never start one (macOS: the user's screen, always)")
+	fs.StringVar(&f.coordinates, "coordinates", string(geometry.ModePixels),
+		"coordinate `mode` of the tools: pixels (of the latest screenshot) or normalized_0_100 (percent of its width and height)")
+	fs.IntVar(&f.maxLongEdge, "max-long-edge", geometry.DefaultMaxLongEdge, "largest screenshot width or height, in `pixels`")
+	fs.IntVar(&f.maxTokens, "max-tokens", geometry.DefaultMaxTokens, "largest screenshot size in vision `tokens` of 28x28 pixels (⌈w/28⌉·⌈h/28⌉)")
+	fs.StringVar(&f.imagePreset, "image-preset", "", "screenshot size `preset` of a model family: "+strings.Join(geometry.PresetNames(), ", ")+" (default: anthropic's limits)")
+	fs.StringVar(&o.ToolProfile, "tool-profile", mcpserver.ProfileDefault, "tool `profile`: default (deskhand's tools, named as in Anthropic's computer toolset) or openai (one computer tool taking OpenAI's actions)")
+	fs.StringVar(&o.Format, "format", mcpserver.FormatJPEG, "screenshot image `format`: jpeg or png")
+	fs.IntVar(&o.JPEGQuality, "jpeg-quality", mcpserver.DefaultJPEGQuality, "JPEG `quality`, 1-100")
+	fs.StringVar(&o.StateDir, "state-dir", "", "`directory` of the state files: the last screenshot's geometry and the selected display, kept across restarts, and the turn journal, which lets a restarted deskhand show again the windows and put back the clipboard a crashed one took (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand; \"none\" keeps nothing)")
+	fs.StringVar(&f.logLevel, "log-level", envOr("DESKHAND_LOG", "info"), "stderr log `level`: debug, info, warn or error")
+	addConsentFlags(fs, &o.Consent)
+	addSafetyFlags(fs, &o.Safety)
+	addHTTPFlags(fs, &o.HTTP)
+	return fs, f, o
+}
+
+// check checks the parsed flags and sets what they mean in o: the
+// coordinate mode, the image limits, the tool profile and the image
+// format.
+func (f *serveFlags) check(fs *flag.FlagSet, o *supervisor.ServeOptions) error {
 	mode, err := geometry.ParseMode(f.coordinates)
 	if err != nil {
 		return fmt.Errorf("--coordinates: %w", err)
 	}
+	o.Mode = mode
+	if o.Limits, o.ImagePreset, err = f.imageLimits(fs); err != nil {
+		return err
+	}
+	if !slices.Contains(mcpserver.ToolProfiles, o.ToolProfile) {
+		return fmt.Errorf("--tool-profile %q: use %s", o.ToolProfile, strings.Join(mcpserver.ToolProfiles, " or "))
+	}
+	if o.Format != mcpserver.FormatJPEG && o.Format != mcpserver.FormatPNG {
+		return fmt.Errorf("--format %q: use jpeg or png", o.Format)
+	}
+	if o.JPEGQuality < 1 || o.JPEGQuality > 100 {
+		return fmt.Errorf("--jpeg-quality %d: use 1-100", o.JPEGQuality)
+	}
+	return nil
+}
+
+// imageLimits are the screenshot limits --image-preset, --max-long-edge
+// and --max-tokens ask for, and the preset's canonical name ("" for none).
+func (f *serveFlags) imageLimits(fs *flag.FlagSet) (geometry.Limits, string, error) {
 	limits := geometry.Limits{MaxLongEdge: f.maxLongEdge, MaxTokens: f.maxTokens, TokenPx: geometry.DefaultTokenPx}
+	name := ""
 	if f.imagePreset != "" {
 		preset, err := geometry.LookupPreset(f.imagePreset)
 		if err != nil {
-			return fmt.Errorf("--image-preset: %w", err)
+			return geometry.Limits{}, "", fmt.Errorf("--image-preset: %w", err)
 		}
 		// The preset's limits, but for those given as flags too.
 		limits = preset.Limits
@@ -150,29 +191,12 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 				limits.MaxTokens, limits.TokenPx = f.maxTokens, geometry.DefaultTokenPx
 			}
 		})
-		f.imagePreset = preset.Name
+		name = preset.Name
 	}
 	if err := limits.Validate(); err != nil {
-		return fmt.Errorf("--max-long-edge/--max-tokens: %w", err)
+		return geometry.Limits{}, "", fmt.Errorf("--max-long-edge/--max-tokens: %w", err)
 	}
-	if !slices.Contains(mcpserver.ToolProfiles, f.toolProfile) {
-		return fmt.Errorf("--tool-profile %q: use %s", f.toolProfile, strings.Join(mcpserver.ToolProfiles, " or "))
-	}
-	if f.format != mcpserver.FormatJPEG && f.format != mcpserver.FormatPNG {
-		return fmt.Errorf("--format %q: use jpeg or png", f.format)
-	}
-	if f.jpegQuality < 1 || f.jpegQuality > 100 {
-		return fmt.Errorf("--jpeg-quality %d: use 1-100", f.jpegQuality)
-	}
-	logger, err := newLogger(stdio.Err, f.logLevel)
-	if err != nil {
-		return err
-	}
-	o.Helper, o.VirtualDisplay, o.StateDir = f.helper, f.virtualDisplay, f.stateDir
-	o.Mode, o.Limits, o.ImagePreset, o.ToolProfile = mode, limits, f.imagePreset, f.toolProfile
-	o.Format, o.JPEGQuality = f.format, f.jpegQuality
-	o.In, o.Out, o.Logger = stdio.In, stdio.Out, logger
-	return supervisor.Serve(ctx, o)
+	return limits, name, nil
 }
 
 // addConsentFlags adds serve's pre-approval flags.
