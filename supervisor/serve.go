@@ -41,9 +41,11 @@ type ServeOptions struct {
 	Safety   SafetyOptions
 	// HTTP serves Streamable HTTP when its Addr is set (Check it first),
 	// else In and Out carry MCP stdio.
-	HTTP   HTTPOptions
-	In     io.Reader
-	Out    io.Writer
+	HTTP HTTPOptions
+	In   io.Reader
+	Out  io.Writer
+	// Logger gets every log line (stdout belongs to MCP); nil discards
+	// them.
 	Logger *slog.Logger
 }
 
