@@ -45,10 +45,10 @@ func restoreExisting(h windowRestorer) func(ctx context.Context, ids []uint32) (
 	}
 }
 
-// RepairOptions are the turn-end functions cleanup.RepairLeftovers uses on display
-// xdisplay: restoring windows through helper, and keeping the restored
-// clipboard in a keeper process, as a turn's end does when deskhand
-// exits.
+// RepairOptions are the turn-end functions cleanup.RepairLeftovers uses
+// on display xdisplay: restoring windows through helper, and keeping the
+// restored clipboard in a keeper process, as a turn's end does when
+// deskhand exits (serve at start, and doctor --repair).
 func RepairOptions(helper *bridge.Client, xdisplay string, logger *slog.Logger) cleanup.Options {
 	return cleanup.Options{
 		Restore:       restoreExisting(helper),
