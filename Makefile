@@ -15,7 +15,8 @@ SWIFT_LINT := helpers/macos/lint
 DARWIN_VET := ./cmd/... ./installer/archive ./installer/fetch ./installer/manifest \
   ./installer/release ./installer/store ./supervisor/catalog ./supervisor/consent \
   ./supervisor/executor ./supervisor/geometry ./supervisor/input ./supervisor/keyblock \
-  ./supervisor/mcpserver ./supervisor/platform ./supervisor/desktop/macos ./supervisor/desktop/x11/vdisplay
+  ./supervisor/mcpserver ./supervisor/platform ./supervisor/cli ./supervisor/desktop/macos \
+  ./supervisor/desktop/x11/vdisplay
 
 
 PACKAGING_TOOLS := packaging/tools

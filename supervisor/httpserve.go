@@ -14,7 +14,6 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -64,89 +63,79 @@ const (
 	metadataPath     = "/.well-known/oauth-protected-resource"
 )
 
-// httpFlags are serve's flags for MCP over Streamable HTTP.
-type httpFlags struct {
-	addr            string
-	tokenFile       string
-	allowOrigins    stringList
-	allowHosts      stringList
-	maxBody         int64
-	sessionTimeout  time.Duration
-	tlsCert         string
-	tlsKey          string
-	authServers     stringList
-	scopes          stringList
-	resource        string
-	plaintextRemote bool
+// HTTPOptions configure serving MCP over Streamable HTTP instead of stdio
+// (serve's --http flags); Check validates them.
+type HTTPOptions struct {
+	// Addr is [HOST]:PORT to listen on; "" serves stdio instead.
+	Addr      string
+	TokenFile string
+	// AllowOrigins and AllowHosts are accepted besides this server's own.
+	AllowOrigins   []string
+	AllowHosts     []string
+	MaxBody        int64
+	SessionTimeout time.Duration
+	TLSCert        string
+	TLSKey         string
+	// AuthServers, Scopes and Resource go into the protected-resource
+	// metadata (RFC 9728).
+	AuthServers []string
+	Scopes      []string
+	Resource    string
+	// AllowPlaintext allows a non-loopback Addr without TLS, for a TLS
+	// proxy in front.
+	AllowPlaintext bool
 
-	// Set by check.
+	// Set by Check.
 	listen    string // host:port
 	tlsConfig *tls.Config
 	token     string
 	tokenFrom string
 }
 
-func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
-	f := &httpFlags{}
-	fs.StringVar(&f.addr, "http", "", "serve MCP over Streamable HTTP on `ADDR` ([HOST]:PORT; a missing host means 127.0.0.1) at path /mcp, instead of stdio")
-	fs.StringVar(&f.tokenFile, "http-token-file", "", "`file` holding the bearer token HTTP clients must send, created (mode 0600) with a random token when missing (default: $DESKHAND_HTTP_TOKEN if set, else "+HTTPTokenFile+" in the config directory)")
-	fs.Var(&f.allowOrigins, "http-allow-origin", "also accept browser requests from this `origin` (scheme://host[:port]), repeatable; other Origin headers are refused")
-	fs.Var(&f.allowHosts, "http-allow-host", "also accept this `host` name in the Host header (besides localhost, 127.0.0.1, ::1 and the bound address), repeatable; * accepts any")
-	fs.Int64Var(&f.maxBody, "http-max-body", DefaultHTTPMaxBody, "largest HTTP request body, in `bytes`")
-	fs.DurationVar(&f.sessionTimeout, "http-session-timeout", DefaultHTTPSessionTimeout, "close an HTTP session after this long without a request, giving the computer back; 0 never")
-	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate `file` (with --tls-key)")
-	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key `file` of --tls-cert")
-	fs.Var(&f.authServers, "http-auth-server", "OAuth authorization server issuer `URL` to advertise in the protected-resource metadata (RFC 9728) at "+metadataPath+", repeatable")
-	fs.Var(&f.scopes, "http-scope", "OAuth `scope` to advertise in the protected-resource metadata, repeatable")
-	fs.StringVar(&f.resource, "http-resource", "", "the resource `URL` clients reach the MCP endpoint at, for the protected-resource metadata (default: from each request's Host)")
-	fs.BoolVar(&f.plaintextRemote, "http-allow-plaintext", false, "allow --http on a non-loopback address without TLS, for a TLS proxy in front (an ingress, a service mesh)")
-	return f
-}
-
-// check validates the flags before anything starts, and loads the TLS
+// Check validates the options before anything starts, and loads the TLS
 // certificate and the token (creating the token file on first start).
-func (f *httpFlags) check() error {
-	if f.addr == "" {
-		for _, set := range []bool{f.tokenFile != "", len(f.allowOrigins) > 0, len(f.allowHosts) > 0, f.tlsCert != "", f.tlsKey != "", len(f.authServers) > 0, f.plaintextRemote} {
+func (f *HTTPOptions) Check() error {
+	if f.Addr == "" {
+		for _, set := range []bool{f.TokenFile != "", len(f.AllowOrigins) > 0, len(f.AllowHosts) > 0, f.TLSCert != "", f.TLSKey != "", len(f.AuthServers) > 0, f.AllowPlaintext} {
 			if set {
 				return errors.New("the --http-*, --tls-cert and --tls-key flags need --http ADDR")
 			}
 		}
 		return nil
 	}
-	listen, err := listenAddr(f.addr)
+	listen, err := listenAddr(f.Addr)
 	if err != nil {
 		return err
 	}
 	f.listen = listen
-	if (f.tlsCert == "") != (f.tlsKey == "") {
+	if (f.TLSCert == "") != (f.TLSKey == "") {
 		return errors.New("--tls-cert and --tls-key go together: give both, or neither for plain HTTP")
 	}
 	host, _, _ := net.SplitHostPort(listen)
-	if !isLoopbackHost(host) && f.tlsCert == "" && !f.plaintextRemote {
+	if !isLoopbackHost(host) && f.TLSCert == "" && !f.AllowPlaintext {
 		return fmt.Errorf("--http %s listens beyond this machine without TLS, and the bearer token would cross the network in the clear: "+
-			"pass --tls-cert and --tls-key, or --http-allow-plaintext when a TLS proxy in front (an ingress, a service mesh) encrypts the traffic", f.addr)
+			"pass --tls-cert and --tls-key, or --http-allow-plaintext when a TLS proxy in front (an ingress, a service mesh) encrypts the traffic", f.Addr)
 	}
-	if f.maxBody < 1024 {
-		return fmt.Errorf("--http-max-body %d: use at least 1024 bytes", f.maxBody)
+	if f.MaxBody < 1024 {
+		return fmt.Errorf("--http-max-body %d: use at least 1024 bytes", f.MaxBody)
 	}
-	for _, o := range f.allowOrigins {
+	for _, o := range f.AllowOrigins {
 		if _, err := parseOrigin(o); err != nil {
 			return fmt.Errorf("--http-allow-origin %q: %w", o, err)
 		}
 	}
-	for _, s := range f.authServers {
+	for _, s := range f.AuthServers {
 		if u, err := url.Parse(s); err != nil || u.Scheme == "" || u.Host == "" {
 			return fmt.Errorf("--http-auth-server %q: give the issuer URL, such as https://auth.example.com", s)
 		}
 	}
-	if f.resource != "" {
-		if u, err := url.Parse(f.resource); err != nil || u.Scheme == "" || u.Host == "" {
-			return fmt.Errorf("--http-resource %q: give the URL clients use, such as https://desktop-3.example.com/mcp", f.resource)
+	if f.Resource != "" {
+		if u, err := url.Parse(f.Resource); err != nil || u.Scheme == "" || u.Host == "" {
+			return fmt.Errorf("--http-resource %q: give the URL clients use, such as https://desktop-3.example.com/mcp", f.Resource)
 		}
 	}
-	if f.tlsCert != "" {
-		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+	if f.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(f.TLSCert, f.TLSKey)
 		if err != nil {
 			return fmt.Errorf("loading --tls-cert and --tls-key: %w", err)
 		}
@@ -206,8 +195,8 @@ func parseOrigin(o string) (string, error) {
 // httpToken finds the bearer token: the file --http-token-file names, else
 // $DESKHAND_HTTP_TOKEN, else the default file; a missing file is created
 // with a random token. It returns where the token came from, for the log.
-func httpToken(f *httpFlags) (token, source string, err error) {
-	path := f.tokenFile
+func httpToken(f *HTTPOptions) (token, source string, err error) {
+	path := f.TokenFile
 	if path == "" {
 		if env := os.Getenv("DESKHAND_HTTP_TOKEN"); env != "" {
 			env = strings.TrimSpace(env)
@@ -280,9 +269,9 @@ func createToken(path string) (string, error) {
 
 // httpServe is what serveHTTP needs from serve.
 type httpServe struct {
-	flags   *httpFlags
+	flags   *HTTPOptions
 	base    mcpserver.Options // without consent and safety
-	consent *consentFlags
+	consent ConsentOptions
 	// stateless is the consent manager of the stateless server.
 	stateless *consent.Manager
 	helper    *bridge.Client
@@ -383,10 +372,10 @@ func (s *httpServer) build() error {
 		Logger: s.logger.With("component", "http"),
 		// The Host check in front covers this, with the allow-list.
 		DisableLocalhostProtection: true,
-		MaxRequestBodyBytes:        s.flags.maxBody,
+		MaxRequestBodyBytes:        s.flags.MaxBody,
 	}
 	stateful := common
-	stateful.SessionTimeout = s.flags.sessionTimeout
+	stateful.SessionTimeout = s.flags.SessionTimeout
 	s.statefulH = mcp.NewStreamableHTTPHandler(s.serverFor, &stateful)
 	less := common
 	less.Stateless = true
@@ -401,12 +390,12 @@ func (s *httpServer) build() error {
 func (s *httpServer) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, s.checkOrigin(s.capBody(s.authorize(http.HandlerFunc(s.route)))))
-	if len(s.flags.authServers) > 0 {
+	if len(s.flags.AuthServers) > 0 {
 		meta := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 				Resource:               s.resourceURL(r),
-				AuthorizationServers:   s.flags.authServers,
-				ScopesSupported:        s.flags.scopes,
+				AuthorizationServers:   s.flags.AuthServers,
+				ScopesSupported:        s.flags.Scopes,
 				BearerMethodsSupported: []string{"header"},
 				ResourceName:           "deskhand computer use",
 			}).ServeHTTP(w, r)
@@ -453,7 +442,7 @@ func (s *httpServer) hostAllowed(host string) bool {
 			return true
 		}
 	}
-	return slices.ContainsFunc(s.flags.allowHosts, func(a string) bool { return a == "*" || strings.EqualFold(a, host) })
+	return slices.ContainsFunc(s.flags.AllowHosts, func(a string) bool { return a == "*" || strings.EqualFold(a, host) })
 }
 
 // originAllowed accepts the allow-listed origins and the server's own
@@ -464,7 +453,7 @@ func (s *httpServer) originAllowed(origin, requestHost string) bool {
 	if err != nil {
 		return false // "null", or garbage
 	}
-	for _, a := range s.flags.allowOrigins {
+	for _, a := range s.flags.AllowOrigins {
 		if n, _ := parseOrigin(a); n == o {
 			return true
 		}
@@ -477,11 +466,11 @@ func (s *httpServer) originAllowed(origin, requestHost string) bool {
 // is declared, while reading otherwise (the go-sdk answers 413 then).
 func (s *httpServer) capBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > s.flags.maxBody {
-			http.Error(w, fmt.Sprintf("Request Entity Too Large: the body is %d bytes; deskhand accepts at most %d (--http-max-body)", r.ContentLength, s.flags.maxBody), http.StatusRequestEntityTooLarge)
+		if r.ContentLength > s.flags.MaxBody {
+			http.Error(w, fmt.Sprintf("Request Entity Too Large: the body is %d bytes; deskhand accepts at most %d (--http-max-body)", r.ContentLength, s.flags.MaxBody), http.StatusRequestEntityTooLarge)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.flags.maxBody)
+		r.Body = http.MaxBytesReader(w, r.Body, s.flags.MaxBody)
 		next.ServeHTTP(w, r)
 	})
 }
@@ -493,7 +482,7 @@ func (s *httpServer) authorize(next http.Handler) http.Handler {
 		sum := sha256.Sum256([]byte(strings.TrimSpace(given)))
 		if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], s.token[:]) != 1 {
 			challenge := `Bearer realm="deskhand"`
-			if len(s.flags.authServers) > 0 {
+			if len(s.flags.AuthServers) > 0 {
 				challenge += fmt.Sprintf(`, resource_metadata=%q`, s.metadataURL(r))
 			}
 			if !ok {
@@ -518,8 +507,8 @@ func (s *httpServer) scheme() string {
 }
 
 func (s *httpServer) resourceURL(r *http.Request) string {
-	if s.flags.resource != "" {
-		return s.flags.resource
+	if s.flags.Resource != "" {
+		return s.flags.Resource
 	}
 	return s.scheme() + "://" + r.Host + MCPPath
 }

@@ -27,9 +27,9 @@ func TestListenAddr(t *testing.T) {
 }
 
 func TestHostAndOriginChecks(t *testing.T) {
-	s := &httpServer{boundHost: "10.1.2.3", httpServe: httpServe{flags: &httpFlags{
-		allowHosts:   stringList{"desktop-3.fleet.svc"},
-		allowOrigins: stringList{"https://console.example.com"},
+	s := &httpServer{boundHost: "10.1.2.3", httpServe: httpServe{flags: &HTTPOptions{
+		AllowHosts:   []string{"desktop-3.fleet.svc"},
+		AllowOrigins: []string{"https://console.example.com"},
 	}}}
 	for _, c := range []struct {
 		host string
@@ -43,11 +43,11 @@ func TestHostAndOriginChecks(t *testing.T) {
 			t.Errorf("hostAllowed(%q) = %v, want %v", c.host, got, c.want)
 		}
 	}
-	wild := &httpServer{boundHost: "0.0.0.0", httpServe: httpServe{flags: &httpFlags{}}}
+	wild := &httpServer{boundHost: "0.0.0.0", httpServe: httpServe{flags: &HTTPOptions{}}}
 	if wild.hostAllowed("0.0.0.0") || wild.hostAllowed("10.1.2.3") {
 		t.Errorf("a wildcard bind accepts any Host without --http-allow-host")
 	}
-	star := &httpServer{boundHost: "0.0.0.0", httpServe: httpServe{flags: &httpFlags{allowHosts: stringList{"*"}}}}
+	star := &httpServer{boundHost: "0.0.0.0", httpServe: httpServe{flags: &HTTPOptions{AllowHosts: []string{"*"}}}}
 	if !star.hostAllowed("whatever.example") {
 		t.Errorf("--http-allow-host * does not accept any Host")
 	}
@@ -75,19 +75,19 @@ func TestHostAndOriginChecks(t *testing.T) {
 func TestHTTPToken(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("DESKHAND_HTTP_TOKEN", "")
-	tok, from, err := httpToken(&httpFlags{})
+	tok, from, err := httpToken(&HTTPOptions{})
 	if err != nil || len(tok) < 40 || !strings.HasSuffix(from, filepath.Join("deskhand", HTTPTokenFile)) {
 		t.Fatalf("httpToken() = %d characters from %q, %v; want a generated token in the config directory", len(tok), from, err)
 	}
 	if fi, err := os.Stat(from); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("token file mode = %v, %v; want 0600", fi.Mode().Perm(), err)
 	}
-	again, _, err := httpToken(&httpFlags{})
+	again, _, err := httpToken(&HTTPOptions{})
 	if err != nil || again != tok {
 		t.Errorf("a second start read %q, %v; want the same token", again, err)
 	}
 	t.Setenv("DESKHAND_HTTP_TOKEN", "from-the-environment-123")
-	if env, from, err := httpToken(&httpFlags{}); err != nil || env != "from-the-environment-123" || from != "$DESKHAND_HTTP_TOKEN" {
+	if env, from, err := httpToken(&HTTPOptions{}); err != nil || env != "from-the-environment-123" || from != "$DESKHAND_HTTP_TOKEN" {
 		t.Errorf("httpToken() with the environment = %q from %q, %v", env, from, err)
 	}
 	// The flag wins over the environment; a file others can read is refused.
@@ -95,17 +95,17 @@ func TestHTTPToken(t *testing.T) {
 	if err := os.WriteFile(file, []byte("a-token-in-a-file-0123\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := httpToken(&httpFlags{tokenFile: file}); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+	if _, _, err := httpToken(&HTTPOptions{TokenFile: file}); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Errorf("httpToken() with a 0644 file = %v; want a chmod 600 error", err)
 	}
 	os.Chmod(file, 0o600)
-	if got, from, err := httpToken(&httpFlags{tokenFile: file}); err != nil || got != "a-token-in-a-file-0123" || from != file {
+	if got, from, err := httpToken(&HTTPOptions{TokenFile: file}); err != nil || got != "a-token-in-a-file-0123" || from != file {
 		t.Errorf("httpToken() with --http-token-file = %q from %q, %v", got, from, err)
 	}
 	if err := os.WriteFile(file, []byte("short"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := httpToken(&httpFlags{tokenFile: file}); err == nil || !strings.Contains(err.Error(), "at least 16") {
+	if _, _, err := httpToken(&HTTPOptions{TokenFile: file}); err == nil || !strings.Contains(err.Error(), "at least 16") {
 		t.Errorf("httpToken() with a short token = %v; want an error", err)
 	}
 }

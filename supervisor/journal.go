@@ -13,9 +13,9 @@ import (
 	"github.com/deskhand/deskhand/supervisor/lock"
 )
 
-// repairTimeout bounds giving back what a crashed deskhand left: a
+// RepairTimeout bounds giving back what a crashed deskhand left: a
 // restore waits up to a second per call, a keeper start a little.
-const repairTimeout = 15 * time.Second
+const RepairTimeout = 15 * time.Second
 
 // windowRestorer is what restoreExisting needs of the helper.
 type windowRestorer interface {
@@ -45,11 +45,11 @@ func restoreExisting(h windowRestorer) func(ctx context.Context, ids []uint32) (
 	}
 }
 
-// repairOptions are the turn-end functions Repair uses on display
-// xdisplay: restoring windows through helper, and keeping the restored
-// clipboard in a keeper process, as a turn's end does when deskhand
-// exits.
-func repairOptions(helper *bridge.Client, xdisplay string, logger *slog.Logger) cleanup.Options {
+// RepairOptions are the turn-end functions cleanup.RepairLeftovers uses
+// on display xdisplay: restoring windows through helper, and keeping the
+// restored clipboard in a keeper process, as a turn's end does when
+// deskhand exits (serve at start, and doctor --repair).
+func RepairOptions(helper *bridge.Client, xdisplay string, logger *slog.Logger) cleanup.Options {
 	return cleanup.Options{
 		Restore:       restoreExisting(helper),
 		Selections:    helper,
@@ -98,7 +98,7 @@ func (s *safety) repairAtTurn() {
 }
 
 func (s *safety) repair(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, repairTimeout)
+	ctx, cancel := context.WithTimeout(ctx, RepairTimeout)
 	defer cancel()
 	repaired, err := cleanup.RepairLeftovers(ctx, s.repairOpts, s.journal.Dir(), s.journal.Display())
 	for _, rec := range repaired {

@@ -195,7 +195,7 @@ var oneShotLeases struct {
 // manifest location.
 func LocateHelper(explicit string) (string, HelperSource, error) {
 	opts := LocateOptions{Explicit: explicit}
-	opts.Install.ManifestURLs = manifestURLsFromEnv()
+	opts.Install.ManifestURLs = ManifestURLsFromEnv()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	opts.Install.Progress = func(e installer.Event) {
 		if e.Message != "" {
@@ -209,7 +209,9 @@ func LocateHelper(explicit string) (string, HelperSource, error) {
 	return h.Path, h.Source, err
 }
 
-func manifestURLsFromEnv() []string {
+// ManifestURLsFromEnv is $DESKHAND_MANIFEST_URL: the release manifest URLs
+// to install from, the first the primary and the rest mirrors.
+func ManifestURLsFromEnv() []string {
 	return strings.Fields(os.Getenv("DESKHAND_MANIFEST_URL"))
 }
 

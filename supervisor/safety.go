@@ -13,25 +13,23 @@ import (
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
-// safetyFlags are serve's flags for the gates, the lock and turn cleanup.
-type safetyFlags struct {
-	idleTimeout    time.Duration
-	hideUnapproved bool
+// SafetyOptions configure the gates, the lock and turn cleanup (serve's
+// --idle-timeout and --hide-unapproved).
+type SafetyOptions struct {
+	// IdleTimeout gives the computer back after this long without an
+	// action; 0 never.
+	IdleTimeout time.Duration
+	// HideUnapproved minimises the windows of apps the session has not
+	// approved while deskhand acts.
+	HideUnapproved bool
+}
+
+// safetyConfig is what newSafety builds from.
+type safetyConfig struct {
+	SafetyOptions
 	// journalDir is where the turn journal is kept (serve's state
 	// directory); "" keeps none.
 	journalDir string
-}
-
-func addSafetyFlags(fs interface {
-	DurationVar(p *time.Duration, name string, value time.Duration, usage string)
-	BoolVar(p *bool, name string, value bool, usage string)
-}) *safetyFlags {
-	f := &safetyFlags{}
-	fs.DurationVar(&f.idleTimeout, "idle-timeout", cleanup.DefaultIdleTimeout,
-		"give the computer back (show hidden windows, restore the clipboard, release the lock) after this long without an action; 0 never")
-	fs.BoolVar(&f.hideUnapproved, "hide-unapproved", true,
-		"minimise the windows of apps the session has not approved while deskhand acts (they are masked in screenshots either way)")
-	return f
 }
 
 // safety is the safety layer of one server: the cross-session lock, the
@@ -57,19 +55,19 @@ type safety struct {
 // newSafety builds the safety layer for a server on plat's display. The
 // lock lives in the user's runtime directory, keyed by the display, not in
 // --state-dir: every deskhand on the display must find the same one.
-func newSafety(f *safetyFlags, plat desktopPlatform, helper *bridge.Client, exec *executor.Executor, sess *consent.Session, logger *slog.Logger) (*safety, error) {
+func newSafety(f *safetyConfig, plat desktopPlatform, helper *bridge.Client, exec *executor.Executor, sess *consent.Session, logger *slog.Logger) (*safety, error) {
 	s := &safety{log: logger, plat: plat, helper: helper}
 	xdisplay := plat.Display()
 	s.lock = lock.New(lock.Path(lock.Dir(), xdisplay), lock.Options{Display: xdisplay})
 	logger.Debug("computer-use lock", "path", s.lock.Path())
-	idle := f.idleTimeout
+	idle := f.IdleTimeout
 	if idle <= 0 {
 		idle = -1
 	}
 	var turnBegins func()
 	if f.journalDir != "" {
 		s.journal = cleanup.NewJournal(f.journalDir, xdisplay)
-		s.repairOpts = repairOptions(helper, xdisplay, logger.With("component", "journal"))
+		s.repairOpts = RepairOptions(helper, xdisplay, logger.With("component", "journal"))
 		turnBegins = s.repairAtTurn
 		logger.Debug("turn journal", "path", s.journal.Path())
 	}
@@ -102,7 +100,7 @@ func newSafety(f *safetyFlags, plat desktopPlatform, helper *bridge.Client, exec
 		Lock:                  s.lock,
 		Turns:                 s.turns,
 		Display:               plat.DisplayGate(helper),
-		KeepUnapprovedVisible: !f.hideUnapproved,
+		KeepUnapprovedVisible: !f.HideUnapproved,
 		ResolveApp:            plat.ResolveApp,
 		Logger:                logger.With("component", "gates"),
 	}

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"io"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
@@ -52,4 +53,10 @@ type desktopPlatform interface {
 	WrapExecutor(exec mcpserver.Executor, helper *bridge.Client, sess *consent.Session) mcpserver.Executor
 	// Close stops what opening the platform started.
 	Close()
+}
+
+// HiddenCommand runs a command the platform starts deskhand with itself
+// (the X11 clipboard keeper), reporting ok false for any other name.
+func HiddenCommand(name string, in io.Reader, out io.Writer) (status int, ok bool) {
+	return hiddenCommand(name, in, out)
 }

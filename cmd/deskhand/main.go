@@ -17,14 +17,22 @@
 //	                        and print its JSON result
 //	install                 download, verify and activate the capture helper
 //	                        (or --rollback to the previous one)
+//	grants SUBCOMMAND       list, forget, allow or disallow pre-approved and
+//	                        declined apps, outside a session
 //	doctor                  check the display, extensions, helper, lock,
 //	                        turn journal and paths, and say how to fix each
 //	                        problem; --repair gives back the windows and
 //	                        clipboard a killed deskhand left
 //	version                 print the version
-//	help                    print this help
+//	help [COMMAND]          print this help, or a command's flags
 //
-// Run `deskhand help <command>` for a command's flags.
+// One more command is internal, started by deskhand itself and not for
+// people: on X11, clipboard-keeper keeps the clipboard text a turn put
+// back after deskhand exits.
+//
+// Run `deskhand help <command>` for a command's flags. The commands live
+// in package supervisor/cli; the composition they drive is package
+// supervisor. This file only sets up the signals and calls run.
 package main
 
 import (
@@ -33,7 +41,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/deskhand/deskhand/supervisor"
+	"github.com/deskhand/deskhand/supervisor/cli"
 )
 
 func main() {
@@ -43,5 +51,5 @@ func main() {
 func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return supervisor.Main(ctx, os.Args[1:], supervisor.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	return cli.Main(ctx, os.Args[1:], cli.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 }

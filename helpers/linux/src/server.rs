@@ -105,6 +105,15 @@ impl Outcome {
     }
 }
 
+/// The answer to `exit`: a success, then the process ends with status 0.
+fn exit_outcome(id: &Value) -> Outcome {
+    Outcome {
+        reply: Some(protocol::success(id, &Map::new())),
+        exit: Some(0),
+        ..Outcome::default()
+    }
+}
+
 /// A live X connection and everything tied to it.
 struct Session {
     x: XConn,
@@ -269,136 +278,29 @@ impl Server {
         }
     }
 
+    /// Answers one request: the handshake and exit, which need no
+    /// handshake, or a protocol method, each by a handler of its own.
     fn dispatch(&mut self, id: &Value, method: &str, params: Value) -> Result<Outcome> {
-        let known = METHODS.contains(&method);
         if method.starts_with("fault.") && self.config.faults {
             return self.fault(id, method, params);
         }
         match method {
-            "handshake" => {
-                let result = self.handshake(params)?;
-                self.handshaken = true;
-                return Ok(Outcome::reply(protocol::success(id, &result)));
-            }
-            "exit" => {
-                return Ok(Outcome {
-                    reply: Some(protocol::success(id, &Map::new())),
-                    exit: Some(0),
-                    ..Outcome::default()
-                })
-            }
-            _ if !known => return Err(Error::method_not_found(method)),
-            _ if !self.handshaken => {
-                return Err(Error::new(
-                    Code::HandshakeRequired,
-                    format!("{method} was called before handshake"),
-                    "Call handshake first, offering the protocol versions the client speaks.",
-                ))
-            }
-            _ => {}
+            "handshake" => return self.call_handshake(id, params),
+            "exit" => return Ok(exit_outcome(id)),
+            _ => self.check_callable(method)?,
         }
         let p = Params::new(method, params)?;
         let body = match method {
-            "displays" => {
-                let (list, _) = self.session()?.displays()?;
-                protocol::success(id, &DisplaysResult { displays: list })
-            }
-            "capture" => {
-                let request = CaptureParams::parse(&p)?;
-                let capture_id = self.next_capture_id;
-                let body = self.session()?.capture(id, &request, capture_id)?;
-                self.next_capture_id += 1;
-                body
-            }
-            "windows" => {
-                let include_hidden = p.bool("include_hidden")?.unwrap_or(false);
-                let s = self.session()?;
-                protocol::success(id, &s.wm()?.list(&s.x.conn, s.x.root, include_hidden)?)
-            }
-            "window_at" => {
-                let point = Point {
-                    x: p.required_int("x", i32::MIN as i64, i32::MAX as i64)? as i32,
-                    y: p.required_int("y", i32::MIN as i64, i32::MAX as i64)? as i32,
-                };
-                let s = self.session()?;
-                let window = s.wm()?.window_at(&s.x.conn, s.x.root, point)?;
-                let app = window.as_ref().map(|w| w.app.clone());
-                protocol::success(id, &serde_json::json!({ "window": window, "app": app }))
-            }
-            "patch_check" => {
-                let x = p.required_int("x", i32::MIN as i64, i32::MAX as i64)?;
-                let y = p.required_int("y", i32::MIN as i64, i32::MAX as i64)?;
-                let size = p.int("size", 1, 63)?.unwrap_or(9);
-                if size % 2 == 0 {
-                    return Err(p.bad(format!(
-                        "\"size\" must be odd (the patch is centred on the point), got {size}"
-                    )));
-                }
-                let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
-                let s = self.session()?;
-                let last = s.capturer.last().ok_or_else(|| {
-                    Error::new(
-                        Code::NoCapture,
-                        "patch_check compares against the last capture, and there has been none",
-                        "Call capture first, then patch_check points inside it.",
-                    )
-                })?;
-                let rect = patch::patch_rect(x, y, size as u32, last.source)?;
-                let result = patch::check(
-                    &s.x.conn,
-                    s.x.root,
-                    &s.x.format,
-                    &last,
-                    rect,
-                    tolerance as u8,
-                )?;
-                protocol::success(id, &result)
-            }
-            "patch_baseline" => {
-                let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
-                let s = self.session()?;
-                let screen = s.x.root_size()?;
-                let (capture_id, differing) = s
-                    .capturer
-                    .rebaseline(&s.x.conn, s.x.root, &s.x.format, screen, tolerance as u8)?
-                    .ok_or_else(|| {
-                        Error::new(
-                            Code::NoCapture,
-                            "patch_baseline refreshes the last capture, and there has been none",
-                            "Call capture first.",
-                        )
-                    })?;
-                protocol::success(
-                    id,
-                    &serde_json::json!({ "differing_pixels": differing, "capture_id": capture_id }),
-                )
-            }
-            "clipboard_read" => {
-                let selection = p.selection()?;
-                let text = self.clipboard()?.read(selection)?;
-                protocol::success(id, &serde_json::json!({ "text": text }))
-            }
-            "clipboard_write" => {
-                let text = p
-                    .str("text")?
-                    .ok_or_else(|| p.bad("\"text\" is required".into()))?
-                    .to_owned();
-                let selection = p.selection()?;
-                self.clipboard()?.write(selection, &text)?;
-                protocol::success(id, &serde_json::json!({ "ok": true }))
-            }
-            "hide" => {
-                let ids = p.required_window_ids("windows")?;
-                let s = self.session()?;
-                let hidden = s.wm()?.hide(&s.x.conn, s.x.root, &ids)?;
-                protocol::success(id, &serde_json::json!({ "hidden": hidden }))
-            }
-            "restore" => {
-                let ids = p.required_window_ids("windows")?;
-                let s = self.session()?;
-                let restored = s.wm()?.restore(&s.x.conn, s.x.root, &ids)?;
-                protocol::success(id, &serde_json::json!({ "restored": restored }))
-            }
+            "displays" => self.call_displays(id)?,
+            "capture" => self.call_capture(id, &p)?,
+            "windows" => self.call_windows(id, &p)?,
+            "window_at" => self.call_window_at(id, &p)?,
+            "patch_check" => self.call_patch_check(id, &p)?,
+            "patch_baseline" => self.call_patch_baseline(id, &p)?,
+            "clipboard_read" => self.call_clipboard_read(id, &p)?,
+            "clipboard_write" => self.call_clipboard_write(id, &p)?,
+            "hide" => self.call_hide(id, &p)?,
+            "restore" => self.call_restore(id, &p)?,
             _ => {
                 return Err(Error::internal(format!(
                     "{method} is known but not dispatched"
@@ -406,6 +308,148 @@ impl Server {
             }
         };
         Ok(Outcome::reply(body))
+    }
+
+    /// Refuses a method this helper does not know, or one called before
+    /// the handshake.
+    fn check_callable(&self, method: &str) -> Result<()> {
+        if !METHODS.contains(&method) {
+            return Err(Error::method_not_found(method));
+        }
+        if !self.handshaken {
+            return Err(Error::new(
+                Code::HandshakeRequired,
+                format!("{method} was called before handshake"),
+                "Call handshake first, offering the protocol versions the client speaks.",
+            ));
+        }
+        Ok(())
+    }
+
+    fn call_handshake(&mut self, id: &Value, params: Value) -> Result<Outcome> {
+        let result = self.handshake(params)?;
+        self.handshaken = true;
+        Ok(Outcome::reply(protocol::success(id, &result)))
+    }
+
+    fn call_displays(&mut self, id: &Value) -> Result<Vec<u8>> {
+        let (list, _) = self.session()?.displays()?;
+        Ok(protocol::success(id, &DisplaysResult { displays: list }))
+    }
+
+    fn call_capture(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
+        let request = CaptureParams::parse(p)?;
+        let capture_id = self.next_capture_id;
+        let body = self.session()?.capture(id, &request, capture_id)?;
+        self.next_capture_id += 1;
+        Ok(body)
+    }
+
+    fn call_windows(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
+        let include_hidden = p.bool("include_hidden")?.unwrap_or(false);
+        let s = self.session()?;
+        let list = s.wm()?.list(&s.x.conn, s.x.root, include_hidden)?;
+        Ok(protocol::success(id, &list))
+    }
+
+    fn call_window_at(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
+        let point = Point {
+            x: p.required_int("x", i32::MIN as i64, i32::MAX as i64)? as i32,
+            y: p.required_int("y", i32::MIN as i64, i32::MAX as i64)? as i32,
+        };
+        let s = self.session()?;
+        let window = s.wm()?.window_at(&s.x.conn, s.x.root, point)?;
+        let app = window.as_ref().map(|w| w.app.clone());
+        Ok(protocol::success(
+            id,
+            &serde_json::json!({ "window": window, "app": app }),
+        ))
+    }
+
+    fn call_patch_check(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
+        let x = p.required_int("x", i32::MIN as i64, i32::MAX as i64)?;
+        let y = p.required_int("y", i32::MIN as i64, i32::MAX as i64)?;
+        let size = p.int("size", 1, 63)?.unwrap_or(9);
+        if size % 2 == 0 {
+            return Err(p.bad(format!(
+                "\"size\" must be odd (the patch is centred on the point), got {size}"
+            )));
+        }
+        let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
+        let s = self.session()?;
+        let last = s.capturer.last().ok_or_else(|| {
+            Error::new(
+                Code::NoCapture,
+                "patch_check compares against the last capture, and there has been none",
+                "Call capture first, then patch_check points inside it.",
+            )
+        })?;
+        let rect = patch::patch_rect(x, y, size as u32, last.source)?;
+        let result = patch::check(
+            &s.x.conn,
+            s.x.root,
+            &s.x.format,
+            &last,
+            rect,
+            tolerance as u8,
+        )?;
+        Ok(protocol::success(id, &result))
+    }
+
+    fn call_patch_baseline(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
+        let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
+        let s = self.session()?;
+        let screen = s.x.root_size()?;
+        let (capture_id, differing) = s
+            .capturer
+            .rebaseline(&s.x.conn, s.x.root, &s.x.format, screen, tolerance as u8)?
+            .ok_or_else(|| {
+                Error::new(
+                    Code::NoCapture,
+                    "patch_baseline refreshes the last capture, and there has been none",
+                    "Call capture first.",
+                )
+            })?;
+        Ok(protocol::success(
+            id,
+            &serde_json::json!({ "differing_pixels": differing, "capture_id": capture_id }),
+        ))
+    }
+
+    fn call_clipboard_read(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
+        let selection = p.selection()?;
+        let text = self.clipboard()?.read(selection)?;
+        Ok(protocol::success(id, &serde_json::json!({ "text": text })))
+    }
+
+    fn call_clipboard_write(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
+        let text = p
+            .str("text")?
+            .ok_or_else(|| p.bad("\"text\" is required".into()))?
+            .to_owned();
+        let selection = p.selection()?;
+        self.clipboard()?.write(selection, &text)?;
+        Ok(protocol::success(id, &serde_json::json!({ "ok": true })))
+    }
+
+    fn call_hide(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
+        let ids = p.required_window_ids("windows")?;
+        let s = self.session()?;
+        let hidden = s.wm()?.hide(&s.x.conn, s.x.root, &ids)?;
+        Ok(protocol::success(
+            id,
+            &serde_json::json!({ "hidden": hidden }),
+        ))
+    }
+
+    fn call_restore(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
+        let ids = p.required_window_ids("windows")?;
+        let s = self.session()?;
+        let restored = s.wm()?.restore(&s.x.conn, s.x.root, &ids)?;
+        Ok(protocol::success(
+            id,
+            &serde_json::json!({ "restored": restored }),
+        ))
     }
 
     fn handshake(&mut self, params: Value) -> Result<HandshakeResult> {
@@ -555,71 +599,17 @@ impl Server {
 }
 
 impl Session {
+    /// Captures what `req` asks for: the source rectangle, the mask over
+    /// it, then the pixels, scaled and encoded.
     fn capture(&mut self, id: &Value, req: &CaptureParams, capture_id: u64) -> Result<Vec<u8>> {
-        let whole = |size: Size| Rect {
-            x: 0,
-            y: 0,
-            width: size.width,
-            height: size.height,
-        };
-        let (source, display, screen) = match req.rect {
-            Some(rect) => {
-                let screen = self.x.root_size()?;
-                if !whole(screen).contains_rect(&rect) {
-                    return Err(Error::out_of_bounds(
-                        format!(
-                            "rectangle {rect} is outside the screen ({}x{})",
-                            screen.width, screen.height
-                        ),
-                        "Use a rectangle inside the screen; call displays for the geometry.",
-                    ));
-                }
-                (rect, None, screen)
-            }
-            None => {
-                let (list, screen) = self.displays()?;
-                let chosen = match req.display {
-                    Some(wanted) => list.iter().find(|d| d.id == wanted).ok_or_else(|| {
-                        let known: Vec<String> = list.iter().map(|d| format!("{} ({})", d.id, d.name)).collect();
-                        Error::new(
-                            Code::NoSuchDisplay,
-                            format!("no display has id {wanted}; the displays are {}", known.join(", ")),
-                            "Call displays for the current ids; monitors may have been unplugged or renamed.",
-                        )
-                    })?,
-                    None => list
-                        .iter()
-                        .find(|d| d.primary)
-                        .ok_or_else(|| Error::internal("the display list is empty"))?,
-                };
-                let rect = chosen.rect().intersect(&whole(screen)).ok_or_else(|| {
-                    Error::capture_failed(format!(
-                        "display {} ({}) lies outside the root window ({}x{})",
-                        chosen.name,
-                        chosen.rect(),
-                        screen.width,
-                        screen.height
-                    ))
-                })?;
-                (rect, Some(chosen.id), screen)
-            }
-        };
+        let (source, display, screen) = self.capture_source(req)?;
         let output = output_size(req.width, req.height, source.size())?;
         // The window list that places the mask and the pixels must show the
         // same moment: a masked window that moves, or a popup that opens,
         // between the two would leak. Holding the server while both are
         // read means no other client can change the screen in between.
         let mut grab = capture::ServerGrab::new(&self.x.conn, !req.mask.is_empty())?;
-        let (mask_rects, masked) = if req.mask.is_empty() {
-            (Vec::new(), Vec::new())
-        } else {
-            // Never capture without the mask: a masked window must not leak.
-            let wm = self.wm()?;
-            let list = wm.list(&self.x.conn, self.x.root, false)?;
-            let (mut rects, masked) = mask::regions(&list.windows, &req.mask, source);
-            rects.extend(wm.ghost_rects(&self.x.conn, &req.mask, source, &list.windows)?);
-            (rects, masked)
-        };
+        let (mask_rects, masked) = self.mask_regions(req, source)?;
         let request = capture::Request {
             source,
             output,
@@ -637,20 +627,7 @@ impl Session {
             &request,
             &mut || grab.release(),
         )?;
-        let t = out.timings;
-        log_debug!(
-            "capture {capture_id}: {source} -> {}x{} {}: {} {:.2} ms, mask {:.2} ms, scale {:.2} ms, encode {:.2} ms, base64 {:.2} ms, {} base64 bytes",
-            output.width,
-            output.height,
-            req.format.name(),
-            out.method.name(),
-            t.grab.as_secs_f64() * 1e3,
-            t.mask.as_secs_f64() * 1e3,
-            t.scale.as_secs_f64() * 1e3,
-            t.encode.as_secs_f64() * 1e3,
-            t.base64.as_secs_f64() * 1e3,
-            out.data.len()
-        );
+        log_capture(capture_id, source, output, req.format, &out);
         Ok(protocol::success(
             id,
             &CaptureResult {
@@ -667,6 +644,107 @@ impl Session {
             },
         ))
     }
+
+    /// The rectangle a capture reads, the display it is (None for a
+    /// rectangle the client gave), and the root window's size.
+    fn capture_source(&mut self, req: &CaptureParams) -> Result<(Rect, Option<u32>, Size)> {
+        match req.rect {
+            Some(rect) => {
+                let screen = self.x.root_size()?;
+                if !whole(screen).contains_rect(&rect) {
+                    return Err(Error::out_of_bounds(
+                        format!(
+                            "rectangle {rect} is outside the screen ({}x{})",
+                            screen.width, screen.height
+                        ),
+                        "Use a rectangle inside the screen; call displays for the geometry.",
+                    ));
+                }
+                Ok((rect, None, screen))
+            }
+            None => self.display_source(req.display),
+        }
+    }
+
+    /// The part of the root window display `wanted` (else the primary
+    /// display) shows, its id and the root window's size.
+    fn display_source(&mut self, wanted: Option<u32>) -> Result<(Rect, Option<u32>, Size)> {
+        let (list, screen) = self.displays()?;
+        let chosen = match wanted {
+            Some(wanted) => list.iter().find(|d| d.id == wanted).ok_or_else(|| {
+                let known: Vec<String> = list.iter().map(|d| format!("{} ({})", d.id, d.name)).collect();
+                Error::new(
+                    Code::NoSuchDisplay,
+                    format!("no display has id {wanted}; the displays are {}", known.join(", ")),
+                    "Call displays for the current ids; monitors may have been unplugged or renamed.",
+                )
+            })?,
+            None => list
+                .iter()
+                .find(|d| d.primary)
+                .ok_or_else(|| Error::internal("the display list is empty"))?,
+        };
+        let rect = chosen.rect().intersect(&whole(screen)).ok_or_else(|| {
+            Error::capture_failed(format!(
+                "display {} ({}) lies outside the root window ({}x{})",
+                chosen.name,
+                chosen.rect(),
+                screen.width,
+                screen.height
+            ))
+        })?;
+        Ok((rect, Some(chosen.id), screen))
+    }
+
+    /// The rectangles to paint over `source` for the capture's mask, and
+    /// the ids of the windows they cover; none when nothing is masked.
+    /// Called with the server grabbed, so that the windows cannot move
+    /// before the pixels are read.
+    fn mask_regions(&self, req: &CaptureParams, source: Rect) -> Result<(Vec<Rect>, Vec<u32>)> {
+        if req.mask.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        // Never capture without the mask: a masked window must not leak.
+        let wm = self.wm()?;
+        let list = wm.list(&self.x.conn, self.x.root, false)?;
+        let (mut rects, masked) = mask::regions(&list.windows, &req.mask, source);
+        rects.extend(wm.ghost_rects(&self.x.conn, &req.mask, source, &list.windows)?);
+        Ok((rects, masked))
+    }
+}
+
+/// The whole root window of this size.
+fn whole(size: Size) -> Rect {
+    Rect {
+        x: 0,
+        y: 0,
+        width: size.width,
+        height: size.height,
+    }
+}
+
+/// Logs where a capture's time went.
+fn log_capture(
+    capture_id: u64,
+    source: Rect,
+    output: Size,
+    format: ImageFormat,
+    out: &capture::Output<'_>,
+) {
+    let t = &out.timings;
+    log_debug!(
+        "capture {capture_id}: {source} -> {}x{} {}: {} {:.2} ms, mask {:.2} ms, scale {:.2} ms, encode {:.2} ms, base64 {:.2} ms, {} base64 bytes",
+        output.width,
+        output.height,
+        format.name(),
+        out.method.name(),
+        t.grab.as_secs_f64() * 1e3,
+        t.mask.as_secs_f64() * 1e3,
+        t.scale.as_secs_f64() * 1e3,
+        t.encode.as_secs_f64() * 1e3,
+        t.base64.as_secs_f64() * 1e3,
+        out.data.len()
+    );
 }
 
 /// Checks a requested output size against the source size: both or

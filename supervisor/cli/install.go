@@ -1,4 +1,4 @@
-package supervisor
+package cli
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/deskhand/deskhand/installer"
 	"github.com/deskhand/deskhand/installer/fetch"
+	"github.com/deskhand/deskhand/supervisor"
 )
 
 const installUsage = `install [--manifest-url URL]... [--stall-timeout D] [--rollback]
@@ -57,7 +58,7 @@ func runInstallCommand(ctx context.Context, args []string, io Stdio) error {
 		return err
 	}
 	if len(urls) == 0 {
-		urls = manifestURLsFromEnv()
+		urls = supervisor.ManifestURLsFromEnv()
 	}
 	bar := newProgressBar(io.Err)
 	opts := installer.Options{ManifestURLs: urls, Logger: logger, Progress: bar.event}

@@ -1,4 +1,4 @@
-package supervisor
+package cli
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/installer"
 	"github.com/deskhand/deskhand/installer/store"
+	"github.com/deskhand/deskhand/supervisor"
 	"github.com/deskhand/deskhand/supervisor/lock"
 )
 
@@ -60,7 +61,7 @@ func runDoctorCommand(ctx context.Context, args []string, io Stdio) error {
 		fs.Usage()
 		return errUsage
 	}
-	fmt.Fprintf(io.Out, "deskhand %s doctor\n", Version)
+	fmt.Fprintf(io.Out, "deskhand %s doctor\n", supervisor.Version)
 	dir, err := journalDir(*stateDir)
 	if err != nil {
 		return err
@@ -130,7 +131,7 @@ func sessionLockCheck(display string) check {
 // and handshakes with it. ownDesktop: serve would start its own desktop,
 // so the helper's complaint that it has no display now is expected.
 func helperChecks(ctx context.Context, explicit, display string, ownDesktop bool) []check {
-	loc, err := FindHelper(ctx, LocateOptions{Explicit: explicit, NoDownload: true})
+	loc, err := supervisor.FindHelper(ctx, supervisor.LocateOptions{Explicit: explicit, NoDownload: true})
 	if err != nil {
 		fix := "run `deskhand install` to download and verify it, or build it with `make build`"
 		var unsafe *store.UnsafeDirError

@@ -1,4 +1,4 @@
-package supervisor
+package cli
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor"
 )
 
 const helperUsage = `helper [flags] METHOD [PARAMS_JSON]
@@ -54,7 +55,7 @@ func runHelperCommand(ctx context.Context, args []string, io Stdio) error {
 	if err != nil {
 		return err
 	}
-	path, source, err := LocateHelper(*helperPath)
+	path, source, err := supervisor.LocateHelper(*helperPath)
 	if err != nil {
 		return err
 	}

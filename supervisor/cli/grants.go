@@ -1,18 +1,15 @@
-package supervisor
+package cli
 
 import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/catalog"
 	"github.com/deskhand/deskhand/supervisor/consent"
-	"github.com/deskhand/deskhand/supervisor/desktop/freedesktop"
 )
 
 const grantsUsage = `grants <list|forget|allow|disallow> [flags] [apps]
@@ -277,66 +274,3 @@ type stringList []string
 func (l *stringList) String() string { return strings.Join(*l, ",") }
 
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
-
-// Serve wiring: the consent flags of `deskhand serve` and the consent
-// manager they configure.
-
-type consentFlags struct {
-	allow stringList
-	grant stringList
-}
-
-func addConsentFlags(fs *flag.FlagSet) *consentFlags {
-	var cf consentFlags
-	fs.Var(&cf.allow, "allow", "pre-approve an app for request_access: `APP[=TIER]` (name or id; tier read, click or full), repeatable; adds to the pre-approval file")
-	fs.Var(&cf.grant, "grant", "pre-approve a grant `flag` (clipboardRead, clipboardWrite, systemKeyCombos), repeatable or comma-separated")
-	return &cf
-}
-
-// newConsent makes the session's consent manager: the pre-approval file
-// and flags, the managed policy, and names resolved through the helper's
-// window list and the installed desktop entries.
-func newConsent(cf *consentFlags, helper *bridge.Client, logger *slog.Logger) (*consent.Manager, error) {
-	var grants []string
-	for _, g := range cf.grant {
-		grants = append(grants, strings.Split(g, ",")...)
-	}
-	grants = slices.DeleteFunc(grants, func(s string) bool { return strings.TrimSpace(s) == "" })
-	m, err := consent.New(consent.Options{Allow: cf.allow, Grant: grants, Apps: appSource{helper}, Logger: logger})
-	if err != nil {
-		return nil, err
-	}
-	allow, flags := m.Preapproved()
-	if len(allow) > 0 || len(flags.Names()) > 0 {
-		logger.Info("pre-approved for request_access", "apps", fmt.Sprint(allow), "flags", strings.Join(flags.Names(), ","), "file", m.PreapprovalPath())
-	}
-	return m, nil
-}
-
-// appSource resolves request_access names against running windows and
-// installed desktop entries.
-type appSource struct{ helper *bridge.Client }
-
-func (a appSource) RunningApps(ctx context.Context) ([]bridge.App, error) {
-	list, err := a.helper.Windows(ctx, true)
-	if err != nil {
-		return nil, err
-	}
-	var apps []bridge.App
-	for _, w := range list.Windows {
-		apps = append(apps, w.App)
-	}
-	return apps, nil
-}
-
-func (appSource) InstalledApps(context.Context) ([]bridge.App, error) {
-	var apps []bridge.App
-	for _, e := range freedesktop.LoadEntries(freedesktop.DataDirs()) {
-		app := bridge.App{Name: e.Name, DesktopID: e.ID, Class: e.StartupWMClass}
-		if argv, err := e.Command(); err == nil && len(argv) > 0 {
-			app.Exe = filepath.Base(argv[0])
-		}
-		apps = append(apps, app)
-	}
-	return apps, nil
-}

@@ -1,10 +1,11 @@
-package supervisor
+package cli
 
 import (
 	"context"
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor"
 	"github.com/deskhand/deskhand/supervisor/desktop/macos"
 )
 
@@ -14,7 +15,7 @@ func displayChecks(ctx context.Context, _, virtualDisplay string) (checks []chec
 	if _, err := macos.Open(ctx, macos.Options{VirtualDisplay: virtualDisplay}); err != nil {
 		return []check{{status: "FAIL", name: "display", detail: err.Error(), fix: "unset DESKHAND_VIRTUAL_DISPLAY"}}, false
 	}
-	loc, err := FindHelper(ctx, LocateOptions{NoDownload: true})
+	loc, err := supervisor.FindHelper(ctx, supervisor.LocateOptions{NoDownload: true})
 	if err != nil {
 		return []check{{status: "warn", name: "display", detail: "the permissions are checked through the helper, and there is none yet (see below)"}}, false
 	}

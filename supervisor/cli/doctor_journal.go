@@ -1,4 +1,4 @@
-package supervisor
+package cli
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/lock"
@@ -91,16 +92,16 @@ func repairJournals(ctx context.Context, out io.Writer, helperPath, dir, display
 		return fmt.Errorf("--repair: taking the computer-use lock of %s: %w", display, err)
 	}
 	defer l.Release(session)
-	loc, err := FindHelper(ctx, LocateOptions{Explicit: helperPath, NoDownload: true})
+	loc, err := supervisor.FindHelper(ctx, supervisor.LocateOptions{Explicit: helperPath, NoDownload: true})
 	if err != nil {
 		return fmt.Errorf("--repair: finding the capture helper, which shows the windows again and serves the clipboard: %w", err)
 	}
 	defer loc.Release()
 	helper := bridge.New(bridge.Options{Path: loc.Path, Env: []string{"DISPLAY=" + display}, MaxRestarts: 1, ClientName: "deskhand-doctor"})
 	defer helper.Close()
-	rctx, cancel := context.WithTimeout(ctx, repairTimeout+10*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, supervisor.RepairTimeout+10*time.Second)
 	defer cancel()
-	repaired, err := cleanup.RepairLeftovers(rctx, repairOptions(helper, display, nil), dir, display)
+	repaired, err := cleanup.RepairLeftovers(rctx, supervisor.RepairOptions(helper, display, nil), dir, display)
 	for _, rec := range repaired {
 		fmt.Fprintf(out, "  repair: gave back what deskhand pid %d left: %s\n", rec.Owner.PID, rec.Describe())
 	}

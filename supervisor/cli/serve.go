@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/deskhand/deskhand/supervisor"
+	"github.com/deskhand/deskhand/supervisor/cleanup"
+	"github.com/deskhand/deskhand/supervisor/geometry"
+	"github.com/deskhand/deskhand/supervisor/mcpserver"
+)
+
+const serveUsage = `serve [flags]
+
+Serves the computer-use tools over MCP on stdin and stdout (the MCP stdio
+transport), as the server "computer-use": clients show the tools as
+mcp__computer-use__screenshot, mcp__computer-use__left_click, and so on.
+This is also what deskhand does when run without a command. Logs go to
+stderr only.
+
+The display: with --virtual-display auto (the default) deskhand works on the
+X display named by DISPLAY, and when DISPLAY is unset it starts a private
+1920x1080 virtual desktop (Xvfb and openbox) for the session and stops it on
+exit. --virtual-display WIDTHxHEIGHT always starts a private desktop of that
+size, leaving the user's own screen alone; --virtual-display off never does.
+On macOS deskhand always works on the user's own screen and never starts a
+virtual one; every action then needs Screen Recording and Accessibility
+(System Settings > Privacy & Security) for the app that runs it.
+
+Examples:
+
+  deskhand serve
+  deskhand serve --virtual-display 1920x1080
+  deskhand serve --coordinates normalized_0_100 --format png
+  deskhand serve --allow xterm --allow org.gnome.Calculator --grant clipboardRead
+  deskhand serve --tool-profile openai --image-preset openai
+  claude mcp add computer-use -- deskhand serve
+  deskhand serve --http :8765
+
+With --http ADDR it serves MCP's Streamable HTTP transport instead, at
+http://ADDR/mcp (https with --tls-cert and --tls-key); ADDR without a host
+(":8765") listens on 127.0.0.1 only, and a non-loopback address needs TLS
+or --http-allow-plaintext. Every request must carry a bearer token
+(Authorization: Bearer TOKEN): the one in --http-token-file, else
+$DESKHAND_HTTP_TOKEN, else the one in http-token in the config directory
+(~/.config/deskhand on Linux), generated (mode 0600) on first start; the
+log names the file, never the token. Requests for a Host that is not this server's (DNS rebinding), from
+a browser Origin that is not allowed, or with a body over --http-max-body
+are refused. Each HTTP session has its own approvals and its own turn:
+while one session uses the computer the others get cu_lock_held, and a
+session that ends (DELETE, --http-session-timeout) gives the computer
+back. Clients of the sessionless protocol (2026-07-28) share one set of
+approvals and one turn.
+
+Tool profiles: the default profile offers deskhand's tools, whose names and
+arguments are the member tools of Anthropic's computer_toolset_20260801
+(screenshot, left_click, key with repeat, scroll and left_click_drag with
+modifier keys in text, ...), so a harness forwards each tool_use block as a
+tools/call unchanged and returns the result as its tool_result. With
+--tool-profile openai there is one tool, computer, that takes the actions of
+an OpenAI computer_call (click, double_click, drag, move, scroll, keypress,
+type, wait, screenshot), runs them in order through the same safety checks,
+and always returns a screenshot for the computer_call_output.
+
+Image presets: --image-preset anthropic (the default limits), openai or
+gemini sizes screenshots to that model family's documented image limits;
+--max-long-edge and --max-tokens, when given, override the preset's. Every
+screenshot's JSON text block has a "scale" receipt: the preset in force
+("custom" when the limits are no preset's), the limits and image_to_logical,
+the factor from screenshot pixels to screen pixels.
+
+If deskhand is killed mid-turn, the windows it hid and the clipboard it
+stashed are written down in the turn journal in --state-dir: the next
+deskhand on the display gives them back before it serves (or run
+deskhand doctor --repair). Private virtual desktops keep no journal.
+
+Nothing may be used until the model calls request_access and the user
+approves the apps in a dialog; with clients that cannot show one, only the
+apps pre-approved with --allow or in the pre-approval file (see
+deskhand grants) are granted.
+
+Flags:`
+
+// serveFlags are serve's flags that are checked and turned into
+// supervisor.ServeOptions fields.
+type serveFlags struct {
+	coordinates string
+	maxLongEdge int
+	maxTokens   int
+	imagePreset string
+	logLevel    string
+}
+
+// runServe is `deskhand serve`: it parses and checks the flags, then hands
+// them to the composition root.
+func runServe(ctx context.Context, args []string, stdio Stdio) error {
+	fs, f, o := serveFlagSet(stdio)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := o.HTTP.Check(); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stdio.Err, "deskhand serve: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return errUsage
+	}
+	if err := f.check(fs, o); err != nil {
+		return err
+	}
+	logger, err := newLogger(stdio.Err, f.logLevel)
+	if err != nil {
+		return err
+	}
+	o.In, o.Out, o.Logger = stdio.In, stdio.Out, logger
+	return supervisor.Serve(ctx, *o)
+}
+
+// serveFlagSet defines serve's flags: the plain ones into f, to be checked,
+// and those that need no checking, or check themselves (HTTPOptions.Check),
+// straight into o.
+func serveFlagSet(stdio Stdio) (*flag.FlagSet, *serveFlags, *supervisor.ServeOptions) {
+	fs := newFlagSet("serve", serveUsage, stdio)
+	f := &serveFlags{}
+	o := &supervisor.ServeOptions{}
+	fs.StringVar(&o.Helper, "helper", "", "path of the capture helper `binary` (default: $DESKHAND_HELPER, then a helper bundled beside this executable, then the installed version, then a verified download on the first tool call)")
+	fs.StringVar(&o.VirtualDisplay, "virtual-display", envOr("DESKHAND_VIRTUAL_DISPLAY", "auto"),
+		"`auto`: use $DISPLAY, or start a private 1920x1080 Xvfb desktop when it is unset; WIDTHxHEIGHT: always start a private desktop of that size; off: never start one (macOS: the user's screen, always)")
+	fs.StringVar(&f.coordinates, "coordinates", string(geometry.ModePixels),
+		"coordinate `mode` of the tools: pixels (of the latest screenshot) or normalized_0_100 (percent of its width and height)")
+	fs.IntVar(&f.maxLongEdge, "max-long-edge", geometry.DefaultMaxLongEdge, "largest screenshot width or height, in `pixels`")
+	fs.IntVar(&f.maxTokens, "max-tokens", geometry.DefaultMaxTokens, "largest screenshot size in vision `tokens` of 28x28 pixels (⌈w/28⌉·⌈h/28⌉)")
+	fs.StringVar(&f.imagePreset, "image-preset", "", "screenshot size `preset` of a model family: "+strings.Join(geometry.PresetNames(), ", ")+" (default: anthropic's limits)")
+	fs.StringVar(&o.ToolProfile, "tool-profile", mcpserver.ProfileDefault, "tool `profile`: default (deskhand's tools, named as in Anthropic's computer toolset) or openai (one computer tool taking OpenAI's actions)")
+	fs.StringVar(&o.Format, "format", mcpserver.FormatJPEG, "screenshot image `format`: jpeg or png")
+	fs.IntVar(&o.JPEGQuality, "jpeg-quality", mcpserver.DefaultJPEGQuality, "JPEG `quality`, 1-100")
+	fs.StringVar(&o.StateDir, "state-dir", "", "`directory` of the state files: the last screenshot's geometry and the selected display, kept across restarts, and the turn journal, which lets a restarted deskhand show again the windows and put back the clipboard a crashed one took (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand; \"none\" keeps nothing)")
+	fs.StringVar(&f.logLevel, "log-level", envOr("DESKHAND_LOG", "info"), "stderr log `level`: debug, info, warn or error")
+	addConsentFlags(fs, &o.Consent)
+	addSafetyFlags(fs, &o.Safety)
+	addHTTPFlags(fs, &o.HTTP)
+	return fs, f, o
+}
+
+// check checks the parsed flags and sets what they mean in o: the
+// coordinate mode, the image limits, the tool profile and the image
+// format.
+func (f *serveFlags) check(fs *flag.FlagSet, o *supervisor.ServeOptions) error {
+	mode, err := geometry.ParseMode(f.coordinates)
+	if err != nil {
+		return fmt.Errorf("--coordinates: %w", err)
+	}
+	o.Mode = mode
+	if o.Limits, o.ImagePreset, err = f.imageLimits(fs); err != nil {
+		return err
+	}
+	if !slices.Contains(mcpserver.ToolProfiles, o.ToolProfile) {
+		return fmt.Errorf("--tool-profile %q: use %s", o.ToolProfile, strings.Join(mcpserver.ToolProfiles, " or "))
+	}
+	if o.Format != mcpserver.FormatJPEG && o.Format != mcpserver.FormatPNG {
+		return fmt.Errorf("--format %q: use jpeg or png", o.Format)
+	}
+	if o.JPEGQuality < 1 || o.JPEGQuality > 100 {
+		return fmt.Errorf("--jpeg-quality %d: use 1-100", o.JPEGQuality)
+	}
+	return nil
+}
+
+// imageLimits are the screenshot limits --image-preset, --max-long-edge
+// and --max-tokens ask for, and the preset's canonical name ("" for none).
+func (f *serveFlags) imageLimits(fs *flag.FlagSet) (geometry.Limits, string, error) {
+	limits := geometry.Limits{MaxLongEdge: f.maxLongEdge, MaxTokens: f.maxTokens, TokenPx: geometry.DefaultTokenPx}
+	name := ""
+	if f.imagePreset != "" {
+		preset, err := geometry.LookupPreset(f.imagePreset)
+		if err != nil {
+			return geometry.Limits{}, "", fmt.Errorf("--image-preset: %w", err)
+		}
+		// The preset's limits, but for those given as flags too.
+		limits = preset.Limits
+		fs.Visit(func(fl *flag.Flag) {
+			switch fl.Name {
+			case "max-long-edge":
+				limits.MaxLongEdge = f.maxLongEdge
+			case "max-tokens":
+				// The flag counts 28x28 patches, whatever the preset's.
+				limits.MaxTokens, limits.TokenPx = f.maxTokens, geometry.DefaultTokenPx
+			}
+		})
+		name = preset.Name
+	}
+	if err := limits.Validate(); err != nil {
+		return geometry.Limits{}, "", fmt.Errorf("--max-long-edge/--max-tokens: %w", err)
+	}
+	return limits, name, nil
+}
+
+// addConsentFlags adds serve's pre-approval flags.
+func addConsentFlags(fs *flag.FlagSet, o *supervisor.ConsentOptions) {
+	fs.Var((*stringList)(&o.Allow), "allow", "pre-approve an app for request_access: `APP[=TIER]` (name or id; tier read, click or full), repeatable; adds to the pre-approval file")
+	fs.Var((*stringList)(&o.Grant), "grant", "pre-approve a grant `flag` (clipboardRead, clipboardWrite, systemKeyCombos), repeatable or comma-separated")
+}
+
+// addSafetyFlags adds serve's flags for the gates, the lock and turn
+// cleanup.
+func addSafetyFlags(fs *flag.FlagSet, o *supervisor.SafetyOptions) {
+	fs.DurationVar(&o.IdleTimeout, "idle-timeout", cleanup.DefaultIdleTimeout,
+		"give the computer back (show hidden windows, restore the clipboard, release the lock) after this long without an action; 0 never")
+	fs.BoolVar(&o.HideUnapproved, "hide-unapproved", true,
+		"minimise the windows of apps the session has not approved while deskhand acts (they are masked in screenshots either way)")
+}
+
+// addHTTPFlags adds serve's flags for MCP over Streamable HTTP.
+func addHTTPFlags(fs *flag.FlagSet, f *supervisor.HTTPOptions) {
+	fs.StringVar(&f.Addr, "http", "", "serve MCP over Streamable HTTP on `ADDR` ([HOST]:PORT; a missing host means 127.0.0.1) at path /mcp, instead of stdio")
+	fs.StringVar(&f.TokenFile, "http-token-file", "", "`file` holding the bearer token HTTP clients must send, created (mode 0600) with a random token when missing (default: $DESKHAND_HTTP_TOKEN if set, else "+supervisor.HTTPTokenFile+" in the config directory)")
+	fs.Var((*stringList)(&f.AllowOrigins), "http-allow-origin", "also accept browser requests from this `origin` (scheme://host[:port]), repeatable; other Origin headers are refused")
+	fs.Var((*stringList)(&f.AllowHosts), "http-allow-host", "also accept this `host` name in the Host header (besides localhost, 127.0.0.1, ::1 and the bound address), repeatable; * accepts any")
+	fs.Int64Var(&f.MaxBody, "http-max-body", supervisor.DefaultHTTPMaxBody, "largest HTTP request body, in `bytes`")
+	fs.DurationVar(&f.SessionTimeout, "http-session-timeout", supervisor.DefaultHTTPSessionTimeout, "close an HTTP session after this long without a request, giving the computer back; 0 never")
+	fs.StringVar(&f.TLSCert, "tls-cert", "", "serve HTTPS with this PEM certificate `file` (with --tls-key)")
+	fs.StringVar(&f.TLSKey, "tls-key", "", "PEM private key `file` of --tls-cert")
+	fs.Var((*stringList)(&f.AuthServers), "http-auth-server", "OAuth authorization server issuer `URL` to advertise in the protected-resource metadata (RFC 9728) at /.well-known/oauth-protected-resource, repeatable")
+	fs.Var((*stringList)(&f.Scopes), "http-scope", "OAuth `scope` to advertise in the protected-resource metadata, repeatable")
+	fs.StringVar(&f.Resource, "http-resource", "", "the resource `URL` clients reach the MCP endpoint at, for the protected-resource metadata (default: from each request's Host)")
+	fs.BoolVar(&f.AllowPlaintext, "http-allow-plaintext", false, "allow --http on a non-loopback address without TLS, for a TLS proxy in front (an ingress, a service mesh)")
+}
