@@ -133,7 +133,10 @@ func TestSafetyWholeHoldKey(t *testing.T) {
 	s.d.Focus(t, s.term.ID)
 	res := waitResult(t, ch)
 	msg := resultText(res)
-	if !res.IsError || !strings.Contains(msg, "changed") || !strings.Contains(strings.ToLower(msg), "xterm") {
+	// The watch may catch the focus on its way to the xterm, between
+	// windows, where no window has it: also a change that stops the hold.
+	lower := strings.ToLower(msg)
+	if !res.IsError || !strings.Contains(msg, "changed") || !strings.Contains(lower, "xterm") && !strings.Contains(lower, "no window has the keyboard focus") {
 		t.Errorf("hold_key after the terminal took the focus: error=%v %q; want an error naming the change to xterm", res.IsError, msg)
 	}
 	if s.keyDown(t, "a") {

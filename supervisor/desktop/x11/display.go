@@ -87,10 +87,15 @@ func probe(ctx context.Context, conn *xgb.Conn, display string) (*Probe, error) 
 	return p, nil
 }
 
+// quietXGB silences xgb's own logging (it writes to stderr, which is for
+// deskhand's log records).
+var quietXGB sync.Once
+
 // connect opens a connection, giving up after connectTimeout or when ctx
 // ends.
 func connect(ctx context.Context, display string) (*xgb.Conn, error) {
-	xgb.Logger = log.New(io.Discard, "", 0)
+	// xgb's goroutines read its Logger: set it once, before any of them.
+	quietXGB.Do(func() { xgb.Logger = log.New(io.Discard, "", 0) })
 	type result struct {
 		c   *xgb.Conn
 		err error
