@@ -43,7 +43,7 @@ helper: deps
 	$(CARGO) build --release --locked -p deskhand-helper
 	install -m 0755 target/release/deskhand-helper $(HELPER)
 
-test: build go-test go-race rust-test package-test ## run every Go and Rust test (real Xvfb desktops; CI=true makes missing tools fail)
+test: build go-test go-race go-test-exit rust-test package-test ## run every Go and Rust test (real Xvfb desktops; CI=true makes missing tools fail)
 
 # The packages whose goroutines share state: the bridge's pipes, cleanup's
 # watchers and keepers, the lock, the MCP server, the gates, input and its
@@ -61,6 +61,11 @@ go-test: ## the Go packages that go-race does not cover, without -race
 
 go-race: ## go test -race on the concurrency-heavy packages
 	GORACE=halt_on_error=1 DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
+
+# The exit-while-X-is-stopped tests, without -race: a -race server does
+# not exit while X is stopped (open problem), so go-race skips them.
+go-test-exit:
+	DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -count=1 -timeout 10m -run '^TestDeadlinesExitOn' ./supervisor
 
 rust-test:
 	$(WITH_DESKTOP) $(CARGO) test --locked --workspace
