@@ -21,7 +21,7 @@ DARWIN_VET := ./cmd/... ./installer/archive ./installer/fetch ./installer/manife
 
 PACKAGING_TOOLS := packaging/tools
 
-.PHONY: help deps build helper go-build test go-test go-race rust-test lint swift-lint-deps macos-helper bench check clean \
+.PHONY: help deps build helper go-build test go-test go-race go-test-exit rust-test lint swift-lint-deps macos-helper bench check clean \
   package package-tools package-test fuzz go-fuzz rust-fuzz
 
 help: ## list the targets
