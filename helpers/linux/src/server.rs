@@ -34,6 +34,7 @@ const ALL_CAPABILITIES: &[&str] = &[
     "capture.jpeg",
     "windows",
     "window_at",
+    "windows_epoch",
     "patch_check",
     "clipboard",
     "clipboard.primary",
@@ -46,6 +47,7 @@ const METHODS: &[&str] = &[
     "capture",
     "windows",
     "window_at",
+    "windows_epoch",
     "patch_check",
     "patch_baseline",
     "clipboard_read",
@@ -54,7 +56,13 @@ const METHODS: &[&str] = &[
     "restore",
 ];
 /// Capabilities that need the window-manager view (`Wm`).
-const WM_CAPABILITIES: &[&str] = &["capture.mask", "windows", "window_at", "hide"];
+const WM_CAPABILITIES: &[&str] = &[
+    "capture.mask",
+    "windows",
+    "window_at",
+    "windows_epoch",
+    "hide",
+];
 
 /// Largest output side, and largest output area (8K UHD fits).
 pub const MAX_OUTPUT_SIDE: i64 = 16384;
@@ -314,6 +322,10 @@ impl Server {
                 let include_hidden = p.bool("include_hidden")?.unwrap_or(false);
                 let s = self.session()?;
                 protocol::success(id, &s.wm()?.list(&s.x.conn, s.x.root, include_hidden)?)
+            }
+            "windows_epoch" => {
+                let s = self.session()?;
+                protocol::success(id, &s.wm()?.epoch(&s.x.conn, s.x.root)?)
             }
             "window_at" => {
                 let point = Point {
