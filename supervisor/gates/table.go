@@ -40,6 +40,7 @@ func (g *Gates) listWindows(ctx context.Context, includeHidden bool) (*bridge.Wi
 		t := g.tables[includeHidden]
 		g.mu.Unlock()
 		if t != nil && t.epoch == ep {
+			g.log.Debug("window table", "reused", true, "hidden", includeHidden)
 			return t.list, nil
 		}
 	}
@@ -47,6 +48,7 @@ func (g *Gates) listWindows(ctx context.Context, includeHidden bool) (*bridge.Wi
 	if err != nil {
 		return nil, fmt.Errorf("listing the windows: %w", err)
 	}
+	g.log.Debug("window table", "reused", false, "hidden", includeHidden)
 	g.mu.Lock()
 	if epOK {
 		g.tables[includeHidden] = &table{epoch: ep, list: list}

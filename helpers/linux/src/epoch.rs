@@ -9,7 +9,9 @@
 //! `_NET_CLIENT_LIST_STACKING`), and PropertyChange on every client a
 //! listing found, before it reads it (WM_CLASS, `_NET_WM_STATE`, WM_STATE,
 //! the pid). Every event at all moves the epoch on: a spurious change only
-//! costs a listing, a missed one would let a gate judge a stale table.
+//! costs a listing, a missed one would let a gate judge a stale table
+//! (the one exception is `_NET_WM_USER_TIME`, which apps set at every key
+//! press and click and no listing reads).
 //! Answering also makes a round trip to the server (GetInputFocus) and
 //! reads what arrived before the reply, so an event the server sent before
 //! the question is counted; a focus that changed without an event moves

@@ -51,6 +51,7 @@ x11rb::atom_manager! {
         _NET_CURRENT_DESKTOP,
         _NET_WM_NAME,
         _NET_WM_PID,
+        _NET_WM_USER_TIME,
         _NET_WM_STATE,
         _NET_WM_STATE_HIDDEN,
         _NET_WM_DESKTOP,
@@ -507,8 +508,13 @@ impl Wm {
             .poll_for_event()
             .map_err(|e| Error::x11("reading window events", e))?
         {
-            // Any event at all, an error about a vanished window included.
-            self.epoch.bump();
+            // Any event at all, an error about a vanished window included,
+            // but the time stamp GTK and Qt apps set on every key press
+            // and click, which no listing reads.
+            if !matches!(&event, Event::PropertyNotify(e) if e.atom == self.atoms._NET_WM_USER_TIME)
+            {
+                self.epoch.bump();
+            }
             if let Event::DestroyNotify(e) = &event {
                 self.epoch.gone(e.window);
             }
