@@ -102,13 +102,14 @@ func (r *recLog) tables(t *testing.T, n int) (reused, listed int) {
 	return reused, listed
 }
 
-// reusesTable runs act up to 20 times and says whether one run of it
-// reused the window table without listing the windows.
-func reusesTable(t *testing.T, logs *recLog, act func(i int)) bool {
+// reusesTable runs act (one tool call) up to 20 times and says whether
+// one run of it reused the window table without listing the windows;
+// first is the number of its first call among the session's tool calls.
+func reusesTable(t *testing.T, logs *recLog, first int, act func(i int)) bool {
 	t.Helper()
 	for i := range 20 {
 		act(i)
-		if reused, listed := logs.tables(t, logs.toolCalls()); reused > 0 && listed == 0 {
+		if reused, listed := logs.tables(t, first+i); reused > 0 && listed == 0 {
 			return true
 		}
 	}
@@ -126,7 +127,7 @@ func liveServer(t *testing.T, d *desktoptest.Desktop, args ...string) (*e2e, *re
 	config := t.TempDir()
 	full := append([]string{"serve", "--virtual-display", "off", "--state-dir", t.TempDir(), "--log-level", "debug"}, args...)
 	cmd := exec.Command(bin, full...)
-	cmd.Env = append(d.AppEnv(), "DESKHAND_HELPER="+helper, "XDG_CONFIG_HOME="+config,
+	cmd.Env = append(d.AppEnv(), "DESKHAND_HELPER="+helper, "DESKHAND_HELPER_LOG=debug", "XDG_CONFIG_HOME="+config,
 		"DESKHAND_POLICY_FILE="+filepath.Join(config, "policy.json"))
 	cmd.Stderr = logs
 	client := mcp.NewClient(&mcp.Implementation{Name: "deskhand-live-gates-e2e", Version: "1"}, nil)
@@ -158,9 +159,10 @@ func TestLiveGatesSeeARaisedAndMovedWindow(t *testing.T) {
 	e.screenshot("screenshot", nil)
 	x, y := center(target, 0, -30) // the label, above the buttons
 	e.ok("left_click", map[string]any{"coordinate": e.at(x, y)})
+	// Tool calls so far (request_access is not one): screenshot, left_click.
 	// The click's own consequences (the focus, a repaint) reach the helper
 	// a little later; once they are over, a mouse_move lists nothing.
-	if !reusesTable(t, logs, func(i int) { e.ok("mouse_move", map[string]any{"coordinate": e.at(x+10+i, y)}) }) {
+	if !reusesTable(t, logs, 3, func(i int) { e.ok("mouse_move", map[string]any{"coordinate": e.at(x+10+i, y)}) }) {
 		t.Errorf("no mouse_move reused the window table: every one listed the windows")
 	}
 
@@ -196,7 +198,7 @@ func TestLiveGatesSeeAFocusChange(t *testing.T) {
 
 	e, logs := liveServer(t, d, "--allow", "xterm", "--allow", "zenity", "--hide-unapproved=false")
 	e.access([]string{"xterm", "zenity"})
-	if !reusesTable(t, logs, func(int) { e.ok("key", map[string]any{"text": "shift"}) }) {
+	if !reusesTable(t, logs, 1, func(int) { e.ok("key", map[string]any{"text": "shift"}) }) {
 		t.Errorf("no key action reused the window table: every one listed the windows")
 	}
 
