@@ -123,8 +123,13 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	fs.StringVar(&f.logLevel, "log-level", envOr("DESKHAND_LOG", "info"), "stderr log `level`: debug, info, warn or error")
 	consentFlags := addConsentFlags(fs)
 	safetyFlags := addSafetyFlags(fs)
+	inputF := addInputFlags(fs)
 	httpF := addHTTPFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	clickPress, err := inputF.clickPress()
+	if err != nil {
 		return err
 	}
 	if err := httpF.check(); err != nil {
@@ -245,6 +250,9 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 		return err
 	}
 	defer in.Close()
+	if err := in.SetClickPress(clickPress); err != nil {
+		return err
+	}
 	helperOpts.Env = plat.HelperEnv()
 	helper := bridge.New(helperOpts)
 	defer helper.Close()
