@@ -123,8 +123,8 @@ const (
 // about 8 ms or clicks came closer than that, more often on a loaded
 // machine. 20 ms, well under any double-click time (GTK: 400 ms), passed
 // every run. xdotool holds 12 ms; robotgo.Click 5 ms and 200 ms between
-// the clicks of its double click. The cause is the window manager's
-// click-to-focus grab (a synchronous passive grab on the button, the press
+// the clicks of its double click. The likely cause (not confirmed by a
+// trace of the server's events) is the window manager's click-to-focus grab (a synchronous passive grab on the button, the press
 // replayed with AllowEvents once it has focused and raised the window):
 // GTK 3 judges multi-clicks and press-release pairs by the events' server
 // time stamps, and a release that arrives before the replayed press has
