@@ -87,7 +87,7 @@ Flags:`
 // serveFlags are serve's flags that are checked and turned into
 // supervisor.ServeOptions fields.
 type serveFlags struct {
-	input *inputFlags
+	input       *inputFlags
 	coordinates string
 	maxLongEdge int
 	maxTokens   int
