@@ -34,6 +34,9 @@ type ServeOptions struct {
 	ToolProfile string
 	Format      string
 	JPEGQuality int
+	// ClickPress is how long each click holds the button (serve's
+	// --click-press-ms; 0 is allowed and means no hold).
+	ClickPress time.Duration
 	// StateDir keeps the state file and the turn journal: "" the
 	// default, "none" nothing.
 	StateDir string
@@ -86,6 +89,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return err
 	}
 	defer in.Close()
+	if err := in.SetClickPress(o.ClickPress); err != nil {
+		return err
+	}
 	helperOpts.Env = plat.HelperEnv()
 	helper := bridge.New(helperOpts)
 	defer helper.Close()

@@ -87,6 +87,7 @@ Flags:`
 // serveFlags are serve's flags that are checked and turned into
 // supervisor.ServeOptions fields.
 type serveFlags struct {
+	input       *inputFlags
 	coordinates string
 	maxLongEdge int
 	maxTokens   int
@@ -112,6 +113,11 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 	if err := f.check(fs, o); err != nil {
 		return err
 	}
+	press, err := f.input.clickPress()
+	if err != nil {
+		return err
+	}
+	o.ClickPress = press
 	logger, err := newLogger(stdio.Err, f.logLevel)
 	if err != nil {
 		return err
@@ -143,6 +149,7 @@ func serveFlagSet(stdio Stdio) (*flag.FlagSet, *serveFlags, *supervisor.ServeOpt
 	addConsentFlags(fs, &o.Consent)
 	addSafetyFlags(fs, &o.Safety)
 	addHTTPFlags(fs, &o.HTTP)
+	f.input = addInputFlags(fs)
 	return fs, f, o
 }
 

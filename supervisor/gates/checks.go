@@ -98,6 +98,7 @@ func (g *Gates) checkHide(ctx context.Context, a *mcpserver.Action) error {
 		return nil
 	}
 	hidden, err := g.opts.Desktop.Hide(ctx, ids)
+	g.dropTables()
 	var be *bridge.Error
 	if errors.As(err, &be) && be.Name == "no_such_window" {
 		// One closed between the listing and the hide: list again.
@@ -298,9 +299,9 @@ func (g *Gates) checkKeys(ctx context.Context, a *mcpserver.Action) error {
 // (keep). Hidden windows are listed too: one that comes back on screen
 // before the capture is read is still painted over.
 func (g *Gates) maskIDs(ctx context.Context) (mask, keep []uint32, err error) {
-	list, err := g.opts.Desktop.Windows(ctx, true)
+	list, err := g.listWindows(ctx, true)
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing the windows to mask: %w", err)
+		return nil, nil, fmt.Errorf("finding the windows to mask: %w", err)
 	}
 	for _, w := range list.Windows {
 		if g.opts.Consent.Tier(w.App) == catalog.TierNone {

@@ -55,7 +55,6 @@ package gates
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 
@@ -110,6 +109,9 @@ type Options struct {
 	// ResolveApp finds the identity of an application open_application
 	// names; nil, or an error, refuses the launch (see checkLaunch).
 	ResolveApp func(name string) (bridge.App, error)
+	// NoWindowCache lists the windows afresh for every check, even when
+	// the Desktop can tell that nothing changed (table.go).
+	NoWindowCache bool
 	// MaskColor paints unapproved windows; nil means the helper's default.
 	MaskColor *[3]uint8
 	// Logger receives the records; nil discards them.
@@ -126,6 +128,8 @@ type Gates struct {
 	// memo is the window list read for the action being checked.
 	memoAction *mcpserver.Action
 	memo       *bridge.WindowList
+	// tables are the cached listings, with and without hidden windows.
+	tables map[bool]*table
 	// acted is true once input was sent after the latest capture and
 	// the staleness reference could not be refreshed after it.
 	acted bool
@@ -142,7 +146,7 @@ func New(opts Options) (*Gates, error) {
 	if opts.Desktop == nil || opts.Consent == nil || opts.Lock == nil || opts.Turns == nil {
 		return nil, errors.New("gates: Options.Desktop, Consent, Lock and Turns are required")
 	}
-	g := &Gates{opts: opts, log: opts.Logger, keys: opts.Blocklist}
+	g := &Gates{opts: opts, log: opts.Logger, keys: opts.Blocklist, tables: map[bool]*table{}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -311,9 +315,9 @@ func (g *Gates) windows(ctx context.Context, a *mcpserver.Action) (*bridge.Windo
 		return list, nil
 	}
 	g.mu.Unlock()
-	list, err := g.opts.Desktop.Windows(ctx, false)
+	list, err := g.listWindows(ctx, false)
 	if err != nil {
-		return nil, fmt.Errorf("listing the windows: %w", err)
+		return nil, err
 	}
 	g.mu.Lock()
 	g.memoAction, g.memo = a, list

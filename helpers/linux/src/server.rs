@@ -34,6 +34,7 @@ const ALL_CAPABILITIES: &[&str] = &[
     "capture.jpeg",
     "windows",
     "window_at",
+    "windows_epoch",
     "patch_check",
     "clipboard",
     "clipboard.primary",
@@ -46,6 +47,7 @@ const METHODS: &[&str] = &[
     "capture",
     "windows",
     "window_at",
+    "windows_epoch",
     "patch_check",
     "patch_baseline",
     "clipboard_read",
@@ -54,7 +56,13 @@ const METHODS: &[&str] = &[
     "restore",
 ];
 /// Capabilities that need the window-manager view (`Wm`).
-const WM_CAPABILITIES: &[&str] = &["capture.mask", "windows", "window_at", "hide"];
+const WM_CAPABILITIES: &[&str] = &[
+    "capture.mask",
+    "windows",
+    "window_at",
+    "windows_epoch",
+    "hide",
+];
 
 /// Largest output side, and largest output area (8K UHD fits).
 pub const MAX_OUTPUT_SIDE: i64 = 16384;
@@ -294,6 +302,7 @@ impl Server {
             "displays" => self.call_displays(id)?,
             "capture" => self.call_capture(id, &p)?,
             "windows" => self.call_windows(id, &p)?,
+            "windows_epoch" => self.call_windows_epoch(id)?,
             "window_at" => self.call_window_at(id, &p)?,
             "patch_check" => self.call_patch_check(id, &p)?,
             "patch_baseline" => self.call_patch_baseline(id, &p)?,
@@ -350,6 +359,12 @@ impl Server {
         let s = self.session()?;
         let list = s.wm()?.list(&s.x.conn, s.x.root, include_hidden)?;
         Ok(protocol::success(id, &list))
+    }
+
+    fn call_windows_epoch(&mut self, id: &Value) -> Result<Vec<u8>> {
+        let s = self.session()?;
+        let epoch = s.wm()?.epoch(&s.x.conn, s.x.root)?;
+        Ok(protocol::success(id, &epoch))
     }
 
     fn call_window_at(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {

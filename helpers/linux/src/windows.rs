@@ -30,10 +30,12 @@ use x11rb::protocol::xproto::{
     GetGeometryReply, GetPropertyReply, GetWindowAttributesReply, MapState,
     TranslateCoordinatesReply,
 };
+use x11rb::protocol::Event;
 
 use crate::apps::{Apps, Clues};
 use crate::capture::ghosts::Ghosts;
 use crate::capture::mask::Selection;
+use crate::epoch::{Epoch, EpochResult};
 use crate::error::{Code, Error, Result};
 use crate::types::{App, Point, Rect, Window};
 
@@ -49,6 +51,7 @@ x11rb::atom_manager! {
         _NET_CURRENT_DESKTOP,
         _NET_WM_NAME,
         _NET_WM_PID,
+        _NET_WM_USER_TIME,
         _NET_WM_STATE,
         _NET_WM_STATE_HIDDEN,
         _NET_WM_DESKTOP,
@@ -95,6 +98,8 @@ pub struct Wm {
     clients_in: Mutex<HashMap<u32, Vec<u32>>>,
     /// `_NET_WM_CM_Sn`, owned while a compositing manager runs.
     compositor_selection: std::sync::OnceLock<u32>,
+    /// What `windows_epoch` answers (see [`crate::epoch`]).
+    epoch: Epoch,
 }
 
 /// Everything read from the server about one client window.
@@ -417,12 +422,14 @@ impl Wm {
             ghosts: Mutex::new(Ghosts::default()),
             clients_in: Mutex::new(HashMap::new()),
             compositor_selection: std::sync::OnceLock::new(),
+            epoch: Epoch::default(),
         })
     }
 
     /// Starts following the root's children (SubstructureNotify), so that
     /// captures can paint where a masked window was until a moment ago
-    /// ([`Wm::ghost_rects`]).
+    /// ([`Wm::ghost_rects`]), and the root's properties and focus, so that
+    /// [`Wm::epoch`] can tell when the window table may have changed.
     pub fn watch<C: Connection>(&self, conn: &C, root: u32, screen_num: usize) -> Result<()> {
         let name = format!("_NET_WM_CM_S{screen_num}");
         let atom = conn
@@ -434,7 +441,11 @@ impl Wm {
         let _ = self.compositor_selection.set(atom);
         conn.change_window_attributes(
             root,
-            &ChangeWindowAttributesAux::new().event_mask(EventMask::SUBSTRUCTURE_NOTIFY),
+            &ChangeWindowAttributesAux::new().event_mask(
+                EventMask::SUBSTRUCTURE_NOTIFY
+                    | EventMask::PROPERTY_CHANGE
+                    | EventMask::FOCUS_CHANGE,
+            ),
         )
         .map_err(|e| sent("watching the root window", e))?;
         let children = conn
@@ -463,7 +474,30 @@ impl Wm {
             };
             ghosts.seen(id, rect, a.map_state == MapState::VIEWABLE);
         }
+        self.epoch.go_live();
         Ok(())
+    }
+
+    /// The windows epoch (see [`crate::epoch`]): after a round trip, so
+    /// that every event the server sent before it is counted. Fails when
+    /// the root is not watched, since then nothing would move it on.
+    pub fn epoch<C: Connection>(&self, conn: &C, root: u32) -> Result<EpochResult> {
+        if !self.epoch.live() {
+            return Err(Error::new(
+                Code::Unsupported,
+                "this helper is not following window changes, so it has no windows epoch",
+                "List the windows with windows every time.",
+            ));
+        }
+        let focus = conn
+            .get_input_focus()
+            .map_err(|e| sent("asking for the input focus", e))?
+            .reply()
+            .map_err(|e| Error::x11("asking for the input focus", e))?
+            .focus;
+        self.drain(conn, root)?;
+        self.epoch.focus(focus);
+        Ok(self.epoch.result())
     }
 
     /// Reads the events about the root's children that have arrived.
@@ -474,6 +508,16 @@ impl Wm {
             .poll_for_event()
             .map_err(|e| Error::x11("reading window events", e))?
         {
+            // Any event at all, an error about a vanished window included,
+            // but the time stamp GTK and Qt apps set on every key press
+            // and click, which no listing reads.
+            if !matches!(&event, Event::PropertyNotify(e) if e.atom == self.atoms._NET_WM_USER_TIME)
+            {
+                self.epoch.bump();
+            }
+            if let Event::DestroyNotify(e) = &event {
+                self.epoch.gone(e.window);
+            }
             ghosts.event(&event, root, now);
         }
         Ok(())
@@ -984,6 +1028,7 @@ impl Wm {
         let active = self
             .root_u32(conn, root, self.atoms._NET_ACTIVE_WINDOW)?
             .filter(|&id| id != 0);
+        self.follow(conn, &ids)?;
         let mut facts = self.describe(conn, root, &ids)?;
         let managed: HashSet<u32> = clients.into_iter().collect();
         for f in &mut facts {
@@ -996,6 +1041,25 @@ impl Wm {
         // Every event sent before these replies has arrived by now.
         self.drain(conn, root)?;
         Ok((facts, active))
+    }
+
+    /// Follows the properties of windows not followed yet (their class,
+    /// state and pid decide the gates), before they are read, so that a
+    /// change after the read moves the epoch on. A window that is gone by
+    /// then makes an X error, which moves it on too.
+    fn follow<C: Connection>(&self, conn: &C, ids: &[u32]) -> Result<()> {
+        if !self.epoch.live() {
+            return Ok(());
+        }
+        for id in self.epoch.unwatched(ids) {
+            conn.change_window_attributes(
+                id,
+                &ChangeWindowAttributesAux::new()
+                    .event_mask(EventMask::PROPERTY_CHANGE | EventMask::STRUCTURE_NOTIFY),
+            )
+            .map_err(|e| sent("following a window's properties", e))?;
+        }
+        Ok(())
     }
 
     /// Notes which clients each child of the root holds, keeping what was
