@@ -291,60 +291,21 @@ func batchShape(t *testing.T, res *mcp.CallToolResult, completed, remaining int,
 	}
 }
 
-// keyRecorder records the raw key presses of the X server (xinput
-// test-xi2 on the root window), from every client.
-type keyRecorder struct {
-	path  string
-	codes map[string]int // keysym name → keycode, from xmodmap
-}
+// keyRecorder records the raw key presses of the X server, from every
+// client (the input log of contracts_e2e_test.go, keys only).
+type keyRecorder struct{ *contractInput }
 
 func recordKeys(t *testing.T, d *desktoptest.Desktop) *keyRecorder {
 	t.Helper()
-	desktoptest.Require(t, "xinput", "xmodmap", "stdbuf")
-	k := &keyRecorder{path: filepath.Join(t.TempDir(), "keys"), codes: map[string]int{}}
-	for _, line := range strings.Split(d.Run(t, "xmodmap", "-pke"), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 4 && f[0] == "keycode" && f[2] == "=" {
-			code, _ := strconv.Atoi(f[1])
-			for _, sym := range f[3:] {
-				if _, seen := k.codes[sym]; !seen {
-					k.codes[sym] = code
-				}
-			}
-		}
-	}
-	out, err := os.Create(k.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := d.Command("stdbuf", "-oL", "xinput", "test-xi2", "--root")
-	cmd.Stdout = out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		out.Close()
-	})
-	time.Sleep(300 * time.Millisecond) // let it select the events
-	return k
+	return &keyRecorder{recordInput(t, d)}
 }
 
 // pressed returns the keycodes pressed so far, in order.
 func (k *keyRecorder) pressed() []int {
-	data, _ := os.ReadFile(k.path)
 	var codes []int
-	raw := false
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(line, "EVENT type"):
-			raw = strings.Contains(line, "(RawKeyPress)")
-		case raw && strings.HasPrefix(line, "detail:"):
-			code, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "detail:")))
-			codes = append(codes, code)
-			raw = false
+	for _, e := range k.events() {
+		if e.down && !e.button {
+			codes = append(codes, e.detail)
 		}
 	}
 	return codes
