@@ -481,27 +481,36 @@ func (s *Server) call(ctx context.Context, sess *session, spec *toolSpec, raw []
 }
 
 // runStep resolves an action's runtime facts, checks the gates and runs it.
+// An error that came of the action's context ending (the user's Escape, a
+// turn ending, the batch limit) says so, whichever stage it cut short.
 func (s *Server) runStep(ctx context.Context, sess *session, st *step) (*outcome, error) {
 	st.action.Session = sess.id
 	if st.resolve != nil {
 		if err := st.resolve(ctx, &st.action); err != nil {
-			return nil, err
+			return nil, stopped(ctx, st.action.Tool, err)
 		}
 	}
 	if err := s.checkGates(ctx, &st.action); err != nil {
-		return nil, err
+		return nil, stopped(ctx, st.action.Tool, err)
 	}
 	out, err := st.run(ctx)
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			if cause := context.Cause(ctx); cause != ctxErr {
-				return nil, fmt.Errorf("%s was stopped: %v", st.action.Tool, cause)
-			}
-			return nil, fmt.Errorf("%s was cancelled (%v); held buttons and keys were released", st.action.Tool, ctxErr)
-		}
-		return nil, fmt.Errorf("%s: %w", st.action.Tool, err)
+		return nil, stopped(ctx, st.action.Tool, fmt.Errorf("%s: %w", st.action.Tool, err))
 	}
 	return out, nil
+}
+
+// stopped returns the error for an action one of whose stages failed:
+// the reason ctx ended when it has, else plain itself.
+func stopped(ctx context.Context, tool string, plain error) error {
+	ctxErr := ctx.Err()
+	if ctxErr == nil {
+		return plain
+	}
+	if cause := context.Cause(ctx); cause != ctxErr {
+		return fmt.Errorf("%s was stopped: %v", tool, cause)
+	}
+	return fmt.Errorf("%s was cancelled (%v); held buttons and keys were released", tool, ctxErr)
 }
 
 // checkGates runs every gate on a; the first refusal is the error.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
@@ -708,4 +709,42 @@ func TestStatePersistsAcrossRestart(t *testing.T) {
 	fake4 := newFake(fullHD("DP-1", 0, true), display("HDMI-1", 1920, 0, 1280, 1024, false))
 	h4 := start(t, fake4, Options{StatePath: path, Display: ":3"})
 	h4.bad("mouse_move", map[string]any{"coordinate": []int{10, 10}}, "no screenshot yet")
+}
+
+// TestStopDuringGateSaysWhy: when the safety layer ends an action's
+// context while a gate is still checking (the user's Escape arriving as
+// the gate lists windows), the refusal gives the reason, not the gate's
+// bare "context canceled".
+func TestStopDuringGateSaysWhy(t *testing.T) {
+	fake := newFake()
+	var stop context.CancelCauseFunc
+	gate := GateFunc{GateName: "slow gate", Func: func(ctx context.Context, a *Action) error {
+		if a.Tool == "screenshot" {
+			return nil
+		}
+		stop(errors.New("the user pressed Escape"))
+		<-ctx.Done()
+		return fmt.Errorf("listing the windows: %w", ctx.Err())
+	}}
+	h := start(t, fake, Options{Gates: []Gate{gate}, ActionContext: func(ctx context.Context) (context.Context, context.CancelFunc) {
+		ctx, cancel := context.WithCancelCause(ctx)
+		stop = cancel
+		return ctx, func() { cancel(nil) }
+	}})
+	h.ok("screenshot", nil)
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"left_click", map[string]any{"coordinate": []int{1, 1}}},
+		{"computer_batch", map[string]any{"actions": []any{map[string]any{"action": "mouse_move", "coordinate": []int{0, 0}}}}},
+	} {
+		res := h.call(call.tool, call.args)
+		if !res.IsError || !strings.Contains(text(res), "pressed Escape") {
+			t.Errorf("%s stopped during a gate: %v %q, want the Escape named", call.tool, res.IsError, text(res))
+		}
+	}
+	if got := fake.actions(); len(got) != 0 {
+		t.Errorf("actions ran after the stop: %q", got)
+	}
 }
