@@ -315,3 +315,48 @@ func TestTeachOverlayAcceptance(t *testing.T) {
 		t.Errorf("import shows %d tooltip pixels after teach_hide", n)
 	}
 }
+
+// TestTeachOverlayStaysOnItsMonitor: on two monitors of different
+// heights, a tooltip anchored near an edge is drawn on the anchor's own
+// monitor, flipped to the anchor's other side, and never across the edge
+// or into the part of the root window no monitor shows.
+func TestTeachOverlayStaysOnItsMonitor(t *testing.T) {
+	desktoptest.Require(t, "import")
+	left := desktoptest.Monitor{Name: "LEFT", X: 0, Y: 0, Width: 1600, Height: 1080, Primary: true}
+	right := desktoptest.Monitor{Name: "RIGHT", X: 1600, Y: 0, Width: 1280, Height: 720}
+	d, c := acceptance(t, desktoptest.Options{Width: 2880, Height: 1080, Monitors: []desktoptest.Monitor{left, right}})
+	inside := func(r teachRect, m desktoptest.Monitor) bool {
+		return r.X >= m.X && r.Y >= m.Y && r.X+r.Width <= m.X+m.Width && r.Y+r.Height <= m.Y+m.Height
+	}
+	cases := []struct {
+		name   string
+		x, y   int
+		on     desktoptest.Monitor
+		leftOf bool // the tooltip lies left of the anchor
+		above  bool // the tooltip lies above the anchor
+	}{
+		{"left monitor, by its right edge", 1590, 100, left, true, false},
+		{"right monitor, by its bottom edge", 1700, 710, right, false, true},
+		{"right monitor, bottom-right corner", 2870, 715, right, true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := teachShow(t, c, tc.x, tc.y).Bounds
+			if !inside(b, tc.on) {
+				t.Errorf("teach_show anchored at (%d, %d): bounds %+v are not inside monitor %s", tc.x, tc.y, b, tc.on.Name)
+			}
+			if got := b.X+b.Width <= tc.x; got != tc.leftOf {
+				t.Errorf("bounds %+v: left of the anchor x=%d is %v, want %v", b, tc.x, got, tc.leftOf)
+			}
+			if got := b.Y+b.Height <= tc.y; got != tc.above {
+				t.Errorf("bounds %+v: above the anchor y=%d is %v, want %v", b, tc.y, got, tc.above)
+			}
+			if n := countFill(importRoot(t, d), b); n*2 < b.Width*b.Height {
+				t.Errorf("import shows %d tooltip pixels in bounds %+v, want most", n, b)
+			}
+		})
+	}
+	if err := c.Call(ctx(t), "teach_hide", nil, nil); err != nil {
+		t.Fatalf("teach_hide: %v", err)
+	}
+}
