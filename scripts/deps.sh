@@ -19,6 +19,9 @@ packages=(
   x11-apps x11-utils x11-xserver-utils imagemagick procps xfonts-base
   # a Tk REPL window (wish) for the interpreter-classification test
   tk
+  # the Wayland tests: headless sway, a terminal and a GTK 3 probe, and
+  # the reference tools for screenshots, the clipboard and typing
+  sway foot grim wl-clipboard wtype python3-gi gir1.2-gtk-3.0
 )
 
 missing=()

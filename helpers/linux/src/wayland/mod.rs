@@ -56,7 +56,7 @@ pub fn chosen() -> bool {
         Ok(_) => false,
         Err(_) => {
             std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty())
-                && std::env::var_os("DISPLAY").is_none_or(|v| v.is_empty())
+                && !std::env::var_os("DISPLAY").is_some_and(|v| !v.is_empty())
         }
     }
 }
@@ -197,10 +197,7 @@ impl Server {
     /// Waits until the compositor or stdin has something, handling what the
     /// compositor sent (a clipboard reader's request for our text).
     fn wait(&mut self, wake: &mut std::fs::File) {
-        let wl = match &mut self.wl {
-            Ok(wl) => Some(wl),
-            Err(_) => None,
-        };
+        let wl = self.wl.as_mut().ok();
         let guard = wl.as_ref().and_then(|wl| {
             let _ = wl.queue.flush();
             wl.queue.prepare_read()

@@ -305,17 +305,13 @@ impl Dispatch<wl_output::WlOutput, u32> for State {
                 o.mm_height = physical_height;
             }
             wl_output::Event::Mode {
-                flags,
+                flags: WEnum::Value(f),
                 width,
                 height,
                 ..
-            } => {
-                if let WEnum::Value(f) = flags {
-                    if f.contains(wl_output::Mode::Current) {
-                        o.mode_width = width;
-                        o.mode_height = height;
-                    }
-                }
+            } if f.contains(wl_output::Mode::Current) => {
+                o.mode_width = width;
+                o.mode_height = height;
             }
             wl_output::Event::Scale { factor } => o.scale = factor.max(1),
             wl_output::Event::Name { name } => o.name = Some(name),
@@ -429,11 +425,9 @@ impl Dispatch<ZwlrScreencopyFrameV1, ()> for State {
                 stride,
             } => f.shm_formats.push((format, width, height, stride)),
             Event::BufferDone => f.buffer_done = true,
-            Event::Flags { flags } => {
-                if let WEnum::Value(flags) = flags {
-                    f.y_invert = flags.contains(zwlr_screencopy_frame_v1::Flags::YInvert);
-                }
-            }
+            Event::Flags {
+                flags: WEnum::Value(flags),
+            } => f.y_invert = flags.contains(zwlr_screencopy_frame_v1::Flags::YInvert),
             Event::Ready { .. } => f.ready = true,
             Event::Failed => f.failed = true,
             _ => {}
