@@ -482,3 +482,23 @@ func TestWaylandClipboardRoundTrip(t *testing.T) {
 		return got.Text == fromThem
 	})
 }
+
+// TestWaylandDoctor: in a native Wayland session doctor says what the
+// compositor supports, what it lacks, and that serve does not drive it yet.
+func TestWaylandDoctor(t *testing.T) {
+	requireWaylandTools(t)
+	w := desktoptest.StartWayland(t, desktoptest.WaylandOptions{})
+	cmd := exec.Command(deskhandBinary(t), "doctor", "--state-dir", t.TempDir())
+	cmd.Env = append(w.Env(), "DESKHAND_HELPER="+desktoptest.HelperPath(t), "HOME="+t.TempDir())
+	out, _ := cmd.CombinedOutput()
+	for _, want := range []string{
+		"ok    wayland     native Wayland session " + w.Display() + " (helper backend wayland-wlr): screenshots, window list, masking, hiding windows, clipboard, mouse, keyboard",
+		"warn  wayland     missing: window_at: Wayland does not say which window is under a point",
+		"warn  wayland     the Escape watcher does not work on Wayland",
+		"warn  wayland     deskhand serve does not drive native Wayland windows yet",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+}

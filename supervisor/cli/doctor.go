@@ -98,6 +98,7 @@ func doctor(ctx context.Context, explicitHelper string) []check {
 	checks = append(checks, helperChecks(ctx, explicitHelper, display, own)...)
 	checks = append(checks, storeChecks()...)
 	checks = append(checks, sessionLockCheck(display))
+	checks = append(checks, waylandChecks(ctx, explicitHelper)...)
 	return checks
 }
 
