@@ -502,3 +502,30 @@ func TestWaylandDoctor(t *testing.T) {
 		}
 	}
 }
+
+// TestWaylandBackendChoice: the helper speaks Wayland in a session with
+// WAYLAND_DISPLAY and no DISPLAY, and X11 when told to (as the X11
+// platform always tells it).
+func TestWaylandBackendChoice(t *testing.T) {
+	requireWaylandTools(t)
+	w := desktoptest.StartWayland(t, desktoptest.WaylandOptions{})
+	for _, c := range []struct {
+		extra    []string
+		platform string
+	}{
+		{[]string{"DISPLAY="}, "linux-wayland"},
+		{[]string{"DISPLAY=", "DESKHAND_HELPER_BACKEND=x11"}, "linux-x11"},
+	} {
+		cl := bridge.New(bridge.Options{Path: desktoptest.HelperPath(t), Env: append(w.Env(), c.extra...)})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := cl.Start(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("%q: %v", c.extra, err)
+		}
+		if got := cl.HandshakeInfo().Platform; got != c.platform {
+			t.Errorf("with %q the helper's platform is %q, want %q", c.extra, got, c.platform)
+		}
+		_ = cl.Close()
+	}
+}
