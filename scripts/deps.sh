@@ -22,6 +22,9 @@ packages=(
   # the teaching tooltip's text (the helper finds it through fontconfig or
   # its known path)
   fonts-dejavu-core fontconfig
+  # the Wayland tests: headless sway, a terminal and a GTK 3 probe, and
+  # the reference tools for screenshots, the clipboard and typing
+  sway foot grim wl-clipboard wtype python3-gi gir1.2-gtk-3.0
 )
 
 missing=()

@@ -98,6 +98,7 @@ func doctor(ctx context.Context, explicitHelper string) []check {
 	checks = append(checks, helperChecks(ctx, explicitHelper, display, own)...)
 	checks = append(checks, storeChecks()...)
 	checks = append(checks, sessionLockCheck(display))
+	checks = append(checks, waylandChecks(ctx, explicitHelper)...)
 	return checks
 }
 
@@ -151,7 +152,7 @@ func helperChecks(ctx context.Context, explicit, display string, ownDesktop bool
 	if loc.Note != "" {
 		where += ", " + loc.Note
 	}
-	client := bridge.New(bridge.Options{Path: loc.Path, Env: []string{"DISPLAY=" + display}, MaxRestarts: 1, ClientName: "deskhand-doctor"})
+	client := bridge.New(bridge.Options{Path: loc.Path, Env: []string{"DISPLAY=" + display, "DESKHAND_HELPER_BACKEND=x11"}, MaxRestarts: 1, ClientName: "deskhand-doctor"})
 	defer client.Close()
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -12,6 +12,10 @@
 //   - freedesktop: what freedesktop.org desktops share whatever their
 //     display server (desktop entries and app launch, D-Bus
 //     notifications), so that a Wayland platform beside x11 reuses it.
+//   - wayland: native wlroots Wayland sessions (sway and the like): what the
+//     helper's wayland-wlr backend supports there, the gate's verdict and
+//     doctor's report. It does not implement the seam yet: serve still
+//     works through X11 (XWayland or a private desktop).
 //
 // The name is not "platform": supervisor/platform holds platform facts the
 // shared safety layer reads as data (system shortcuts, bundle-id rules),

@@ -26,4 +26,5 @@ pub mod apps;
 pub mod clipboard;
 pub mod epoch;
 pub mod teach;
+pub mod wayland;
 pub mod windows;

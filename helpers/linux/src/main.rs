@@ -14,7 +14,7 @@ use deskhand_helper::server::{Config, Server, HELPER_VERSION};
 use deskhand_helper::{log, log_debug, log_error};
 
 const USAGE: &str = "\
-deskhand-helper: deskhand's Linux capture helper (X11)
+deskhand-helper: deskhand's Linux capture helper (X11 and wlroots Wayland)
 
 Usage: deskhand-helper [--version] [--help]
 
@@ -24,6 +24,9 @@ in helpers/PROTOCOL.md. Logs go to stderr. It exits when stdin closes.
 
 Environment:
   DISPLAY                    the X display to serve
+  WAYLAND_DISPLAY            the Wayland display, served (backend wayland-wlr)
+                             when DISPLAY is unset
+  DESKHAND_HELPER_BACKEND    wayland or x11, to choose the backend outright
   DESKHAND_HELPER_LOG        debug, info (default), warn or error
   DESKHAND_HELPER_NO_SHM=1   read pixels with GetImage instead of MIT-SHM
   DESKHAND_HELPER_FAULTS=1   answer the test-only fault.* methods
@@ -55,10 +58,15 @@ fn main() -> ExitCode {
         std::process::id()
     );
 
-    let mut server = Server::new(Config::from_env());
-    let stdin = io::stdin().lock();
     let mut stdout = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-    match server.serve(stdin, &mut stdout) {
+    let served = if deskhand_helper::wayland::chosen() {
+        let stdin = io::BufReader::new(io::stdin());
+        deskhand_helper::wayland::serve(stdin, &mut stdout)
+    } else {
+        let mut server = Server::new(Config::from_env());
+        server.serve(io::stdin().lock(), &mut stdout)
+    };
+    match served {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             let mut message = format!("deskhand-helper: {err}");

@@ -133,7 +133,11 @@ func (d *Desktop) Display() string { return d.display }
 func (d *Desktop) Private() bool { return d.virtual != nil }
 
 // HelperEnv is what the capture helper needs to find the display.
-func (d *Desktop) HelperEnv() []string { return []string{"DISPLAY=" + d.display} }
+// The backend is named outright: in a Wayland session the helper would
+// otherwise pick Wayland wherever DISPLAY ends up empty.
+func (d *Desktop) HelperEnv() []string {
+	return []string{"DISPLAY=" + d.display, "DESKHAND_HELPER_BACKEND=x11"}
+}
 
 // DisplayGate is gate 2: the X display answers, has XTEST and is not
 // XWayland.

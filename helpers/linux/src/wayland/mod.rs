@@ -1,0 +1,1210 @@
+//! The Wayland backend ("wayland-wlr"): the same protocol as the X11
+//! server, answered from a wlroots compositor's protocols.
+//!
+//! - displays: wl_output (mode, scale, name, position);
+//! - capture: wlr-screencopy into shared memory, then the X11 pipeline's
+//!   mask, scale and encode steps;
+//! - windows, hide, restore: wlr-foreign-toplevel-management, joined on
+//!   sway with its IPC tree for each view's pid and rectangle (the protocol
+//!   gives neither); without them a toplevel's bounds are its whole output,
+//!   so a mask covers too much rather than too little;
+//! - clipboard: wlr-data-control;
+//! - input (pointer_*, key_*): zwlr_virtual_pointer_v1 and
+//!   zwp_virtual_keyboard_v1 (see input.rs).
+//!
+//! Unlike X11 the helper must answer the compositor while no request is
+//! pending (a clipboard reader asks deskhand's selection for its text), so
+//! stdin is read on a thread of its own and the main loop waits on both.
+
+pub mod capture;
+pub mod input;
+pub mod state;
+pub mod sway;
+
+use std::io::{self, BufRead, Read, Write};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use wayland_client::Proxy;
+
+use crate::capture::encode::ImageFormat;
+use crate::capture::mask;
+use crate::displays::{fnv1a32, Display};
+use crate::error::{Code, Error, Result};
+use crate::protocol::{self, FrameError, FrameReader, Message};
+use crate::server::{HELPER_VERSION, PROTOCOL_VERSIONS};
+use crate::types::{App, Point, Rect, Size, Window};
+use state::Wl;
+
+pub const PLATFORM: &str = "linux-wayland";
+pub const BACKEND: &str = "wayland-wlr";
+
+/// Longest wait for a clipboard owner to hand over its text.
+const CLIPBOARD_TIMEOUT: Duration = Duration::from_secs(5);
+/// Largest clipboard text read (as the X11 side).
+const MAX_CLIPBOARD_BYTES: usize = 16 << 20;
+
+/// Whether the helper should speak Wayland: `DESKHAND_HELPER_BACKEND`
+/// decides when set (`wayland` or `x11`), else a session with
+/// WAYLAND_DISPLAY and no DISPLAY.
+pub fn chosen() -> bool {
+    match std::env::var("DESKHAND_HELPER_BACKEND").as_deref() {
+        Ok("wayland") => true,
+        Ok(_) => false,
+        Err(_) => {
+            std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty())
+                && !std::env::var_os("DISPLAY").is_some_and(|v| !v.is_empty())
+        }
+    }
+}
+
+enum Input {
+    Frame(Vec<u8>),
+    End(u8),
+    Failed(io::Error),
+}
+
+/// Serves requests from stdin until it closes, framing is lost or `exit`.
+pub fn serve<R: BufRead + Send + 'static, W: Write>(input: R, output: &mut W) -> io::Result<u8> {
+    let (wake_read, wake_write) = pipe()?;
+    let (tx, rx) = mpsc::channel::<Input>();
+    std::thread::spawn(move || {
+        let mut wake = std::fs::File::from(wake_write);
+        let mut reader = FrameReader::new(input, protocol::MAX_REQUEST_BYTES);
+        loop {
+            let mut body = Vec::new();
+            let msg = match reader.read_frame(&mut body) {
+                Ok(true) => Input::Frame(body),
+                Ok(false) => {
+                    log_info!("stdin closed; exiting");
+                    Input::End(0)
+                }
+                Err(FrameError::Io(e)) => Input::Failed(e),
+                Err(e @ FrameError::Truncated { .. }) => {
+                    log_warn!("{e}; stdin closed, exiting");
+                    Input::End(0)
+                }
+                Err(e) => {
+                    log_error!("{e}; framing is lost, answering once and exiting with status 2");
+                    if let Some(err) = e.to_protocol_error() {
+                        let frame = protocol::failure(&Value::Null, &err);
+                        Input::Frame(frame_marker(frame))
+                    } else {
+                        Input::End(2)
+                    }
+                }
+            };
+            let last = !matches!(msg, Input::Frame(ref b) if !is_marked(b));
+            if tx.send(msg).is_err() {
+                return;
+            }
+            let _ = wake.write_all(&[1]);
+            if last {
+                return;
+            }
+        }
+    });
+    let mut server = Server::new();
+    let mut wake = std::fs::File::from(wake_read);
+    loop {
+        match rx.try_recv() {
+            Ok(Input::Frame(body)) if is_marked(&body) => {
+                protocol::write_frame(output, &body[MARK.len()..])?;
+                return Ok(2);
+            }
+            Ok(Input::Frame(body)) => {
+                let outcome = server.handle(&body);
+                if let Some(reply) = &outcome.reply {
+                    protocol::write_frame(output, reply)?;
+                }
+                if let Some(code) = outcome.exit {
+                    log_info!("exiting with status {code} as asked");
+                    return Ok(code);
+                }
+                continue;
+            }
+            Ok(Input::End(code)) => return Ok(code),
+            Ok(Input::Failed(e)) => return Err(e),
+            Err(mpsc::TryRecvError::Disconnected) => return Ok(0),
+            Err(mpsc::TryRecvError::Empty) => {}
+        }
+        server.wait(&mut wake);
+    }
+}
+
+/// A reply written for a framing error is passed to the main loop marked,
+/// so it is written and the helper exits with status 2.
+const MARK: &[u8] = b"\0deskhand-last\0";
+
+fn frame_marker(body: Vec<u8>) -> Vec<u8> {
+    let mut v = MARK.to_vec();
+    v.extend(body);
+    v
+}
+
+fn is_marked(body: &[u8]) -> bool {
+    body.starts_with(MARK)
+}
+
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two fds we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both fds are new and owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+struct Outcome {
+    reply: Option<Vec<u8>>,
+    exit: Option<u8>,
+}
+
+struct Server {
+    handshaken: bool,
+    wl: std::result::Result<Wl, Error>,
+    capturer: capture::Capturer,
+    input: input::Input,
+    next_capture_id: u64,
+}
+
+impl Server {
+    fn new() -> Server {
+        let wl = Wl::connect();
+        if let Err(e) = &wl {
+            log_warn!("{}; serving anyway, Wayland methods will retry", e.message);
+        }
+        Server {
+            handshaken: false,
+            wl,
+            capturer: capture::Capturer::default(),
+            input: input::Input::default(),
+            next_capture_id: 1,
+        }
+    }
+
+    fn wl(&mut self) -> Result<&mut Wl> {
+        if self.wl.is_err() {
+            self.wl = Wl::connect();
+        }
+        self.wl.as_mut().map_err(|e| e.clone())
+    }
+
+    /// Waits until the compositor or stdin has something, handling what the
+    /// compositor sent (a clipboard reader's request for our text).
+    fn wait(&mut self, wake: &mut std::fs::File) {
+        let wl = self.wl.as_mut().ok();
+        let guard = wl.as_ref().and_then(|wl| {
+            let _ = wl.queue.flush();
+            wl.queue.prepare_read()
+        });
+        let mut fds = vec![libc::pollfd {
+            fd: wake.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        if let Some(g) = &guard {
+            fds.push(libc::pollfd {
+                fd: g.connection_fd().as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        // SAFETY: fds is a valid array of pollfd for the call's length.
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+        if fds[0].revents != 0 {
+            let mut buf = [0u8; 64];
+            let _ = wake.read(&mut buf);
+        }
+        if let Some(g) = guard {
+            if fds.get(1).is_some_and(|f| f.revents != 0) {
+                if let Err(e) = g.read() {
+                    log_warn!("lost the Wayland connection: {e}; the next call reconnects");
+                    self.wl = Err(state::unavailable("WAYLAND_DISPLAY", e));
+                    return;
+                }
+            }
+        }
+        if let Ok(wl) = &mut self.wl {
+            if let Err(e) = wl.dispatch_pending() {
+                log_warn!("{}", e.message);
+            }
+        }
+    }
+
+    fn handle(&mut self, body: &[u8]) -> Outcome {
+        let reply = |b| Outcome {
+            reply: Some(b),
+            exit: None,
+        };
+        match protocol::parse_message(body) {
+            Err((id, err)) => reply(protocol::failure(&id, &err)),
+            Ok(Message::Notification { method }) => Outcome {
+                reply: None,
+                exit: (method == "exit").then_some(0),
+            },
+            Ok(Message::Request { id, method, params }) => {
+                let started = Instant::now();
+                let out = match self.dispatch(&id, &method, params) {
+                    Ok(body) => body,
+                    Err(err) => {
+                        log_debug!("{method} failed: {err}");
+                        protocol::failure(&id, &err)
+                    }
+                };
+                log_debug!(
+                    "{method} answered in {:.2} ms",
+                    started.elapsed().as_secs_f64() * 1e3
+                );
+                Outcome {
+                    reply: Some(out),
+                    exit: (method == "exit").then_some(0),
+                }
+            }
+        }
+    }
+
+    fn dispatch(&mut self, id: &Value, method: &str, params: Value) -> Result<Vec<u8>> {
+        if method == "handshake" {
+            let result = self.handshake(params)?;
+            self.handshaken = true;
+            return Ok(protocol::success(id, &result));
+        }
+        if method == "exit" {
+            return Ok(protocol::success(id, &Map::new()));
+        }
+        if !METHODS.contains(&method) {
+            return Err(Error::method_not_found(method));
+        }
+        if !self.handshaken {
+            return Err(Error::new(
+                Code::HandshakeRequired,
+                format!("{method} was called before handshake"),
+                "Call handshake first.",
+            ));
+        }
+        let p = Params::new(method, params)?;
+        let result = match method {
+            "displays" => json!({ "displays": self.displays()? }),
+            "capture" => return self.capture(id, &p),
+            "windows" => self.windows(&p)?,
+            "window_at" => return Err(no_window_at()),
+            "clipboard_read" => self.clipboard_read(&p)?,
+            "clipboard_write" => self.clipboard_write(&p)?,
+            "hide" => self.hide(&p)?,
+            "restore" => self.restore(&p)?,
+            "pointer_move" => self.pointer_move(&p)?,
+            "pointer_button" => self.pointer_button(&p)?,
+            "pointer_scroll" => self.pointer_scroll(&p)?,
+            "key_type" => self.key_type(&p)?,
+            "key_combo" => self.key_combo(&p)?,
+            _ => {
+                return Err(Error::internal(format!(
+                    "{method} is known but not dispatched"
+                )))
+            }
+        };
+        Ok(protocol::success(id, &result))
+    }
+
+    fn handshake(&mut self, params: Value) -> Result<Value> {
+        let p = Params::new("handshake", params)?;
+        let offered: Vec<i64> = match p.get("protocol_versions") {
+            Some(Value::Array(items)) => items.iter().filter_map(Value::as_i64).collect(),
+            _ => return Err(p.bad("\"protocol_versions\" is required, e.g. [1]".into())),
+        };
+        let Some(version) = offered
+            .iter()
+            .copied()
+            .filter(|v| PROTOCOL_VERSIONS.contains(v))
+            .max()
+        else {
+            return Err(Error::new(
+                Code::IncompatibleProtocol,
+                format!("the client offers protocol versions {offered:?}, but deskhand-helper {HELPER_VERSION} speaks {PROTOCOL_VERSIONS:?}"),
+                "Install matching versions of deskhand and deskhand-helper.",
+            ));
+        };
+        let display = std::env::var("WAYLAND_DISPLAY").ok();
+        let (caps, missing, error) = match self.wl() {
+            Ok(wl) => {
+                let (caps, missing) = capabilities(wl);
+                (caps, missing, None)
+            }
+            Err(e) => (
+                Vec::new(),
+                Vec::new(),
+                Some(format!("{} ({})", e.message, e.hint)),
+            ),
+        };
+        let mut out = json!({
+            "protocol_version": version,
+            "helper_version": HELPER_VERSION,
+            "platform": PLATFORM,
+            "backend": BACKEND,
+            "capabilities": caps,
+            "missing": missing,
+            "display": display,
+            "extensions": { "sway_ipc": sway::socket().is_some() },
+        });
+        if let Some(e) = error {
+            out["display_error"] = json!(e);
+        }
+        Ok(out)
+    }
+
+    fn displays(&mut self) -> Result<Vec<Display>> {
+        let wl = self.wl()?;
+        Ok(displays(wl))
+    }
+
+    fn capture(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
+        let format = match p.str("format")? {
+            None | Some("jpeg") => ImageFormat::Jpeg,
+            Some("png") => ImageFormat::Png,
+            Some(other) => {
+                return Err(p.bad(format!(
+                    "\"format\" must be \"jpeg\" or \"png\", got {other:?}"
+                )))
+            }
+        };
+        let quality = p.int("quality", 1, 100)?.unwrap_or(80) as u8;
+        let wanted = p.int("display", 0, u32::MAX as i64)?.map(|d| d as u32);
+        let rect = p.rect("rect")?;
+        let selection = mask::Selection {
+            mask: p.ids("mask")?.unwrap_or_default(),
+            others: p.bool("mask_others")?.unwrap_or(false),
+            keep: p.ids("keep")?.unwrap_or_default(),
+        };
+        let mask_color = match p.get("mask_color") {
+            None => [0, 0, 0],
+            Some(v) => {
+                let c: Option<Vec<u8>> = v.as_array().map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_u64().filter(|&x| x <= 255).map(|x| x as u8))
+                        .collect()
+                });
+                match c {
+                    Some(c) if c.len() == 3 => [c[0], c[1], c[2]],
+                    _ => return Err(p.bad(format!("\"mask_color\" must be [r, g, b], got {v}"))),
+                }
+            }
+        };
+        let width = p.int("width", 1, crate::server::MAX_OUTPUT_SIDE)?;
+        let height = p.int("height", 1, crate::server::MAX_OUTPUT_SIDE)?;
+        let capture_id = self.next_capture_id;
+        self.next_capture_id += 1;
+        let wl = self.wl()?;
+        let list = displays(wl);
+        let chosen = match (wanted, rect) {
+            (_, Some(r)) => list
+                .iter()
+                .find(|d| d.rect().contains_rect(&r))
+                .ok_or_else(|| {
+                    Error::out_of_bounds(
+                        format!("rectangle {r} does not lie inside one display"),
+                        "Use a rectangle inside one display; call displays for the geometry.",
+                    )
+                })?,
+            (Some(w), None) => list.iter().find(|d| d.id == w).ok_or_else(|| {
+                Error::new(
+                    Code::NoSuchDisplay,
+                    format!("no display has id {w}"),
+                    "Call displays for the current ids.",
+                )
+            })?,
+            (None, None) => list
+                .iter()
+                .find(|d| d.primary)
+                .ok_or_else(|| Error::capture_failed("the compositor announced no output"))?,
+        };
+        let source = rect.unwrap_or_else(|| chosen.rect());
+        let scale = chosen.scale;
+        let to_buffer = |r: &Rect| Rect {
+            x: ((r.x - chosen.origin.x) as f64 * scale).round() as i32,
+            y: ((r.y - chosen.origin.y) as f64 * scale).round() as i32,
+            width: (r.width as f64 * scale).round() as u32,
+            height: (r.height as f64 * scale).round() as u32,
+        };
+        let crop = to_buffer(&source);
+        let output_size = match (width, height) {
+            (Some(w), Some(h)) => Size {
+                width: w as u32,
+                height: h as u32,
+            },
+            (None, None) => crop.size(),
+            _ => return Err(p.bad("\"width\" and \"height\" go together".into())),
+        };
+        if output_size.width as u64 * output_size.height as u64 > crate::server::MAX_OUTPUT_PIXELS {
+            return Err(p.bad("the output is larger than 2^25 pixels".into()));
+        }
+        let windows = window_list(wl, true);
+        let (mask_rects, masked) = if selection.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            let visible: Vec<Window> = windows.into_iter().filter(|w| !w.hidden).collect();
+            mask::regions(&visible, &selection, source)
+        };
+        let mask_rects: Vec<Rect> = mask_rects.iter().map(to_buffer).collect();
+        let display_id = if rect.is_some() {
+            None
+        } else {
+            Some(chosen.id)
+        };
+        let req = capture::Request {
+            output: chosen_output(wl, chosen.id).ok_or_else(|| Error::internal("output gone"))?,
+            crop,
+            size: output_size,
+            format,
+            quality,
+            mask: &mask_rects,
+            mask_color,
+        };
+        self.capturer
+            .capture(self.wl.as_mut().expect("connected"), &req)?;
+        Ok(protocol::success(
+            id,
+            &CaptureResult {
+                format: format.name(),
+                data: &self.capturer.base64,
+                width: output_size.width,
+                height: output_size.height,
+                source,
+                display: display_id,
+                masked,
+                mask_others: selection.others,
+                method: "wlr-screencopy",
+                capture_id,
+            },
+        ))
+    }
+
+    fn windows(&mut self, p: &Params<'_>) -> Result<Value> {
+        let include_hidden = p.bool("include_hidden")?.unwrap_or(false);
+        let wl = self.wl()?;
+        wl.roundtrip()?;
+        if wl.globals.toplevels.is_none() {
+            return Err(Error::new(
+                Code::Unsupported,
+                "this compositor offers no wlr-foreign-toplevel-management, so deskhand cannot list windows",
+                "Use a wlroots compositor (sway, Hyprland, river, labwc) or run deskhand with --virtual-display.",
+            ));
+        }
+        let list: Vec<Window> = window_list(wl, true)
+            .into_iter()
+            .filter(|w| include_hidden || !w.hidden)
+            .collect();
+        let focused = list.iter().find(|w| w.focused);
+        Ok(json!({
+            "windows": list,
+            "focused": focused.map(|w| w.id),
+            "frontmost": focused.map(|w| w.app.clone()),
+        }))
+    }
+
+    fn clipboard_read(&mut self, p: &Params<'_>) -> Result<Value> {
+        let primary = selection(p)?;
+        let wl = self.wl()?;
+        let device = wl.globals.data_device.clone().ok_or_else(no_data_control)?;
+        let _ = device;
+        wl.roundtrip()?;
+        let offer = if primary {
+            wl.state.primary.clone()
+        } else {
+            wl.state.selection.clone()
+        };
+        let Some(offer) = offer else {
+            return Ok(json!({ "text": "" }));
+        };
+        let mimes = wl
+            .state
+            .offers
+            .get(&offer.id())
+            .map(|o| o.mime_types.clone())
+            .unwrap_or_default();
+        let Some(mime) = [
+            "text/plain;charset=utf-8",
+            "UTF8_STRING",
+            "text/plain",
+            "TEXT",
+            "STRING",
+        ]
+        .iter()
+        .find(|m| mimes.iter().any(|x| x == *m)) else {
+            // Not text (an image, files): there is no text to read.
+            return Ok(json!({ "text": "" }));
+        };
+        let (read_end, write_end) = pipe().map_err(|e| Error::internal(format!("pipe: {e}")))?;
+        offer.receive(mime.to_string(), write_end.as_fd());
+        drop(write_end);
+        wl.flush()?;
+        // Our own source answers only while we dispatch, so read on a
+        // thread and keep dispatching here until it finishes.
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut f = std::fs::File::from(read_end);
+            let mut buf = Vec::new();
+            let r = (&mut f)
+                .take(MAX_CLIPBOARD_BYTES as u64 + 1)
+                .read_to_end(&mut buf)
+                .map(|_| buf);
+            let _ = tx.send(r);
+        });
+        let deadline = Instant::now() + CLIPBOARD_TIMEOUT;
+        loop {
+            match rx.recv_timeout(Duration::from_millis(20)) {
+                Ok(Ok(bytes)) => {
+                    if bytes.len() > MAX_CLIPBOARD_BYTES {
+                        return Err(Error::new(
+                            Code::ClipboardUnavailable,
+                            "the clipboard text is larger than 16 MiB",
+                            "Copy less text.",
+                        ));
+                    }
+                    return Ok(json!({ "text": String::from_utf8_lossy(&bytes) }));
+                }
+                Ok(Err(e)) => {
+                    return Err(Error::new(
+                        Code::ClipboardUnavailable,
+                        format!("reading the clipboard: {e}"),
+                        "Try again; the app that owns the clipboard may have quit.",
+                    ))
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(Error::internal("the clipboard reader vanished"))
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if Instant::now() > deadline {
+                        return Err(Error::new(
+                            Code::ClipboardUnavailable,
+                            "the app that owns the clipboard did not hand over its text within 5 s",
+                            "Try again; if it keeps failing, copy the text again in that app.",
+                        ));
+                    }
+                    let _ = wl.conn.roundtrip();
+                    wl.dispatch_pending()?;
+                }
+            }
+        }
+    }
+
+    fn clipboard_write(&mut self, p: &Params<'_>) -> Result<Value> {
+        let text = p
+            .str("text")?
+            .ok_or_else(|| p.bad("\"text\" is required".into()))?
+            .to_owned();
+        let primary = selection(p)?;
+        let wl = self.wl()?;
+        let device = wl.globals.data_device.clone().ok_or_else(no_data_control)?;
+        let manager = wl
+            .globals
+            .data_control
+            .clone()
+            .ok_or_else(no_data_control)?;
+        let source = manager.create_data_source(&wl.qh, ());
+        for m in [
+            "text/plain;charset=utf-8",
+            "text/plain",
+            "UTF8_STRING",
+            "TEXT",
+            "STRING",
+        ] {
+            source.offer(m.to_owned());
+        }
+        wl.state.sources.insert(source.id(), text);
+        if primary {
+            if manager.version() < 2 {
+                return Err(Error::new(
+                    Code::Unsupported,
+                    "this compositor's wlr-data-control has no primary selection",
+                    "Use the clipboard selection.",
+                ));
+            }
+            device.set_primary_selection(Some(&source));
+        } else {
+            device.set_selection(Some(&source));
+        }
+        wl.roundtrip()?;
+        Ok(json!({ "ok": true }))
+    }
+
+    fn hide(&mut self, p: &Params<'_>) -> Result<Value> {
+        let ids = p.required_ids("windows")?;
+        let wl = self.wl()?;
+        let list = window_list(wl, true);
+        let mut hidden = Vec::new();
+        for id in ids {
+            let Some(w) = list.iter().find(|w| w.id == id) else {
+                continue;
+            };
+            if w.hidden {
+                hidden.push(id);
+                continue;
+            }
+            if let Some(con) = con_of(wl, id) {
+                // sway ignores set_minimized; its scratchpad takes a view
+                // off screen the way minimising would.
+                sway::command(&format!("[con_id={con}] move scratchpad"))
+                    .map_err(|e| Error::new(Code::Internal, e, "Hide the window by hand."))?;
+            } else if let Some(t) = wl.toplevels().find(|t| t.id == id) {
+                t.handle.set_minimized();
+            }
+            hidden.push(id);
+        }
+        wl.roundtrip()?;
+        // Report only what really left the screen.
+        let after = window_list(wl, true);
+        hidden.retain(|id| after.iter().any(|w| w.id == *id && w.hidden));
+        Ok(json!({ "hidden": hidden }))
+    }
+
+    fn restore(&mut self, p: &Params<'_>) -> Result<Value> {
+        let ids = p.required_ids("windows")?;
+        let wl = self.wl()?;
+        let mut restored = Vec::new();
+        for id in ids {
+            if let Some(con) = con_of(wl, id) {
+                let on_scratchpad = window_list(wl, true).iter().any(|w| w.id == id && w.hidden);
+                let cmd = if on_scratchpad {
+                    format!("[con_id={con}] scratchpad show, floating disable, focus")
+                } else {
+                    format!("[con_id={con}] focus")
+                };
+                if sway::command(&cmd).is_ok() {
+                    restored.push(id);
+                }
+            } else if let (Some(t), Some(seat)) =
+                (wl.toplevels().find(|t| t.id == id), wl.globals.seat.clone())
+            {
+                t.handle.unset_minimized();
+                t.handle.activate(&seat);
+                restored.push(id);
+            }
+        }
+        wl.roundtrip()?;
+        Ok(json!({ "restored": restored }))
+    }
+
+    fn pointer_move(&mut self, p: &Params<'_>) -> Result<Value> {
+        let x = p.required_int("x", i32::MIN as i64, i32::MAX as i64)? as i32;
+        let y = p.required_int("y", i32::MIN as i64, i32::MAX as i64)? as i32;
+        let wl = self.wl()?;
+        let extent = layout_extent(wl);
+        if x < 0 || y < 0 || x as u32 >= extent.0 || y as u32 >= extent.1 {
+            return Err(Error::out_of_bounds(
+                format!(
+                    "point {x},{y} is outside the screen ({}x{})",
+                    extent.0, extent.1
+                ),
+                "Use a point inside a display; call displays for the geometry.",
+            ));
+        }
+        self.input
+            .move_to(self.wl.as_mut().expect("connected"), x, y, extent)?;
+        Ok(json!({ "ok": true }))
+    }
+
+    fn pointer_button(&mut self, p: &Params<'_>) -> Result<Value> {
+        let button = match p.str("button")?.unwrap_or("left") {
+            "left" => input::BTN_LEFT,
+            "right" => input::BTN_RIGHT,
+            "middle" => input::BTN_MIDDLE,
+            other => {
+                return Err(p.bad(format!(
+                    "\"button\" must be \"left\", \"right\" or \"middle\", got {other:?}"
+                )))
+            }
+        };
+        let action = p.str("action")?.unwrap_or("click").to_owned();
+        let count = p.int("count", 1, 3)?.unwrap_or(1);
+        let wl = self.wl.as_mut().map_err(|e| e.clone())?;
+        match action.as_str() {
+            "press" => self.input.button(wl, button, true)?,
+            "release" => self.input.button(wl, button, false)?,
+            "click" => {
+                for _ in 0..count {
+                    self.input.button(wl, button, true)?;
+                    self.input.button(wl, button, false)?;
+                }
+            }
+            other => {
+                return Err(p.bad(format!(
+                    "\"action\" must be \"press\", \"release\" or \"click\", got {other:?}"
+                )))
+            }
+        }
+        Ok(json!({ "ok": true }))
+    }
+
+    fn pointer_scroll(&mut self, p: &Params<'_>) -> Result<Value> {
+        let dx = p.int("dx", -100, 100)?.unwrap_or(0) as i32;
+        let dy = p.int("dy", -100, 100)?.unwrap_or(0) as i32;
+        let wl = self.wl.as_mut().map_err(|e| e.clone())?;
+        self.input.scroll(wl, dx, dy)?;
+        Ok(json!({ "ok": true }))
+    }
+
+    fn key_type(&mut self, p: &Params<'_>) -> Result<Value> {
+        let text = p
+            .str("text")?
+            .ok_or_else(|| p.bad("\"text\" is required".into()))?
+            .to_owned();
+        if let Some(c) = text
+            .chars()
+            .find(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
+        {
+            return Err(p.bad(format!(
+                "\"text\" holds the control character U+{:04X}; send keys such as Escape with key_combo",
+                c as u32
+            )));
+        }
+        let wl = self.wl.as_mut().map_err(|e| e.clone())?;
+        self.input.type_text(wl, &text)?;
+        Ok(json!({ "ok": true }))
+    }
+
+    fn key_combo(&mut self, p: &Params<'_>) -> Result<Value> {
+        let Some(Value::Array(names)) = p.get("keys") else {
+            return Err(p.bad(
+                "\"keys\" is required: an array of key names such as [\"ctrl\", \"shift\", \"t\"]"
+                    .into(),
+            ));
+        };
+        let mut keys = Vec::new();
+        for n in names {
+            let name = n.as_str().unwrap_or("");
+            let k = input::parse_key(name).ok_or_else(|| {
+                p.bad(format!(
+                    "unknown key {n}; use a single character, F1..F24, or one of shift, ctrl, alt, super, return, tab, escape, backspace, delete, insert, home, end, page_up, page_down, left, up, right, down, space, menu"
+                ))
+            })?;
+            keys.push(k);
+        }
+        if keys.is_empty() || keys.len() > 8 {
+            return Err(p.bad("\"keys\" must hold 1 to 8 keys".into()));
+        }
+        let wl = self.wl.as_mut().map_err(|e| e.clone())?;
+        self.input.combo(wl, &keys)?;
+        Ok(json!({ "ok": true }))
+    }
+}
+
+/// The methods this backend answers after the handshake.
+const METHODS: &[&str] = &[
+    "displays",
+    "capture",
+    "windows",
+    "window_at",
+    "clipboard_read",
+    "clipboard_write",
+    "hide",
+    "restore",
+    "pointer_move",
+    "pointer_button",
+    "pointer_scroll",
+    "key_type",
+    "key_combo",
+];
+
+/// What this compositor lets deskhand do, and what it lacks (with why).
+fn capabilities(wl: &Wl) -> (Vec<&'static str>, Vec<String>) {
+    let g = &wl.globals;
+    let mut caps = vec!["displays"];
+    let mut missing = Vec::new();
+    let mut need = |ok: bool, have: &[&'static str], what: &str| {
+        if ok {
+            caps.extend_from_slice(have);
+        } else {
+            missing.push(what.to_owned());
+        }
+    };
+    need(
+        g.screencopy.is_some(),
+        &["capture", "capture.png", "capture.jpeg"],
+        "wlr-screencopy (screenshots)",
+    );
+    need(
+        g.toplevels.is_some(),
+        &["windows", "hide", "capture.mask"],
+        "wlr-foreign-toplevel-management (window list, hiding, masking)",
+    );
+    need(
+        g.data_device.is_some(),
+        &["clipboard", "clipboard.primary"],
+        "wlr-data-control (clipboard)",
+    );
+    need(
+        g.pointer.is_some(),
+        &["input.pointer"],
+        "zwlr_virtual_pointer_v1 (mouse input)",
+    );
+    need(
+        g.keyboard.is_some(),
+        &["input.keyboard"],
+        "zwp_virtual_keyboard_v1 (keyboard input)",
+    );
+    missing.push("window_at: Wayland does not say which window is under a point".into());
+    if sway::socket().is_none() {
+        missing.push(
+            "window geometry and pids: no sway IPC (SWAYSOCK), so a window's bounds are its whole output".into(),
+        );
+    }
+    (caps, missing)
+}
+
+fn no_window_at() -> Error {
+    Error::new(
+        Code::Unsupported,
+        "Wayland does not tell a client which window is under a point, so deskhand cannot say whose window a click would land on",
+        "Refuse the click rather than guess; on this desktop use the window list's bounds instead.",
+    )
+}
+
+fn no_data_control() -> Error {
+    Error::new(
+        Code::ClipboardUnavailable,
+        "this compositor offers no wlr-data-control, so deskhand cannot use the clipboard",
+        "Use a wlroots compositor (sway, Hyprland, river, labwc).",
+    )
+}
+
+fn selection(p: &Params<'_>) -> Result<bool> {
+    match p.str("selection")? {
+        None | Some("clipboard") => Ok(false),
+        Some("primary") => Ok(true),
+        Some(other) => Err(p.bad(format!(
+            "\"selection\" must be \"clipboard\" or \"primary\" on Wayland, got {other:?}"
+        ))),
+    }
+}
+
+/// The outputs as displays, in the compositor's announcement order; the
+/// first one is primary (Wayland has no primary output).
+fn displays(wl: &Wl) -> Vec<Display> {
+    let mut outs: Vec<&state::Output> = wl.state.outputs.values().map(|(_, o)| o).collect();
+    outs.sort_by_key(|o| o.global);
+    outs.iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let name = o
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("output-{}", o.global));
+            let scale = o.scale.max(1);
+            Display {
+                id: fnv1a32(name.as_bytes()),
+                name,
+                origin: Point { x: o.x, y: o.y },
+                logical: Size {
+                    width: (o.mode_width / scale).max(0) as u32,
+                    height: (o.mode_height / scale).max(0) as u32,
+                },
+                physical: Size {
+                    width: o.mode_width.max(0) as u32,
+                    height: o.mode_height.max(0) as u32,
+                },
+                scale: scale as f64,
+                primary: i == 0,
+                mm: Size {
+                    width: o.mm_width.max(0) as u32,
+                    height: o.mm_height.max(0) as u32,
+                },
+            }
+        })
+        .collect()
+}
+
+fn chosen_output(wl: &Wl, display: u32) -> Option<u32> {
+    wl.state
+        .outputs
+        .values()
+        .map(|(_, o)| o)
+        .find(|o| {
+            let name = o
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("output-{}", o.global));
+            fnv1a32(name.as_bytes()) == display
+        })
+        .map(|o| o.global)
+}
+
+/// The extent absolute pointer motion maps onto: the layout's bounding box.
+fn layout_extent(wl: &Wl) -> (u32, u32) {
+    displays(wl).iter().fold((1, 1), |(w, h), d| {
+        (
+            w.max((d.origin.x + d.logical.width as i32) as u32),
+            h.max((d.origin.y + d.logical.height as i32) as u32),
+        )
+    })
+}
+
+/// The sway container of toplevel `id`, when sway's IPC is there.
+fn con_of(wl: &Wl, id: u32) -> Option<i64> {
+    let views = sway::views().ok()?;
+    let joined = join(wl, &views);
+    joined
+        .into_iter()
+        .find(|(t, _)| *t == id)
+        .and_then(|(_, v)| v.map(|v| v.con_id))
+}
+
+/// Pairs each toplevel with its sway view by app_id and title, in order.
+fn join(wl: &Wl, views: &[sway::View]) -> Vec<(u32, Option<sway::View>)> {
+    let mut used = vec![false; views.len()];
+    wl.toplevels()
+        .map(|t| {
+            let found = views
+                .iter()
+                .enumerate()
+                .position(|(i, v)| !used[i] && v.app_id == t.app_id && v.title == t.title);
+            (
+                t.id,
+                found.map(|i| {
+                    used[i] = true;
+                    views[i].clone()
+                }),
+            )
+        })
+        .collect()
+}
+
+/// The toplevels as Windows, the focused one first.
+fn window_list(wl: &Wl, include_hidden: bool) -> Vec<Window> {
+    let views = sway::views().unwrap_or_default();
+    let joined = join(wl, &views);
+    let all = displays(wl);
+    let output_rect = |globals: &[u32]| -> Rect {
+        // Without geometry the toplevel may be anywhere on its outputs.
+        let rects: Vec<Rect> = wl
+            .state
+            .outputs
+            .values()
+            .filter(|(_, o)| globals.is_empty() || globals.contains(&o.global))
+            .filter_map(|(_, o)| {
+                let name = o
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("output-{}", o.global));
+                all.iter().find(|d| d.name == name).map(|d| d.rect())
+            })
+            .collect();
+        rects.into_iter().reduce(union).unwrap_or_default()
+    };
+    let mut out: Vec<Window> = wl
+        .toplevels()
+        .zip(joined)
+        .map(|(t, (_, view))| {
+            let (bounds, pid, hidden) = match &view {
+                Some(v) => (v.rect, v.pid, !v.visible),
+                None => (output_rect(&t.outputs), None, t.minimized),
+            };
+            Window {
+                id: t.id,
+                title: t.title.clone(),
+                app: identity(&t.app_id, pid),
+                bounds,
+                client: bounds,
+                minimized: t.minimized || (hidden && view.is_some()),
+                hidden: hidden || t.minimized,
+                focused: t.activated,
+                desktop: None,
+                override_redirect: false,
+            }
+        })
+        .filter(|w| include_hidden || !w.hidden)
+        .collect();
+    out.sort_by_key(|w| !w.focused);
+    out
+}
+
+fn union(a: Rect, b: Rect) -> Rect {
+    let x0 = a.x.min(b.x);
+    let y0 = a.y.min(b.y);
+    let x1 = (a.x + a.width as i32).max(b.x + b.width as i32);
+    let y1 = (a.y + a.height as i32).max(b.y + b.height as i32);
+    Rect {
+        x: x0,
+        y: y0,
+        width: (x1 - x0) as u32,
+        height: (y1 - y0) as u32,
+    }
+}
+
+/// An app's identity on Wayland: its app_id (which names its desktop entry
+/// by convention), the executable behind its pid, and the desktop entry
+/// found for the app_id.
+fn identity(app_id: &str, pid: Option<u32>) -> App {
+    let exe = pid
+        .and_then(|p| std::fs::read_link(format!("/proc/{p}/exe")).ok())
+        .map(|p| p.to_string_lossy().into_owned());
+    let desktop_id = desktop_entry(app_id);
+    let name = if !app_id.is_empty() {
+        app_id.to_owned()
+    } else {
+        exe.as_deref()
+            .and_then(|e| e.rsplit('/').next())
+            .unwrap_or("")
+            .to_owned()
+    };
+    App {
+        pid,
+        name,
+        instance: (!app_id.is_empty()).then(|| app_id.to_owned()),
+        class: (!app_id.is_empty()).then(|| app_id.to_owned()),
+        exe,
+        desktop_id,
+        bundle_id: None,
+    }
+}
+
+/// The desktop entry `<app_id>.desktop` in the XDG data dirs, if installed.
+fn desktop_entry(app_id: &str) -> Option<String> {
+    if app_id.is_empty() || app_id.contains('/') {
+        return None;
+    }
+    let home = std::env::var("XDG_DATA_HOME").ok().or_else(|| {
+        std::env::var("HOME")
+            .ok()
+            .map(|h| format!("{h}/.local/share"))
+    });
+    let dirs =
+        std::env::var("XDG_DATA_DIRS").unwrap_or_else(|_| "/usr/local/share:/usr/share".into());
+    let id = format!("{app_id}.desktop");
+    home.into_iter()
+        .chain(dirs.split(':').map(str::to_owned))
+        .any(|d| {
+            std::path::Path::new(&d)
+                .join("applications")
+                .join(&id)
+                .is_file()
+        })
+        .then_some(id)
+}
+
+#[derive(Serialize)]
+struct CaptureResult<'a> {
+    format: &'static str,
+    data: &'a str,
+    width: u32,
+    height: u32,
+    source: Rect,
+    display: Option<u32>,
+    masked: Vec<u32>,
+    mask_others: bool,
+    method: &'static str,
+    capture_id: u64,
+}
+
+/// Typed access to a request's params with messages that name the field.
+struct Params<'a> {
+    method: &'a str,
+    map: Map<String, Value>,
+}
+
+impl<'a> Params<'a> {
+    fn new(method: &'a str, params: Value) -> Result<Params<'a>> {
+        match params {
+            Value::Null => Ok(Params {
+                method,
+                map: Map::new(),
+            }),
+            Value::Object(map) => Ok(Params { method, map }),
+            other => Err(Error::invalid_params(format!(
+                "{method}: params must be an object, not {}",
+                protocol::kind(&other)
+            ))),
+        }
+    }
+
+    fn bad(&self, what: String) -> Error {
+        Error::invalid_params(format!("{}: {what}", self.method))
+    }
+
+    fn get(&self, name: &str) -> Option<&Value> {
+        self.map.get(name).filter(|v| !v.is_null())
+    }
+
+    fn int(&self, name: &str, min: i64, max: i64) -> Result<Option<i64>> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        match v.as_i64() {
+            Some(i) if (min..=max).contains(&i) => Ok(Some(i)),
+            _ => Err(self.bad(format!(
+                "\"{name}\" must be an integer in {min}..={max}, got {v}"
+            ))),
+        }
+    }
+
+    fn required_int(&self, name: &str, min: i64, max: i64) -> Result<i64> {
+        self.int(name, min, max)?.ok_or_else(|| {
+            self.bad(format!(
+                "\"{name}\" is required (an integer in {min}..={max})"
+            ))
+        })
+    }
+
+    fn bool(&self, name: &str) -> Result<Option<bool>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(self.bad(format!("\"{name}\" must be true or false, got {v}"))),
+        }
+    }
+
+    fn str(&self, name: &str) -> Result<Option<&str>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(v) => Err(self.bad(format!(
+                "\"{name}\" must be a string, got {}",
+                protocol::kind(v)
+            ))),
+        }
+    }
+
+    fn ids(&self, name: &str) -> Result<Option<Vec<u32>>> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        let bad = || {
+            self.bad(format!(
+                "\"{name}\" must be an array of window ids, got {v}"
+            ))
+        };
+        let Value::Array(items) = v else {
+            return Err(bad());
+        };
+        items
+            .iter()
+            .map(|i| {
+                i.as_u64()
+                    .filter(|&i| i <= u32::MAX as u64)
+                    .map(|i| i as u32)
+                    .ok_or_else(bad)
+            })
+            .collect::<Result<Vec<u32>>>()
+            .map(Some)
+    }
+
+    fn required_ids(&self, name: &str) -> Result<Vec<u32>> {
+        self.ids(name)?
+            .ok_or_else(|| self.bad(format!("\"{name}\" is required (an array of window ids)")))
+    }
+
+    fn rect(&self, name: &str) -> Result<Option<Rect>> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        let r: Option<Rect> = serde_json::from_value(v.clone()).ok();
+        match r {
+            Some(r) if r.width > 0 && r.height > 0 => Ok(Some(r)),
+            _ => Err(self.bad(format!("\"{name}\" must be {{\"x\", \"y\", \"width\", \"height\"}} with a positive size, got {v}"))),
+        }
+    }
+}

@@ -1,0 +1,352 @@
+package desktoptest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// WaylandUser is the unprivileged account headless sway runs as: sway 1.7
+// refuses to run as root.
+const WaylandUser = "deskhand-wl"
+
+// WaylandOptions configure a headless sway desktop.
+type WaylandOptions struct {
+	Width, Height int // the output's mode; default 1280x720
+	// Layout is the XKB layout sway gives real keyboards ("us" when
+	// empty). deskhand's virtual keyboard brings its own keymap, so
+	// text must arrive the same under any of them.
+	Layout string
+}
+
+// Wayland is a headless sway compositor (WLR_BACKENDS=headless,
+// WLR_RENDERER=pixman) with its own runtime directory.
+//
+// sway and the apps run as WaylandUser in a private XDG_RUNTIME_DIR owned
+// by it, mode 0700, as a login session would have. The test process, the
+// helper and the reference tools (grim, wl-paste, swaymsg) run as root,
+// which reaches that socket only because root passes the directory's
+// permissions: in a real session they run as the session's user.
+type Wayland struct {
+	id       string
+	dir      string // runtime dir: sockets, config, logs
+	display  string // WAYLAND_DISPLAY (a name inside dir)
+	swaysock string
+	uid, gid int
+	sway     *proc
+	apps     []*proc
+}
+
+// StartWayland starts headless sway for the test, with teardown in
+// t.Cleanup. A missing sway (or tool) skips the test, failing it under CI.
+func StartWayland(t testing.TB, opts WaylandOptions) *Wayland {
+	t.Helper()
+	Require(t, "sway", "swaymsg", "useradd")
+	w, err := LaunchWayland(opts)
+	if err != nil {
+		t.Fatalf("starting headless sway: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := w.Close(); err != nil {
+			t.Errorf("tearing down headless sway: %v", err)
+		}
+	})
+	return w
+}
+
+// waylandAccount returns WaylandUser's uid, gid and home, creating the
+// account (a system user with a home) when it is missing.
+func waylandAccount() (uid, gid int, home string, err error) {
+	u, err := user.Lookup(WaylandUser)
+	if err != nil {
+		var unknown user.UnknownUserError
+		if !errors.As(err, &unknown) {
+			return 0, 0, "", fmt.Errorf("looking up %s: %w", WaylandUser, err)
+		}
+		out, err := exec.Command("useradd", "--system", "--create-home",
+			"--home-dir", "/var/lib/"+WaylandUser, "--shell", "/usr/sbin/nologin", WaylandUser).CombinedOutput()
+		if err != nil {
+			return 0, 0, "", fmt.Errorf("creating user %s (the harness runs as root): %w: %s", WaylandUser, err, out)
+		}
+		if u, err = user.Lookup(WaylandUser); err != nil {
+			return 0, 0, "", fmt.Errorf("looking up %s after creating it: %w", WaylandUser, err)
+		}
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ = strconv.Atoi(u.Gid)
+	return uid, gid, u.HomeDir, nil
+}
+
+// LaunchWayland starts headless sway without a test; the caller must Close.
+func LaunchWayland(opts WaylandOptions) (*Wayland, error) {
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("%w: the headless sway harness runs as root (it starts sway as the user %s)", ErrMissingTool, WaylandUser)
+	}
+	if opts.Width == 0 {
+		opts.Width, opts.Height = 1280, 720
+	}
+	if opts.Layout == "" {
+		opts.Layout = "us"
+	}
+	uid, gid, home, err := waylandAccount()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "deskhand-wl-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the runtime dir: %w", err)
+	}
+	w := &Wayland{id: "wl-" + filepath.Base(dir), dir: dir, uid: uid, gid: gid}
+	if err := os.Chown(dir, uid, gid); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("giving the runtime dir to %s: %w", WaylandUser, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("making the runtime dir private: %w", err)
+	}
+	config := fmt.Sprintf(`output HEADLESS-1 resolution %dx%d position 0 0
+default_border none
+default_floating_border none
+focus_follows_mouse no
+input * xkb_layout %s
+`, opts.Width, opts.Height, opts.Layout)
+	if err := w.writeFile("config", config); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	cmd := exec.Command("sway", "-c", filepath.Join(dir, "config"))
+	cmd.Env = []string{
+		"HOME=" + home,
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"XDG_RUNTIME_DIR=" + dir,
+		"WLR_BACKENDS=headless",
+		"WLR_RENDERER=pixman",
+		"WLR_LIBINPUT_NO_DEVICES=1",
+		"LANG=C.UTF-8",
+		idVar + "=" + w.id,
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	w.sway, err = startProc("sway", cmd, filepath.Join(dir, "sway.log"), syscall.SIGKILL)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := w.waitReady(30 * time.Second); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *Wayland) writeFile(name, text string) error {
+	p := filepath.Join(w.dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		return fmt.Errorf("writing %s: %w", p, err)
+	}
+	return os.Chown(p, w.uid, w.gid)
+}
+
+// waitReady waits until sway's Wayland socket and IPC answer.
+func (w *Wayland) waitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if w.sway.exited() {
+			return fmt.Errorf("sway exited at start: %v\n%s", w.sway.err, w.sway.logTail())
+		}
+		sockets, _ := filepath.Glob(filepath.Join(w.dir, "wayland-*"))
+		ipc, _ := filepath.Glob(filepath.Join(w.dir, "sway-ipc.*.sock"))
+		for _, s := range sockets {
+			if !strings.HasSuffix(s, ".lock") {
+				w.display = filepath.Base(s)
+			}
+		}
+		if w.display != "" && len(ipc) == 1 {
+			w.swaysock = ipc[0]
+			if _, err := w.output(10*time.Second, "swaymsg", "-t", "get_version"); err == nil {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("sway did not come up within %v:\n%s", timeout, w.sway.logTail())
+}
+
+// Display is WAYLAND_DISPLAY; Dir the runtime directory.
+func (w *Wayland) Display() string { return w.display }
+func (w *Wayland) Dir() string     { return w.dir }
+
+// UID and GID are those of WaylandUser, who owns the session.
+func (w *Wayland) UID() int { return w.uid }
+func (w *Wayland) GID() int { return w.gid }
+
+// Env is the environment a Wayland client of this session needs: no
+// DISPLAY (so the helper picks its Wayland backend), WAYLAND_DISPLAY,
+// XDG_RUNTIME_DIR and SWAYSOCK.
+func (w *Wayland) Env() []string {
+	env := withoutVars(os.Environ(), "DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "SWAYSOCK",
+		"XAUTHORITY", "DESKHAND_HELPER_BACKEND", idVar)
+	return append(env, "WAYLAND_DISPLAY="+w.display, "XDG_RUNTIME_DIR="+w.dir,
+		"SWAYSOCK="+w.swaysock, idVar+"="+w.id)
+}
+
+// Command is a reference tool (grim, wl-paste, swaymsg) run as root in
+// the session's environment.
+func (w *Wayland) Command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Env = w.Env()
+	return cmd
+}
+
+func (w *Wayland) output(timeout time.Duration, name string, args ...string) (string, error) {
+	cmd := w.Command(name, args...)
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		if cmd.Process != nil {
+			_ = cmd.Process.Kill()
+		}
+		<-done
+		return string(out), fmt.Errorf("%s did not finish within %v", name, timeout)
+	}
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+// Run runs a reference tool and returns its output, failing the test on
+// error.
+func (w *Wayland) Run(t testing.TB, name string, args ...string) string {
+	t.Helper()
+	out, err := w.output(60*time.Second, name, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// StartApp starts an app as WaylandUser with a Wayland-only environment;
+// it is stopped with the compositor. Files it writes should go in Dir.
+func (w *Wayland) StartApp(t testing.TB, name string, args ...string) int {
+	t.Helper()
+	home := filepath.Join(w.dir, "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(home, w.uid, w.gid); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Dir = w.dir
+	cmd.Env = []string{
+		"HOME=" + home,
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"XDG_RUNTIME_DIR=" + w.dir,
+		"WAYLAND_DISPLAY=" + w.display,
+		"GDK_BACKEND=wayland",
+		"NO_AT_BRIDGE=1",
+		"GSETTINGS_BACKEND=memory",
+		"DBUS_SESSION_BUS_ADDRESS=unix:path=" + filepath.Join(w.dir, "no-session-bus"),
+		"LANG=C.UTF-8",
+		"SHELL=/bin/sh",
+		idVar + "=" + w.id,
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(w.uid), Gid: uint32(w.gid)}}
+	p, err := startProc(name, cmd, filepath.Join(w.dir, fmt.Sprintf("app-%d.log", len(w.apps))), syscall.SIGKILL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.apps = append(w.apps, p)
+	return p.pid()
+}
+
+// View is one client window in sway's tree.
+type View struct {
+	ID      int64  `json:"id"`
+	PID     int    `json:"pid"`
+	AppID   string `json:"app_id"`
+	Name    string `json:"name"`
+	Focused bool   `json:"focused"`
+	Visible bool   `json:"visible"`
+	Rect    Rect   `json:"rect"`
+}
+
+// Views lists sway's client windows, from `swaymsg -t get_tree`.
+func (w *Wayland) Views(t testing.TB) []View {
+	t.Helper()
+	out := w.Run(t, "swaymsg", "-r", "-t", "get_tree")
+	var root map[string]any
+	if err := json.Unmarshal([]byte(out), &root); err != nil {
+		t.Fatalf("parsing get_tree: %v", err)
+	}
+	var views []View
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		if _, ok := n["pid"]; ok && (n["type"] == "con" || n["type"] == "floating_con") {
+			b, _ := json.Marshal(n)
+			var v View
+			if err := json.Unmarshal(b, &v); err == nil {
+				views = append(views, v)
+			}
+		}
+		for _, k := range []string{"nodes", "floating_nodes"} {
+			kids, _ := n[k].([]any)
+			for _, c := range kids {
+				if m, ok := c.(map[string]any); ok {
+					walk(m)
+				}
+			}
+		}
+	}
+	walk(root)
+	return views
+}
+
+// WaitView waits (up to a minute) for a mapped view whose app_id is appID.
+func (w *Wayland) WaitView(t testing.TB, appID string) View {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, v := range w.Views(t) {
+			if v.AppID == appID && v.Rect.Width > 0 {
+				return v
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no %s window appeared within a minute; sway log:\n%s", appID, w.sway.logTail())
+	return View{}
+}
+
+// Close stops the apps, then sway, then any stray process of this session,
+// and removes the runtime directory.
+func (w *Wayland) Close() error {
+	var errs []error
+	stopAll(w.apps, &errs)
+	if w.sway != nil {
+		if err := w.sway.stop(stopTimeout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := sweep(w.id, stopTimeout); err != nil {
+		errs = append(errs, err)
+	}
+	if err := os.RemoveAll(w.dir); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

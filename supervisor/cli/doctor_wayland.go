@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor"
+	"github.com/deskhand/deskhand/supervisor/desktop/wayland"
+)
+
+// waylandChecks explains, in a native Wayland session, what the helper's
+// wayland-wlr backend can do on this compositor and what is missing. serve
+// does not drive such a session natively yet; it says so too.
+func waylandChecks(ctx context.Context, explicit string) []check {
+	const name = "wayland"
+	display, ok := wayland.Session(os.Environ())
+	if !ok {
+		return nil
+	}
+	loc, err := supervisor.FindHelper(ctx, supervisor.LocateOptions{Explicit: explicit, NoDownload: true})
+	if err != nil {
+		return []check{{status: "warn", name: name, detail: "Wayland session " + display + ": no helper to ask what it supports: " + err.Error()}}
+	}
+	defer loc.Release()
+	client := bridge.New(bridge.Options{Path: loc.Path, Env: wayland.HelperEnv(os.Environ()), MaxRestarts: 1, ClientName: "deskhand-doctor"})
+	defer client.Close()
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := client.Start(hctx); err != nil {
+		return []check{{status: "warn", name: name, detail: fmt.Sprintf("Wayland session %s: the helper does not start on it: %v", display, err)}}
+	}
+	s, err := wayland.Probe(hctx, client)
+	if err != nil {
+		return []check{{status: "warn", name: name, detail: err.Error()}}
+	}
+	var out []check
+	for _, l := range s.Explain() {
+		// Not a failure of doctor: serve still works here through a
+		// private desktop or XWayland.
+		status := l.Status
+		if status == "FAIL" {
+			status = "warn"
+		}
+		out = append(out, check{status: status, name: name, detail: l.Detail, fix: l.Fix})
+	}
+	return append(out, check{status: "warn", name: name,
+		detail: "deskhand serve does not drive native Wayland windows yet: with DISPLAY unset it works on a private X desktop (--virtual-display), with DISPLAY set on XWayland windows only"})
+}

@@ -1,0 +1,158 @@
+// Package wayland is deskhand's view of a native Wayland session on a
+// wlroots compositor (sway and others with the same protocols): it finds
+// the session in the environment, asks the capture helper's wayland-wlr
+// backend what this compositor lets deskhand do, and turns that into the
+// display gate's refusal and the doctor's explanation.
+//
+// The helper does all the Wayland work, input included (helpers/PROTOCOL.md,
+// "Wayland (wlroots)"): no well-kept Go Wayland client speaks the wlroots
+// virtual-pointer and virtual-keyboard protocols, while the Rust crates
+// (wayland-client, wayland-protocols-wlr, wayland-protocols-misc) do.
+//
+// What Wayland cannot tell deskhand is refused, not guessed: there is no
+// window under a point (ErrNoWindowAt), and no client can see the user's
+// key presses outside its own windows, so the Escape watcher cannot work
+// here (ErrNoEscapeWatcher).
+package wayland
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/deskhand/deskhand/bridge"
+)
+
+// Backend is the helper backend this package expects.
+const Backend = "wayland-wlr"
+
+// ErrNoWindowAt is the refusal for every check that needs the window under
+// a point.
+var ErrNoWindowAt = errors.New("Wayland does not tell a client which window is under a point, so deskhand cannot check whose window this action would land on; it refuses rather than guess")
+
+// ErrNoEscapeWatcher says why the Escape watcher is off on Wayland.
+var ErrNoEscapeWatcher = errors.New("the Escape watcher does not work on Wayland: the compositor gives no client the keys pressed in other apps' windows; stop deskhand from the MCP client instead")
+
+// Session returns the Wayland display named by env (KEY=value) when it
+// is a native Wayland session: WAYLAND_DISPLAY set and DISPLAY unset (with
+// DISPLAY set too, X11 apps run under XWayland and deskhand drives those).
+func Session(env []string) (display string, ok bool) {
+	display = getenv(env, "WAYLAND_DISPLAY")
+	return display, display != "" && getenv(env, "DISPLAY") == ""
+}
+
+// HelperEnv is what the helper needs to reach the session: its backend
+// forced to Wayland, no DISPLAY, and the session's sockets.
+func HelperEnv(env []string) []string {
+	out := []string{"DESKHAND_HELPER_BACKEND=wayland", "DISPLAY="}
+	for _, k := range []string{"WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "SWAYSOCK"} {
+		if v := getenv(env, k); v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
+}
+
+func getenv(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
+// Support is what the helper found this compositor offers.
+type Support struct {
+	Platform     string   `json:"platform"`
+	Backend      string   `json:"backend"`
+	Display      string   `json:"display"`
+	Capabilities []string `json:"capabilities"`
+	// Missing says, one sentence each, what this compositor cannot do.
+	Missing []string `json:"missing"`
+	// DisplayError is set when the compositor could not be reached.
+	DisplayError string `json:"display_error"`
+	Extensions   struct {
+		SwayIPC bool `json:"sway_ipc"`
+	} `json:"extensions"`
+}
+
+// Probe handshakes with the helper and reads what it supports.
+func Probe(ctx context.Context, helper *bridge.Client) (Support, error) {
+	var s Support
+	if err := helper.Call(ctx, "handshake", map[string]any{"protocol_versions": bridge.ProtocolVersions(), "client": "deskhand"}, &s); err != nil {
+		return s, fmt.Errorf("asking the helper what this Wayland session supports: %w", err)
+	}
+	return s, nil
+}
+
+// Has reports whether the compositor offers capability c.
+func (s Support) Has(c string) bool { return slices.Contains(s.Capabilities, c) }
+
+// needed are the capabilities deskhand cannot act without, with what each
+// is for.
+var needed = []struct{ capability, what string }{
+	{"capture", "screenshots (wlr-screencopy)"},
+	{"windows", "the window list that decides which app is in front (wlr-foreign-toplevel-management)"},
+	{"capture.mask", "masking unapproved windows (wlr-foreign-toplevel-management)"},
+	{"input.pointer", "mouse input (zwlr_virtual_pointer_v1)"},
+	{"input.keyboard", "keyboard input (zwp_virtual_keyboard_v1)"},
+}
+
+// Gate is the display gate's verdict: nil when the compositor offers all
+// deskhand needs to act safely, else a refusal that names what is missing
+// and what to do.
+func (s Support) Gate() error {
+	if s.DisplayError != "" {
+		return fmt.Errorf("the Wayland display cannot be reached: %s", s.DisplayError)
+	}
+	if s.Backend != Backend {
+		return fmt.Errorf("the capture helper answers with backend %q, not %q; install a helper built with Wayland support (deskhand install)", s.Backend, Backend)
+	}
+	var missing []string
+	for _, n := range needed {
+		if !s.Has(n.capability) {
+			missing = append(missing, n.what)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("this Wayland compositor lacks %s, so deskhand cannot act here safely; use a wlroots compositor (sway, Hyprland, river, labwc), or run deskhand with --virtual-display for a private desktop",
+			strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// Line is one line of the doctor's report.
+type Line struct {
+	Status string // "ok", "warn" or "FAIL"
+	Detail string
+	Fix    string
+}
+
+// Explain says, for the doctor, what this session supports and what it
+// lacks.
+func (s Support) Explain() []Line {
+	if err := s.Gate(); err != nil {
+		return []Line{{Status: "FAIL", Detail: err.Error(),
+			Fix: "run deskhand inside a wlroots session (sway, Hyprland, river, labwc) or pass --virtual-display; GNOME and KDE are not supported natively yet"}}
+	}
+	var works []string
+	for _, c := range []struct{ capability, what string }{
+		{"capture", "screenshots"}, {"windows", "window list"}, {"capture.mask", "masking"},
+		{"hide", "hiding windows"}, {"clipboard", "clipboard"}, {"input.pointer", "mouse"},
+		{"input.keyboard", "keyboard (exact Unicode on any layout)"},
+	} {
+		if s.Has(c.capability) {
+			works = append(works, c.what)
+		}
+	}
+	lines := []Line{{Status: "ok", Detail: fmt.Sprintf("native Wayland session %s (helper backend %s): %s work", s.Display, s.Backend, strings.Join(works, ", "))}}
+	for _, m := range s.Missing {
+		lines = append(lines, Line{Status: "warn", Detail: "missing: " + m})
+	}
+	lines = append(lines, Line{Status: "warn", Detail: ErrNoEscapeWatcher.Error()})
+	return lines
+}
