@@ -6,6 +6,8 @@
 // Environment: DESKHAND_CMD, a JSON array (the deskhand serve command
 // line); DESKHAND_APPS, a JSON array of the apps to request; PEER_MAIN,
 // the peer's entry script, if it installed; MOVE_RUNS, SHOT_RUNS.
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
@@ -65,6 +67,66 @@ async function benchDeskhand() {
   await client.close();
 }
 
+// rawClient speaks JSON-RPC over the server's stdio with no SDK, so the
+// SDK's own share of a call (its schema checks of the result) shows.
+async function rawClient(command, args) {
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'], env: process.env });
+  const pending = new Map();
+  let nextId = 1;
+  let parseMs = 0;
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const start = process.hrtime.bigint();
+    const msg = JSON.parse(line);
+    parseMs = Number(process.hrtime.bigint() - start) / 1e6;
+    const p = pending.get(msg.id);
+    if (p) {
+      pending.delete(msg.id);
+      if (msg.error) p.reject(new Error(JSON.stringify(msg.error)));
+      else p.resolve(msg.result);
+    }
+  });
+  const request = (method, params) => new Promise((resolve, reject) => {
+    const id = nextId++;
+    pending.set(id, { resolve, reject });
+    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+  });
+  await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'deskhand-bench-raw', version: '1' } });
+  child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+  return {
+    call: async (name, args) => {
+      const res = await request('tools/call', { name, arguments: args });
+      if (res.isError) throw new Error(`${name}: ${JSON.stringify(res.content)}`);
+      return res;
+    },
+    lastParseMs: () => parseMs,
+    close: () => { child.stdin.end(); },
+  };
+}
+
+// benchRawDeskhand splits a screenshot's time on the client: the whole
+// call with no SDK, the JSON parse of the answer, and the SDK's base64
+// check of the image (atob over the data).
+async function benchRawDeskhand() {
+  const [command, ...args] = JSON.parse(process.env.DESKHAND_CMD);
+  const raw = await rawClient(command, args);
+  await raw.call('request_access', { apps: JSON.parse(process.env.DESKHAND_APPS), reason: 'benchmark' });
+  for (let i = 0; i < 5; i++) await raw.call('screenshot', {});
+  const parse = [];
+  const atobMs = [];
+  report('ts_raw_jsonrpc_screenshot_ms', await timeIt(shotRuns, async () => {
+    const res = await raw.call('screenshot', {});
+    parse.push(raw.lastParseMs());
+    const img = res.content.find((c) => c.type === 'image');
+    const start = process.hrtime.bigint();
+    atob(img.data);
+    atobMs.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }), 'ms');
+  report('ts_raw_json_parse_screenshot_ms', median(parse), 'ms');
+  report('ts_sdk_base64_check_screenshot_ms', median(atobMs), 'ms');
+  report('ts_raw_jsonrpc_mouse_move_ms', await timeIt(moveRuns, (i) => raw.call('mouse_move', { coordinate: spot(i) })), 'ms');
+  raw.close();
+}
+
 async function benchPeer() {
   const main = process.env.PEER_MAIN;
   if (!main) {
@@ -87,4 +149,5 @@ async function benchPeer() {
 }
 
 await benchDeskhand();
+await benchRawDeskhand();
 await benchPeer();
