@@ -95,7 +95,7 @@ func installTSBench(t *testing.T) string {
 	cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--loglevel", "error")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("npm could not install the TypeScript SDK (is the npm registry reachable?): %v\n%s", err, out)
+		t.Skipf("the TypeScript SDK benchmark is skipped: npm could not install @modelcontextprotocol/sdk (is the npm registry reachable?): %v\n%s", err, out)
 	}
 	return dir
 }
