@@ -1,12 +1,16 @@
 package supervisor_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -130,6 +134,129 @@ func TestBenchMCP(t *testing.T) {
 		}
 	}
 	report("mcp_server_plus_helper_rss_after_1000_screenshots_mib", float64(rss)/1024, "MiB")
+
+	// The computer-use lock passes to the next server once this one is gone.
+	e.cs.Close()
+	benchBreakdown(t, d, spot)
+}
+
+// benchBreakdown splits an action's time into the server's share (from
+// its debug records: the whole call, and each gate) and the rest, which
+// is the MCP transport: JSON-RPC encoding and the stdio pipes, client
+// side included. The debug records cost a little, so these run on a
+// server of their own.
+func benchBreakdown(t *testing.T, d *desktoptest.Desktop, spot func(int) []int) {
+	logs := &benchLog{}
+	e := serveLogged(t, d, logs, preapproveTestApps()...)
+	e.requestTestApps()
+	client := map[string][]time.Duration{}
+	run := func(name string, n int, args func(i int) any) {
+		for i := range n {
+			start := time.Now()
+			res, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args(i)})
+			if err != nil || res.IsError {
+				t.Fatalf("%s: %v %s", name, err, resultText(res))
+			}
+			client[name] = append(client[name], time.Since(start))
+		}
+	}
+	for range 5 {
+		run("screenshot", 1, func(int) any { return nil })
+	}
+	client = map[string][]time.Duration{}
+	run("screenshot", 30, func(int) any { return nil })
+	run("mouse_move", 200, func(i int) any { return map[string]any{"coordinate": spot(i)} })
+	run("left_click", 50, func(i int) any { return map[string]any{"coordinate": spot(i)} })
+	calls, gates := logs.parse(t)
+	for _, tool := range []string{"screenshot", "mouse_move", "left_click"} {
+		server := median(calls[tool])
+		report("breakdown_"+tool+"_client_ms", ms(median(client[tool])), "ms")
+		report("breakdown_"+tool+"_server_ms", ms(server), "ms")
+		report("breakdown_"+tool+"_transport_ms", ms(median(client[tool])-server), "ms")
+		var names []string
+		for name := range gates[tool] {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		var all time.Duration
+		for _, name := range names {
+			m := median(gates[tool][name])
+			all += m
+			report("breakdown_"+tool+"_gate_"+name+"_ms", ms(m), "ms")
+		}
+		report("breakdown_"+tool+"_gates_ms", ms(all), "ms")
+		report("breakdown_"+tool+"_action_ms", ms(server-all), "ms")
+	}
+}
+
+// serveLogged is serveRaw at debug level with the server's records kept
+// in logs rather than passed to the test log (there are thousands).
+func serveLogged(t *testing.T, d *desktoptest.Desktop, logs *benchLog, args ...string) *e2e {
+	t.Helper()
+	bin := deskhandBinary(t)
+	config := t.TempDir()
+	full := append([]string{"serve", "--virtual-display", "off", "--state-dir", t.TempDir(), "--log-level", "debug"}, args...)
+	cmd := exec.Command(bin, full...)
+	cmd.Env = append(d.AppEnv(), "DESKHAND_HELPER="+desktoptest.HelperPath(t), "XDG_CONFIG_HOME="+config,
+		"DESKHAND_POLICY_FILE="+filepath.Join(config, "policy.json"))
+	cmd.Stderr = logs
+	client := mcp.NewClient(&mcp.Implementation{Name: "deskhand-bench", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("starting %s %v: %v", bin, full, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return &e2e{t: t, d: d, cs: cs, cmd: cmd, configHome: config}
+}
+
+// benchLog keeps the server's stderr.
+type benchLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *benchLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// parse reads the "tool call" records (the server's time per call, by
+// tool) and the "gates passed" ones (each gate's time, by tool and gate).
+func (l *benchLog) parse(t *testing.T) (calls map[string][]time.Duration, gates map[string]map[string][]time.Duration) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	calls, gates = map[string][]time.Duration{}, map[string]map[string][]time.Duration{}
+	for _, line := range strings.Split(l.buf.String(), "\n") {
+		fields := map[string]string{}
+		for _, f := range strings.Fields(line) {
+			if k, v, ok := strings.Cut(f, "="); ok {
+				fields[k] = v
+			}
+		}
+		tool := fields["tool"]
+		switch {
+		case strings.Contains(line, `msg="tool call"`):
+			d, err := time.ParseDuration(fields["took"])
+			if err != nil {
+				t.Fatalf("reading the time of %q: %v", line, err)
+			}
+			calls[tool] = append(calls[tool], d)
+		case strings.Contains(line, `msg="gates passed"`):
+			if gates[tool] == nil {
+				gates[tool] = map[string][]time.Duration{}
+			}
+			for k, v := range fields {
+				if d, err := time.ParseDuration(v); err == nil && k != "time" {
+					gates[tool][k] = append(gates[tool][k], d)
+				}
+			}
+		}
+	}
+	return calls, gates
 }
 
 // screenToGlobal converts screenshot coordinates back to screen pixels,

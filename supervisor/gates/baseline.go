@@ -17,14 +17,22 @@ import (
 // looked does: a window mapped over the target after a mouse_move, a
 // dialog that popped up during a wait.
 //
-// "As the action left it" is read once the screen settles: the helper
-// re-reads the latest capture's area (patch_baseline) right after the
-// action, then every settleStep until a read at least settleMin after the
-// action finds at most settleQuiet pixels changed since the one before (a
-// blinking text cursor stays under that), for at most settleMax. A change that starts later than that, even
-// one the action caused, is treated as someone else's: the click is
-// refused and the model asked for a new screenshot, which is the safe
-// way to be wrong.
+// "As the action left it" is read once the screen settles: settleStep
+// after the action the helper re-reads the latest capture's area
+// (patch_baseline), then again every settleStep until a read at least
+// settleMin after the action finds at most settleQuiet pixels changed
+// since the one before (a blinking text cursor stays under that), for at
+// most settleMax. A change that starts later than that, even one the
+// action caused, is treated as someone else's: the click is refused and
+// the model asked for a new screenshot, which is the safe way to be
+// wrong.
+//
+// The settling stays off the next action's path: the first read waits
+// settleStep, so a burst of actions (a drag's moves, a batch) costs the
+// helper no reads until it pauses, and a click is first checked against
+// the reference as it stands (checkStaleness); it waits for the settling
+// only where its target differs from that reference, which is when the
+// previous action may still be changing it.
 const (
 	settleStep  = 50 * time.Millisecond
 	settleMin   = 100 * time.Millisecond
@@ -41,18 +49,20 @@ type baseliner interface {
 // rebaseline makes the screen as the last action left it the staleness
 // reference. The settling runs in the background, so the action's result
 // goes back to the model at once (a mouse_move stays a millisecond); the
-// staleness gate waits for it (awaitReference) before it checks a click.
-// A newer action's settling supersedes an older one's. Where the reference
-// cannot be refreshed (an older helper, an error), the gate falls back to
-// checking only the first action after a capture.
+// staleness gate waits for it (awaitReference) where a click's target
+// differs from the reference. A newer action's settling supersedes an
+// older one's. Where the reference cannot be refreshed (an older helper,
+// an error), the gate falls back to checking only the first action after
+// a capture.
 func (g *Gates) rebaseline(ctx context.Context) {
-	done := make(chan struct{})
+	done, stop := make(chan struct{}), make(chan struct{})
 	g.mu.Lock()
 	last := g.last
 	g.acted = true
+	g.stopSettlingLocked()
 	g.settleGen++
 	gen := g.settleGen
-	g.settled = done
+	g.settled, g.settleStop = done, stop
 	g.mu.Unlock()
 	b, ok := g.opts.Desktop.(baseliner)
 	if last == nil || !ok {
@@ -63,7 +73,7 @@ func (g *Gates) rebaseline(ctx context.Context) {
 	go func() {
 		defer close(done)
 		defer cancel()
-		if g.settle(ctx, b, gen) {
+		if g.settle(ctx, b, stop) {
 			g.mu.Lock()
 			if g.last == last && g.settleGen == gen {
 				g.acted = false
@@ -73,16 +83,31 @@ func (g *Gates) rebaseline(ctx context.Context) {
 	}()
 }
 
+// stopSettlingLocked tells the settling in progress, if any, to stop at
+// its next step; g.mu must be held.
+func (g *Gates) stopSettlingLocked() {
+	if g.settleStop != nil {
+		close(g.settleStop)
+		g.settleStop = nil
+	}
+}
+
 // settle refreshes the reference until the screen is quiet; false means
-// it could not, or a newer action took over.
-func (g *Gates) settle(ctx context.Context, b baseliner, gen uint64) bool {
+// it could not, or a newer action or a capture took over (stop closed).
+func (g *Gates) settle(ctx context.Context, b baseliner, stop <-chan struct{}) bool {
 	start := time.Now()
 	for {
-		g.mu.Lock()
-		superseded := g.settleGen != gen
-		g.mu.Unlock()
-		if superseded {
+		select {
+		case <-time.After(settleStep):
+		case <-stop:
 			return false
+		case <-ctx.Done():
+			return false
+		}
+		select {
+		case <-stop:
+			return false
+		default:
 		}
 		res, err := b.PatchBaseline(ctx, patchTolerance)
 		var be *bridge.Error
@@ -96,11 +121,6 @@ func (g *Gates) settle(ctx context.Context, b baseliner, gen uint64) bool {
 		if since := time.Since(start); since >= settleMin && res.DifferingPixels <= settleQuiet || since >= settleMax {
 			return true
 		}
-		select {
-		case <-time.After(settleStep):
-		case <-ctx.Done():
-			return false
-		}
 	}
 }
 
@@ -111,16 +131,32 @@ func (g *Gates) settle(ctx context.Context, b baseliner, gen uint64) bool {
 func (g *Gates) supersedeSettling(ctx context.Context) error {
 	g.mu.Lock()
 	g.settleGen++
+	g.stopSettlingLocked()
 	g.mu.Unlock()
 	return g.awaitReference(ctx)
+}
+
+// settling returns the latest action's settling while it is still in
+// progress, nil once it is over.
+func (g *Gates) settling() <-chan struct{} {
+	g.mu.Lock()
+	ch := g.settled
+	g.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	default:
+		return ch
+	}
 }
 
 // awaitReference waits until the latest action's settling is over, so
 // the staleness gate checks against the screen as that action left it.
 func (g *Gates) awaitReference(ctx context.Context) error {
-	g.mu.Lock()
-	ch := g.settled
-	g.mu.Unlock()
+	ch := g.settling()
 	if ch == nil {
 		return nil
 	}

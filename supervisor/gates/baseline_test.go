@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/consent"
@@ -86,5 +87,122 @@ func TestStalenessAfterOwnInput(t *testing.T) {
 	f.d.patch = bridge.PatchCheck{Changed: true, DifferingPixels: 200}
 	if err := f.check(click); err == nil {
 		t.Fatal("click after a scroll on a target something else changed was allowed")
+	}
+}
+
+// heldBaselineDesktop is a baselineDesktop whose patch_baseline reads wait
+// for release, so a test can act while a settling is in progress.
+type heldBaselineDesktop struct {
+	*baselineDesktop
+	release chan struct{}
+	started chan struct{}
+}
+
+func (d *heldBaselineDesktop) PatchBaseline(ctx context.Context, tolerance int) (*bridge.PatchBaseline, error) {
+	select {
+	case d.started <- struct{}{}:
+	default:
+	}
+	<-d.release
+	return d.baselineDesktop.PatchBaseline(ctx, tolerance)
+}
+
+func TestStalenessWaitsForSettlingOnlyWhereTheTargetChanged(t *testing.T) {
+	f := newFixture(t, consent.Flags{})
+	d := &heldBaselineDesktop{baselineDesktop: &baselineDesktop{fakeDesktop: f.d}, release: make(chan struct{}), started: make(chan struct{}, 1)}
+	f.g.opts.Desktop = d
+	ctx := context.Background()
+	click := mcpserver.Action{Tool: "left_click", Target: onZenity}
+	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.exec.MoveMouse(ctx, *onZenity); err != nil {
+		t.Fatal(err)
+	}
+	<-d.started // the settling's first read is under way, and held
+	// The target matches the reference: the click goes ahead at once,
+	// checked, while the settling is still held.
+	n := len(f.d.patches)
+	if err := f.check(click); err != nil {
+		t.Fatalf("click on an unchanged target during the settling: %v", err)
+	}
+	if len(f.d.patches) == n {
+		t.Fatal("the click during the settling was not checked")
+	}
+	if f.g.settling() == nil {
+		t.Fatal("the settling ended while its read was held")
+	}
+	// The target differs from the reference: the click waits for the
+	// settling (whose reads make the fake's patch match again) and is
+	// then checked against the settled reference.
+	f.d.mu.Lock()
+	f.d.patch = bridge.PatchCheck{Changed: true, DifferingPixels: 200}
+	f.d.mu.Unlock()
+	n = len(f.d.patches)
+	errc := make(chan error, 1)
+	go func() { errc <- f.check(click) }()
+	// Release the settling once the click found its target changed.
+	for {
+		f.d.mu.Lock()
+		checked := len(f.d.patches) > n
+		f.d.mu.Unlock()
+		if checked {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if f.g.settling() == nil {
+		t.Fatal("the settling ended while its read was held")
+	}
+	close(d.release)
+	if err := <-errc; err != nil {
+		t.Fatalf("click on a target the mouse_move's settling absorbed: %v", err)
+	}
+	d.mu.Lock()
+	calls := d.calls
+	d.mu.Unlock()
+	if calls == 0 {
+		t.Fatal("the click on a changed target did not wait for the settling")
+	}
+	if err := f.g.awaitReference(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Once settled, a change by something else is still refused.
+	f.d.mu.Lock()
+	f.d.patch = bridge.PatchCheck{Changed: true, DifferingPixels: 200}
+	f.d.mu.Unlock()
+	if err := f.check(click); err == nil || !strings.Contains(err.Error(), "take a new screenshot") {
+		t.Fatalf("click on a target something else changed after the settling: %v", err)
+	}
+}
+
+func TestCaptureStopsTheSettlingAtOnce(t *testing.T) {
+	f := newFixture(t, consent.Flags{})
+	d := &baselineDesktop{fakeDesktop: f.d}
+	f.g.opts.Desktop = d
+	ctx := context.Background()
+	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.exec.MoveMouse(ctx, *onZenity); err != nil {
+		t.Fatal(err)
+	}
+	// The capture stops the settling: no read of the screen after the
+	// capture's may become the reference.
+	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if f.g.settling() != nil {
+		t.Fatal("a settling outlived the capture")
+	}
+	d.mu.Lock()
+	calls := d.calls
+	d.mu.Unlock()
+	// Nothing may read after the capture: no more reads come later.
+	time.Sleep(2 * settleStep)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.calls != calls {
+		t.Errorf("patch_baseline called %d more times after the capture, want none", d.calls-calls)
 	}
 }

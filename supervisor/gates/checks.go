@@ -238,6 +238,18 @@ func (g *Gates) checkStaleness(ctx context.Context, a *mcpserver.Action) error {
 	if !classify(a).checkPixels {
 		return nil
 	}
+	if g.settling() != nil {
+		// While the last action's settling runs, a target that matches
+		// the reference as it stands looks as deskhand last saw it, so
+		// the click need not wait; one that differs may still be
+		// changing under that action, and is checked once it settled.
+		g.mu.Lock()
+		last := g.last
+		g.mu.Unlock()
+		if last != nil && g.checkPatches(ctx, a, *last) == nil {
+			return nil
+		}
+	}
 	if err := g.awaitReference(ctx); err != nil {
 		return err
 	}
@@ -249,6 +261,12 @@ func (g *Gates) checkStaleness(ctx context.Context, a *mcpserver.Action) error {
 		// after deskhand's own input: see above.
 		return nil
 	}
+	return g.checkPatches(ctx, a, *last)
+}
+
+// checkPatches compares the patch around each point of a with the
+// helper's reference; last is the latest capture's source rectangle.
+func (g *Gates) checkPatches(ctx context.Context, a *mcpserver.Action, last bridge.Rect) error {
 	for _, pt := range points(a) {
 		size := patchSize
 		for size >= 1 {

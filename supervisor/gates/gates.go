@@ -134,9 +134,10 @@ type Gates struct {
 	// the staleness reference could not be refreshed after it.
 	acted bool
 	// settleGen counts the settlings rebaseline started; settled is closed
-	// when the newest one is over.
-	settleGen uint64
-	settled   chan struct{}
+	// when the newest one is over, and closing settleStop stops it.
+	settleGen  uint64
+	settled    chan struct{}
+	settleStop chan struct{}
 	// last is the source rectangle of the latest capture, nil before one.
 	last *bridge.Rect
 }

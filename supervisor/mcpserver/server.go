@@ -513,12 +513,25 @@ func stopped(ctx context.Context, tool string, plain error) error {
 	return fmt.Errorf("%s was cancelled (%v); held buttons and keys were released", tool, ctxErr)
 }
 
-// checkGates runs every gate on a; the first refusal is the error.
+// checkGates runs every gate on a; the first refusal is the error. At
+// debug level it records how long each gate took, which is where `make
+// bench` finds the gates' share of an action.
 func (s *Server) checkGates(ctx context.Context, a *Action) error {
+	timed := s.log.Enabled(ctx, slog.LevelDebug)
+	var took []any
+	start := time.Now()
 	for _, g := range s.gates {
 		if err := g.Check(ctx, a); err != nil {
 			return fmt.Errorf("%s: %w", g.Name(), err)
 		}
+		if timed {
+			now := time.Now()
+			took = append(took, strings.ReplaceAll(g.Name(), " ", "_"), now.Sub(start))
+			start = now
+		}
+	}
+	if timed {
+		s.log.Debug("gates passed", append([]any{"tool", a.Tool}, took...)...)
 	}
 	return nil
 }

@@ -149,7 +149,8 @@ impl Session {
                 }
             }
         }
-        let capturer = Capturer::new(x.extensions.shm);
+        let mut capturer = Capturer::new(x.extensions.shm);
+        capturer.watch_damage(&x.display);
         Ok(Session {
             x,
             wm,
@@ -633,6 +634,7 @@ impl Session {
         // same moment: a masked window that moves, or a popup that opens,
         // between the two would leak. Holding the server while both are
         // read means no other client can change the screen in between.
+        self.capturer.reset_damage();
         let _tooltip = crate::teach::OutOfCapture::new(&self.x.conn)?;
         let mut grab = capture::ServerGrab::new(&self.x.conn, !req.mask.is_empty())?;
         let (mask_rects, masked) = self.mask_regions(req, source)?;

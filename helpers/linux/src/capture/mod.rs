@@ -6,6 +6,7 @@
 //! `patch_check`. With SHM they stay in the segment they were captured into:
 //! captures alternate between two segments, so keeping them costs no copy.
 
+pub mod damage;
 pub mod encode;
 pub mod ghosts;
 pub mod mask;
@@ -108,6 +109,8 @@ pub struct Capturer {
     scaler: Scaler,
     encoder: Encoder,
     base64: String,
+    /// What was drawn since the last read, when DAMAGE is there.
+    damage: Option<damage::Damage>,
 }
 
 impl Capturer {
@@ -122,6 +125,42 @@ impl Capturer {
             scaler: Scaler::default(),
             encoder: Encoder::default(),
             base64: String::new(),
+            damage: None,
+        }
+    }
+
+    /// Follows what the X server draws on `display`, so that
+    /// `rebaseline` can skip reading an area nothing was drawn in.
+    pub fn watch_damage(&mut self, display: &str) {
+        match damage::Damage::open(display) {
+            Ok(d) => self.damage = Some(d),
+            Err(e) => crate::log_warn!(
+                "no screen damage tracking, so patch_baseline always re-reads the capture's area: {e}"
+            ),
+        }
+    }
+
+    /// Forgets the screen damage so far, right before a capture: from here
+    /// on it is what the capture's pixels may lack. Call it before any
+    /// server grab, which would hold the tracker's own connection.
+    pub fn reset_damage(&mut self) {
+        self.with_damage(|d| d.reset());
+    }
+
+    /// Runs `f` on the damage tracker; on an error the tracker is dropped
+    /// (every later rebaseline reads) and None returned.
+    fn with_damage<T>(
+        &mut self,
+        f: impl FnOnce(&mut damage::Damage) -> std::result::Result<T, String>,
+    ) -> Option<T> {
+        let result = f(self.damage.as_mut()?);
+        match result {
+            Ok(v) => Some(v),
+            Err(e) => {
+                crate::log_warn!("stopped tracking screen damage: {e}");
+                self.damage = None;
+                None
+            }
         }
     }
 
@@ -253,6 +292,10 @@ impl Capturer {
         let Some((id, source)) = self.last.as_ref().map(|s| (s.id, s.source)) else {
             return Ok(None);
         };
+        if self.with_damage(|d| d.drawn_within(source)) == Some(false) {
+            // Nothing was drawn there since the stored pixels were read.
+            return Ok(Some((id, 0)));
+        }
         // grab fills the SHM slot the last capture does not use, so the old
         // pixels stay readable for the comparison.
         let (store, layout, _) = self.grab(conn, root, format, screen, source)?;
