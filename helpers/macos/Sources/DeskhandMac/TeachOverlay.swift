@@ -15,12 +15,12 @@ import Foundation
 ///   leaves the helper's own windows out of every content filter (macOS 15
 ///   no longer honours sharingType for ScreenCaptureKit), so the pixels under
 ///   it are the desktop's.
-/// - Only a person can press its buttons. A click counts only when the
-///   event came from the hardware: its source process id is 0, and it does
-///   not carry the marker deskhand's own Quartz events carry in
-///   `eventSourceUserData` (supervisor/input/quartz_darwin.go). A model's
-///   click at the button's position is an event deskhand posted, so it
-///   does nothing.
+/// - The model cannot press its buttons. A click counts only when its
+///   events do not carry the marker deskhand's own Quartz events carry in
+///   `eventSourceUserData` (supervisor/input/quartz_darwin.go) and were
+///   not posted by the supervisor process (`eventSourceUnixProcessID`). A
+///   model's click at the button's position is an event deskhand posted,
+///   so it does nothing.
 /// - Escape exits, while the pointer is over the panel (a global key
 ///   monitor, which the Accessibility grant allows) or the panel is key.
 @MainActor
@@ -171,14 +171,19 @@ final class TeachOverlay {
         monitors = [global, local].compactMap { $0 }
     }
 
-    /// Whether an event came from the user's hardware, not from a program
-    /// that posted it (deskhand's input, or any other).
+    /// Whether an event is not deskhand's own: it lacks the marker every
+    /// event deskhand's Quartz input posts carries, and it was not posted
+    /// by the supervisor (the helper's parent, which posts in process) or
+    /// the helper. Two independent checks, so a marker lost on the way (an
+    /// event tap that rewrites events) still does not let the model press
+    /// a button.
     static func isHuman(_ event: NSEvent) -> Bool {
         guard let cgEvent = event.cgEvent else { return false }
         if cgEvent.getIntegerValueField(.eventSourceUserData) == syntheticMarker {
             return false
         }
-        return cgEvent.getIntegerValueField(.eventSourceUnixProcessID) == 0
+        let poster = cgEvent.getIntegerValueField(.eventSourceUnixProcessID)
+        return poster != Int64(getppid()) && poster != Int64(getpid())
     }
 
     /// The panel's frame (Cocoa screen coordinates, origin bottom-left of
