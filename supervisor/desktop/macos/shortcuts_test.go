@@ -129,3 +129,24 @@ func TestShortcutsFailClosed(t *testing.T) {
 		t.Errorf("ShortcutKey(ctrl, 'c') on Russian = %v, want a refusal naming the layout", err)
 	}
 }
+
+// TestDesktopSendsShortcutsThroughTheHelpersLayout: the desktop's input
+// resolves shortcuts with the layout the helper it was given reads, over
+// the real bridge client and the protocol's JSON.
+func TestDesktopSendsShortcutsThroughTheHelpersLayout(t *testing.T) {
+	d, err := Open(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.shortcuts.ShortcutKey(platform.Command, 'a'); err == nil {
+		t.Fatal("ShortcutKey before the helper is known succeeded; it must refuse, not guess the US key")
+	}
+	d.DisplayGate(fakeClient(t, fakePermsEnv+"=screen_recording,accessibility"))
+	code, err := d.shortcuts.ShortcutKey(platform.Command, 'a')
+	if err != nil || code != 0x0c {
+		t.Fatalf("Cmd-A on the helper's French layout = %#x, %v, want 0xc (the US Q position)", code, err)
+	}
+	if _, err := d.shortcuts.ShortcutKey(platform.Command|platform.Shift, '"'); err == nil {
+		t.Fatal("Shift-Cmd-\" on the helper's French layout was sent; it is Shift-Cmd-3, a screenshot")
+	}
+}
