@@ -169,7 +169,7 @@ final class Accessibility {
                 throw AccessibilityError.unsupported(ref, "set_value (it has no numeric value)")
             }
             if let min = (values[0] as? NSNumber)?.doubleValue, let max = (values[1] as? NSNumber)?.doubleValue,
-                !(min...max).contains(value)
+                value < min || value > max
             {
                 throw AccessibilityError.outOfRange(value, min: min, max: max)
             }
