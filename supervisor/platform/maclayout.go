@@ -79,24 +79,20 @@ func (l *KeyLayout) Shortcut(mods Modifier, r rune) (ShortcutKey, error) {
 		return layer == want || (unicode.IsLetter(r) && strings.EqualFold(layer, want))
 	}
 	keys := slices.Clone(l.Keys)
-	slices.SortStableFunc(keys, func(a, b LayoutKey) int {
-		if keypadCodes[a.Code] != keypadCodes[b.Code] {
-			if keypadCodes[a.Code] {
-				return 1
-			}
-			return -1
-		}
-		return int(a.Code) - int(b.Code)
-	})
+	slices.SortStableFunc(keys, func(a, b LayoutKey) int { return int(a.Code) - int(b.Code) })
 	var tries []func(LayoutKey) bool
 	if mods&Shift != 0 {
 		tries = append(tries, func(k LayoutKey) bool { s, _ := k.layers(mods); return same(s) })
 	}
 	tries = append(tries, func(k LayoutKey) bool { _, u := k.layers(mods); return same(u) })
-	for _, try := range tries {
-		for _, k := range keys {
-			if try(k) {
-				return ShortcutKey{Code: k.Code, Means: l.means(k, mods, r)}, nil
+	// The main block first, through every try, then the keypad: keypad 3
+	// types 3 with Shift too, but Shift-Command-3 means the row key.
+	for _, keypad := range []bool{false, true} {
+		for _, try := range tries {
+			for _, k := range keys {
+				if keypadCodes[k.Code] == keypad && try(k) {
+					return ShortcutKey{Code: k.Code, Means: l.means(k, mods, r)}, nil
+				}
 			}
 		}
 	}

@@ -14,6 +14,7 @@ var (
 		{0x00, "a", "A", "a", "A"}, {0x0c, "q", "Q", "q", "Q"}, {0x02, "d", "D", "d", "D"},
 		{0x14, "3", "#", "3", "#"}, {0x1c, "8", "*", "8", "*"}, {0x08, "c", "C", "c", "C"},
 		{0x2f, ".", ">", ".", ">"}, {0x54, "2", "2", "2", "2"}, {0x13, "2", "@", "2", "@"},
+		{0x55, "3", "3", "3", "3"},
 	}}
 	frenchLayout = &KeyLayout{Source: "com.apple.keylayout.French", Name: "French", Keys: []LayoutKey{
 		{0x00, "q", "Q", "q", "Q"}, {0x0c, "a", "A", "a", "A"}, {0x02, "d", "D", "d", "D"},
@@ -36,8 +37,12 @@ func TestKeyLayoutShortcut(t *testing.T) {
 	}{
 		{usLayout, Command, 'a', 0x00, []Combo{{Command, "a"}}},
 		{usLayout, Command | Shift, '3', 0x14, []Combo{{Command | Shift, "3"}, {Command | Shift, "#"}}},
-		// The main row's 2, not keypad 2.
+		// The main row's 2 and 3, not the keypad's (which types 3 with
+		// Shift too).
 		{usLayout, Command, '2', 0x13, []Combo{{Command, "2"}}},
+		{usLayout, Command | Shift, '3', 0x14, []Combo{{Command | Shift, "3"}, {Command | Shift, "#"}}},
+		// Only the keypad has it: the keypad key.
+		{&KeyLayout{Keys: []LayoutKey{{0x43, "*", "*", "*", "*"}}}, Command, '*', 0x43, []Combo{{Command, "*"}}},
 		// AZERTY: Cmd-A is the key in the US Q position, and means Cmd-A
 		// only (Command-Q matches by character, not by key).
 		{frenchLayout, Command, 'a', 0x0c, []Combo{{Command, "a"}}},
