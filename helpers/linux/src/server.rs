@@ -824,7 +824,12 @@ impl CaptureParams {
                 p.bad("give both \"width\" and \"height\", or neither for the native size".into())
             );
         }
-        output_size(width, height, Size { width: 1, height: 1 })?;
+        // The source is not read yet; any native size checks the asked one.
+        let unread = Size {
+            width: 1,
+            height: 1,
+        };
+        output_size(width, height, unread)?;
         let mask_color = match p.get("mask_color") {
             None => [24, 24, 24],
             Some(Value::Array(items)) if items.len() == 3 => {
