@@ -6,10 +6,18 @@ package input
 // a keyboard of the layout-independent Mac keys (supervisor/platform
 // MacKeys) plus spare keycodes; every character is "bound" to a spare
 // keycode and sent as a Unicode key event, which types it on any layout.
-// With Command, Control or Option held, a bound ASCII character is sent as
-// its US-layout key instead, because macOS matches shortcuts by key.
+// With Command, Control or Option held, a bound character is a shortcut,
+// which macOS matches by key: it is sent as the key that types it on the
+// active layout, found, and checked by every chord that key means, through
+// QuartzShortcuts at the moment of the press (never a US-layout guess: on
+// AZERTY the US "A" key is Q, and Cmd-A would quit the app).
 //
-// New routes here on darwin; NewQuartz names the backend explicitly.
+// Every event deskhand posts carries SyntheticMarker in its
+// eventSourceUserData field, so the helper's teaching overlay can tell it
+// from the user's own input.
+//
+// New routes here on darwin (no shortcuts: a shortcut character is then
+// refused); NewQuartz names the backend and its shortcut resolver.
 
 import (
 	"errors"
@@ -22,11 +30,32 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-// NewQuartz starts an Input that posts macOS Quartz events. It fails when
-// macOS has not granted Accessibility, which event posting needs.
-func NewQuartz(opts Options) (*Input, error) {
-	return newInput(opts, openQuartz)
+// NewQuartz starts an Input that posts macOS Quartz events, sending
+// shortcut characters as the keys shortcuts resolves. It fails when macOS
+// has not granted Accessibility, which event posting needs.
+func NewQuartz(opts Options, shortcuts QuartzShortcuts) (*Input, error) {
+	return newInput(opts, func(display string) (backend, string, error) {
+		b, name, err := openQuartz(display)
+		if err == nil {
+			b.(*quartzBackend).shortcuts = shortcuts
+		}
+		return b, name, err
+	})
 }
+
+// QuartzShortcuts finds the key that sends a shortcut's character on the
+// active keyboard layout. It is asked at each press, on the input thread,
+// and refuses (an error the key tool reports) when the layout has no such
+// key or when the press would mean a system shortcut other than the one
+// asked, which no gate has checked.
+type QuartzShortcuts interface {
+	ShortcutKey(mods platform.Modifier, r rune) (code uint16, err error)
+}
+
+// SyntheticMarker is what every event deskhand posts carries in its
+// eventSourceUserData field (helpers/macos TeachOverlay.syntheticMarker
+// holds the same value): "dskhand" and a version byte.
+const SyntheticMarker int64 = 0x6473_6b68_616e_6401
 
 // Quartz keycodes: a Mac virtual key code plus quartzCodeOffset, so the
 // X keycode range rules (8 is the lowest) hold; codes from quartzFirstSpare
@@ -43,6 +72,7 @@ const (
 	cgMouseMoved           = 5
 	cgScrollUnitLine       = 1
 	cgFieldClickState      = 1
+	cgFieldSourceUserData  = 42
 	cgFlagShift            = 0x00020000
 	cgFlagControl          = 0x00040000
 	cgFlagOption           = 0x00080000
@@ -125,17 +155,27 @@ func openQuartz(string) (backend, string, error) {
 	if !q.axIsProcessTrusted() {
 		return nil, "", errNoAccessibility
 	}
-	return &quartzBackend{q: q, bound: map[keycode]rune{}, held: map[keycode]bool{}}, "quartz", nil
+	return &quartzBackend{q: q, bound: map[keycode]rune{}, held: map[keycode]bool{}, shortcutDown: map[keycode]uint16{}}, "quartz", nil
 }
+
+// errNoShortcuts: without a resolver there is no telling which key types a
+// character on the user's layout, and guessing the US one is the bug.
+var errNoShortcuts = errors.New("this deskhand cannot read the macOS keyboard layout, so it cannot send shortcuts with characters; " +
+	"use keys that do not depend on the layout (Return, Tab, arrows, F-keys) or the type tool")
 
 // quartzBackend implements backend with Quartz events. Only Input's worker
 // goroutine calls it.
 type quartzBackend struct {
-	q       *quartzAPI
-	bound   map[keycode]rune
-	held    map[keycode]bool // modifier keys held
-	buttons [4]bool          // by Button; index 0 unused
-	last    struct {         // the last button press, for click counting
+	q     *quartzAPI
+	bound map[keycode]rune
+	held  map[keycode]bool // modifier keys held
+	// shortcuts resolves shortcut characters; shortcutDown remembers the
+	// key each bound keycode pressed, so its release lifts that key even
+	// if the layout changed in between.
+	shortcuts    QuartzShortcuts
+	shortcutDown map[keycode]uint16
+	buttons      [4]bool  // by Button; index 0 unused
+	last         struct { // the last button press, for click counting
 		button Button
 		at     time.Time
 		pos    Point
@@ -169,6 +209,7 @@ func (b *quartzBackend) post(create func(source uintptr) uintptr, set func(event
 	if set != nil {
 		set(event)
 	}
+	b.q.setIntegerValueField(event, cgFieldSourceUserData, SyntheticMarker)
 	b.q.post(cgHIDEventTap, event)
 	b.q.release(event)
 	return nil
@@ -282,13 +323,34 @@ func (b *quartzBackend) flags() uint64 {
 
 func (b *quartzBackend) withFlags(event uintptr) { b.q.setFlags(event, b.flags()) }
 
+// mods are the modifier keys held, as platform modifiers.
+func (b *quartzBackend) mods() platform.Modifier {
+	var m platform.Modifier
+	for code := range b.held {
+		if k, ok := quartzKeyForCode(code); ok {
+			m |= k.Modifier
+		}
+	}
+	return m
+}
+
 func (b *quartzBackend) key(code keycode, down bool) error {
+	if vk, ok := b.shortcutDown[code]; ok && !down {
+		delete(b.shortcutDown, code)
+		return b.post(func(s uintptr) uintptr { return b.q.createKeyboardEvent(s, vk, false) }, b.withFlags)
+	}
 	if r, ok := b.bound[code]; ok {
-		if b.flags()&(cgFlagCommand|cgFlagControl|cgFlagOption) != 0 {
-			if vk, ok := platform.MacANSIKey(r); ok {
-				// A shortcut: macOS matches Command-C by key, not by text.
-				return b.post(func(s uintptr) uintptr { return b.q.createKeyboardEvent(s, vk, down) }, b.withFlags)
+		if mods := b.mods(); mods&(platform.Command|platform.Control|platform.Option) != 0 && down {
+			// A shortcut: macOS matches Command-C by key, not by text.
+			if b.shortcuts == nil {
+				return errNoShortcuts
 			}
+			vk, err := b.shortcuts.ShortcutKey(mods, r)
+			if err != nil {
+				return err
+			}
+			b.shortcutDown[code] = vk
+			return b.post(func(s uintptr) uintptr { return b.q.createKeyboardEvent(s, vk, true) }, b.withFlags)
 		}
 		units := utf16.Encode([]rune{r})
 		return b.post(func(s uintptr) uintptr { return b.q.createKeyboardEvent(s, 0, down) }, func(e uintptr) {

@@ -830,12 +830,19 @@ impl CaptureParams {
         let width = p.int("width", 1, MAX_OUTPUT_SIDE)?;
         let height = p.int("height", 1, MAX_OUTPUT_SIDE)?;
         // Checked again against the source in output_size; this catches a
-        // lone width or height before any X request.
+        // lone width or height, and an area over the cap, before any X
+        // request (a bad size is a bad request, display or not).
         if width.is_some() != height.is_some() {
             return Err(
                 p.bad("give both \"width\" and \"height\", or neither for the native size".into())
             );
         }
+        // The source is not read yet; any native size checks the asked one.
+        let unread = Size {
+            width: 1,
+            height: 1,
+        };
+        output_size(width, height, unread)?;
         let mask_color = match p.get("mask_color") {
             None => [24, 24, 24],
             Some(Value::Array(items)) if items.len() == 3 => {

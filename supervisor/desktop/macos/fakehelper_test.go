@@ -17,7 +17,8 @@ import (
 // fakeHelperEnv makes the test binary a fake macOS helper (TestMain). It
 // speaks the protocol's framing and the macOS extensions this package
 // uses: a handshake listing permissions and capture.include_apps,
-// permissions, windows with bundle ids, and capture with include_apps.
+// permissions, windows with bundle ids, capture with include_apps, and
+// key_layout (a French layout).
 //
 // Its behaviour comes from the environment: fakePermsEnv lists the granted
 // permissions ("screen_recording,accessibility"), or "no-session" for a
@@ -105,7 +106,7 @@ func fakeAnswer(req fakeReq) (any, map[string]any) {
 	switch req.Method {
 	case "handshake":
 		hs := map[string]any{"protocol_version": 1, "helper_version": "0.1.0", "platform": "macos",
-			"capabilities": []string{"displays", "capture", "capture.mask", "capture.png", "capture.include_apps", "windows", "window_at", "hide", "clipboard", "permissions"},
+			"capabilities": []string{"displays", "capture", "capture.mask", "capture.png", "capture.include_apps", "windows", "window_at", "hide", "clipboard", "permissions", "key_layout"},
 			"display":      "Built-in Retina Display", "extensions": map[string]any{"macos": "14.5", "bundle_id": "io.github.deskhand.helper"}}
 		if perms == "no-session" {
 			hs["display_error"] = "no window-server session: run deskhand from the logged-in desktop, not over ssh"
@@ -156,6 +157,9 @@ func fakeAnswer(req fakeReq) (any, map[string]any) {
 		png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 4, 3)))
 		return map[string]any{"format": "png", "data": buf.Bytes(), "width": 4, "height": 3,
 			"source": map[string]int{"x": 0, "y": 0, "width": 1440, "height": 900}, "display": 1, "masked": []int{}, "method": "screencapturekit", "capture_id": 1}, nil
+	case "key_layout":
+		// The layout the Swift helper reads on a French (AZERTY) Mac.
+		return json.RawMessage(frenchJSON), nil
 	}
 	return nil, rpcError(-32601, "method_not_found", "unknown method "+req.Method, "")
 }

@@ -91,6 +91,9 @@ type Desktop struct {
 	run     func(ctx context.Context, name string, args ...string) ([]byte, error)
 	timeout time.Duration
 	log     *slog.Logger
+	// shortcuts reads the keyboard layout from the helper, which exists
+	// only after the input is opened; it gets the helper with the gates.
+	shortcuts *Shortcuts
 }
 
 // Open checks the display plan. It starts nothing: there is no virtual
@@ -101,7 +104,7 @@ func Open(_ context.Context, opts Options) (*Desktop, error) {
 	default:
 		return nil, fmt.Errorf("--virtual-display %s: macOS has no private virtual desktop for deskhand to start; it works on your own screen, so use --virtual-display auto (the default)", opts.VirtualDisplay)
 	}
-	d := &Desktop{run: opts.Run, timeout: opts.LaunchTimeout, log: opts.Logger}
+	d := &Desktop{run: opts.Run, timeout: opts.LaunchTimeout, log: opts.Logger, shortcuts: NewShortcuts()}
 	if d.run == nil {
 		d.run = func(ctx context.Context, name string, args ...string) ([]byte, error) {
 			return exec.CommandContext(ctx, name, args...).Output()
@@ -128,6 +131,7 @@ func (d *Desktop) HelperEnv() []string { return nil }
 // DisplayGate is gate 2 on macOS: the helper answers permissions, and
 // both Screen Recording and Accessibility are granted.
 func (d *Desktop) DisplayGate(helper *bridge.Client) func(ctx context.Context) error {
+	d.shortcuts.SetHelper(helper)
 	return func(ctx context.Context) error { return CheckPermissions(ctx, helper) }
 }
 
@@ -155,10 +159,11 @@ func CheckPermissions(ctx context.Context, h Helper) error {
 	return nil
 }
 
-// OpenInput opens the input package: Quartz events on macOS. The key
-// presses are not reported: nothing watches them.
+// OpenInput opens the input package: Quartz events on macOS, shortcuts
+// sent as the active layout's keys (Shortcuts). The key presses are not
+// reported: nothing watches them.
 func (d *Desktop) OpenInput(func(code uint8)) (*input.Input, error) {
-	in, err := input.New(input.Options{Logger: d.log.With("component", "input")})
+	in, err := openInput(input.Options{Logger: d.log.With("component", "input")}, d.shortcuts)
 	if err != nil {
 		return nil, fmt.Errorf("opening Quartz input: %w", err)
 	}
@@ -215,6 +220,7 @@ func (d *Desktop) resolve(ctx context.Context, name string) (bridge.App, error) 
 // Launcher launches apps by bundle id and waits, through helper, for a
 // new window of theirs.
 func (d *Desktop) Launcher(helper *bridge.Client) executor.Launcher {
+	d.shortcuts.SetHelper(helper)
 	return &launcher{d: d, helper: helper}
 }
 

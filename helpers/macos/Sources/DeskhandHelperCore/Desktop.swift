@@ -102,7 +102,7 @@ public enum Permission: String, CaseIterable, Sendable {
 /// Every method throws `ProtocolErrorConvertible` errors for failures the
 /// protocol names; anything else is reported as `internal`.
 @MainActor
-public protocol Desktop: AnyObject {
+public protocol Desktop: Assistive {
     func platformInfo() async -> PlatformInfo
     func displays() async throws -> [Display]
     func capture(_ request: CaptureRequest) async throws -> CapturedFrame
@@ -128,4 +128,84 @@ public protocol Desktop: AnyObject {
 public protocol ImageEncoder {
     /// `pixels` scaled to `size` and encoded; JPEG `quality` is 1...100.
     func encode(_ pixels: PixelBuffer, size: Size, format: ImageFormat, quality: Int) throws -> [UInt8]
+}
+
+/// `a11y_tree` after its parameters were checked (helpers/PROTOCOL.md,
+/// "Accessibility tree").
+public struct A11yTreeRequest: Equatable, Sendable {
+    public var pid: Int32
+    /// The window server's id of the wanted window; macOS matches it to an
+    /// accessibility window by geometry, since AX does not expose the id.
+    public var window: WindowID?
+    public var title: String?
+    public var maxNodes: Int
+    public var maxDepth: Int
+    public var deadlineMilliseconds: Int
+
+    public init(pid: Int32, window: WindowID?, title: String?, maxNodes: Int, maxDepth: Int, deadlineMilliseconds: Int) {
+        self.pid = pid
+        self.window = window
+        self.title = title
+        self.maxNodes = maxNodes
+        self.maxDepth = maxDepth
+        self.deadlineMilliseconds = deadlineMilliseconds
+    }
+}
+
+/// What `a11y_act` does to an element, through the accessibility API only.
+public enum A11yOperation: Equatable, Sendable {
+    case action(String)
+    case setText(String)
+    case insertText(String)
+    case setValue(Double)
+    case focus
+    case scrollTo
+    case select
+
+    /// The op's protocol name.
+    public var name: String {
+        switch self {
+        case .action: return "action"
+        case .setText: return "set_text"
+        case .insertText: return "insert_text"
+        case .setValue: return "set_value"
+        case .focus: return "focus"
+        case .scrollTo: return "scroll_to"
+        case .select: return "select"
+        }
+    }
+}
+
+/// `teach_show` after its parameters were checked.
+public struct TeachRequest: Equatable, Sendable {
+    public var explanation: String
+    public var nextPreview: String
+    /// Global logical coordinates; nil places the overlay on the main display.
+    public var anchor: Point?
+    public var step: Int?
+    public var total: Int?
+
+    public init(explanation: String, nextPreview: String, anchor: Point?, step: Int?, total: Int?) {
+        self.explanation = explanation
+        self.nextPreview = nextPreview
+        self.anchor = anchor
+        self.step = step
+        self.total = total
+    }
+}
+
+/// The accessibility tree and the teaching overlay (the wave-2 methods).
+/// Results are protocol JSON: their shapes are PROTOCOL.md's, built where
+/// the platform's facts are.
+@MainActor
+public protocol Assistive: AnyObject {
+    /// `key_layout`: the active keyboard layout's characters by key code.
+    func keyLayout() async throws -> JSON
+    func a11yApps() async throws -> JSON
+    func a11yTree(_ request: A11yTreeRequest) async throws -> JSON
+    func a11yElement(pid: Int32, ref: String) async throws -> JSON
+    func a11yAct(pid: Int32, ref: String, _ operation: A11yOperation) async throws
+    func teachShow(_ request: TeachRequest) async throws -> JSON
+    func teachPoll() async throws -> JSON
+    func teachHide() async throws
 }

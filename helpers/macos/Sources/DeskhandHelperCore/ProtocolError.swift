@@ -19,6 +19,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case incompatibleProtocol = "incompatible_protocol"
     case captureFailed = "capture_failed"
     case permissionDenied = "permission_denied"
+    case a11yUnavailable = "a11y_unavailable"
+    case staleElement = "stale_element"
 
     public var number: Int {
         switch self {
@@ -38,6 +40,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .incompatibleProtocol: return -32009
         case .captureFailed: return -32010
         case .permissionDenied: return -32011
+        case .a11yUnavailable: return -32012
+        case .staleElement: return -32013
         }
     }
 }
@@ -48,11 +52,15 @@ public struct ProtocolError: LocalizedError, Equatable, Sendable {
     public let code: ErrorCode
     public let message: String
     public let hint: String
+    /// `data.actions`: the actions an element exposes, on an `unsupported`
+    /// a11y_act action, so the caller can pick one without another read.
+    public var actions: [String]?
 
-    public init(_ code: ErrorCode, _ message: String, hint: String) {
+    public init(_ code: ErrorCode, _ message: String, hint: String, actions: [String]? = nil) {
         self.code = code
         self.message = message
         self.hint = hint
+        self.actions = actions
     }
 
     public var errorDescription: String? { message }
@@ -60,10 +68,14 @@ public struct ProtocolError: LocalizedError, Equatable, Sendable {
 
     /// The JSON-RPC error object.
     public var json: JSON {
-        [
+        var data: JSONObject = ["code": .string(code.rawValue), "hint": .string(hint)]
+        if let actions {
+            data["actions"] = .array(actions.map { .string($0) })
+        }
+        return [
             "code": JSON(code.number),
             "message": .string(message),
-            "data": ["code": .string(code.rawValue), "hint": .string(hint)],
+            "data": .object(data),
         ]
     }
 

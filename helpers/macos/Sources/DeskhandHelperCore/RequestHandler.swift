@@ -39,7 +39,8 @@ public final class RequestHandler {
     /// The methods that need the handshake first.
     static let methods: Set<String> = [
         "displays", "capture", "windows", "window_at", "patch_check", "clipboard_read", "clipboard_write",
-        "hide", "restore", "permissions",
+        "hide", "restore", "permissions", "key_layout", "a11y_apps", "a11y_tree", "a11y_element", "a11y_act",
+        "teach_show", "teach_poll", "teach_hide",
     ]
 
     /// Longest `fault.sleep`.
@@ -146,6 +147,27 @@ public final class RequestHandler {
             result = ["restored": .array(try await desktop.restore(ids).map { JSON($0) })]
         case "permissions":
             result = try await permissions(p)
+        case "key_layout":
+            result = try await desktop.keyLayout()
+        case "a11y_apps":
+            result = try await desktop.a11yApps()
+        case "a11y_tree":
+            result = try await desktop.a11yTree(try Self.treeRequest(p))
+        case "a11y_element":
+            result = try await desktop.a11yElement(pid: try Self.pid(p), ref: try Self.ref(p))
+        case "a11y_act":
+            let pid = try Self.pid(p)
+            let ref = try Self.ref(p)
+            let operation = try Self.operation(p)
+            try await desktop.a11yAct(pid: pid, ref: ref, operation)
+            result = ["ok": true, "op": .string(operation.name)]
+        case "teach_show":
+            result = try await desktop.teachShow(try Self.teachRequest(p))
+        case "teach_poll":
+            result = try await desktop.teachPoll()
+        case "teach_hide":
+            try await desktop.teachHide()
+            result = .object(JSONObject())
         default:
             throw ProtocolError.internal("\(method) is known but not dispatched")
         }
@@ -168,6 +190,88 @@ public final class RequestHandler {
         case let other:
             throw p.bad("\"selection\" must be \"clipboard\", \"primary\" or \"cut_buffer\", got \"\(other)\"")
         }
+    }
+
+    static func pid(_ p: Params) throws -> Int32 {
+        Int32(try p.requiredInt("pid", in: 1...Int64(Int32.max)))
+    }
+
+    static func ref(_ p: Params) throws -> String {
+        let ref = try p.requiredString("ref")
+        if ref.isEmpty {
+            throw p.bad("\"ref\" must be an element ref from a11y_tree, got an empty string")
+        }
+        return ref
+    }
+
+    static func treeRequest(_ p: Params) throws -> A11yTreeRequest {
+        A11yTreeRequest(
+            pid: try pid(p),
+            window: try p.int("window", in: 0...Int64(UInt32.max)).map { WindowID($0) },
+            title: try p.string("title"),
+            maxNodes: try p.int("max_nodes", in: 1...100_000) ?? 2000,
+            maxDepth: try p.int("max_depth", in: 1...1000) ?? 60,
+            deadlineMilliseconds: try p.int("deadline_ms", in: 1...60_000) ?? 2000)
+    }
+
+    static let operations = ["action", "set_text", "insert_text", "set_value", "focus", "scroll_to", "select"]
+
+    static func operation(_ p: Params) throws -> A11yOperation {
+        let op = try p.requiredString("op")
+        switch op {
+        case "action":
+            let action = try p.requiredString("action")
+            if action.isEmpty {
+                throw p.bad("\"action\" must name one of the element's actions (its \"actions\" in a11y_tree)")
+            }
+            return .action(action)
+        case "set_text":
+            return .setText(try p.requiredString("text"))
+        case "insert_text":
+            return .insertText(try p.requiredString("text"))
+        case "set_value":
+            guard let value = p.value("value") else {
+                throw p.bad("\"value\" is required (a number inside the element's range)")
+            }
+            let number: Double
+            switch value {
+            case .int(let int): number = Double(int)
+            case .double(let double) where double.isFinite: number = double
+            default: throw p.bad("\"value\" must be a number, got \(value.serializedString())")
+            }
+            return .setValue(number)
+        case "focus":
+            return .focus
+        case "scroll_to":
+            return .scrollTo
+        case "select":
+            return .select
+        default:
+            throw p.bad("\"op\" must be one of \(operations.map { quoted($0) }.joined(separator: ", ")), got \(quoted(op))")
+        }
+    }
+
+    static func teachRequest(_ p: Params) throws -> TeachRequest {
+        let explanation = try p.requiredString("explanation")
+        let preview = try p.requiredString("next_preview")
+        if explanation.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            throw p.bad("\"explanation\" must say what this step does; it is empty")
+        }
+        var anchor: Point?
+        if let value = p.value("anchor") {
+            guard let fields = value.objectValue, let x = fields["x"]?.intValue, let y = fields["y"]?.intValue,
+                (Int64(Int32.min)...Int64(Int32.max)).contains(x), (Int64(Int32.min)...Int64(Int32.max)).contains(y)
+            else {
+                throw p.bad("\"anchor\" must be {\"x\": int, \"y\": int} in global coordinates, got \(value.serializedString())")
+            }
+            anchor = Point(x: Int(x), y: Int(y))
+        }
+        let step = try p.int("step", in: 1...10_000)
+        let total = try p.int("total", in: 1...10_000)
+        if let step, let total, step > total {
+            throw p.bad("\"step\" \(step) is past \"total\" \(total)")
+        }
+        return TeachRequest(explanation: explanation, nextPreview: preview, anchor: anchor, step: step, total: total)
     }
 
     private func handshake(_ params: JSON) async throws -> JSON {
@@ -219,11 +323,15 @@ public final class RequestHandler {
         }
         let width = try p.int("width", in: 1...Int64(Geometry.maxOutputSide))
         let height = try p.int("height", in: 1...Int64(Geometry.maxOutputSide))
-        // Checked again against the source in outputSize; this catches a
-        // lone width or height before the desktop is touched.
+        // Every size rule (both or neither, the area cap) is checked here,
+        // before the desktop is touched: a bad size is a bad request with a
+        // display or without one, with Screen Recording or without it, and
+        // it must not cost a capture. (Without a requested size the output
+        // is the source's, which is within the limits.)
         if (width == nil) != (height == nil) {
             throw p.bad("give both \"width\" and \"height\", or neither for the native size")
         }
+        let requested = try Geometry.outputSize(width: width, height: height, native: Size(width: 1, height: 1))
         let quality = try p.int("quality", in: 1...100) ?? 80
         let maskColor = try p.color("mask_color") ?? (24, 24, 24)
         let mask = try p.windowIDs("mask") ?? []
@@ -241,7 +349,7 @@ public final class RequestHandler {
         // The native output size is the source in points, so that by default
         // one image pixel is one point of the coordinate space (as on X11);
         // ask for width and height to get backing-resolution detail.
-        let output = try Geometry.outputSize(width: width, height: height, native: frame.source.size)
+        let output = width == nil ? frame.source.size : requested
         let started = Date()
         let encoded = try encoder.encode(frame.pixels, size: output, format: format, quality: quality)
         let data = Data(encoded).base64EncodedString()

@@ -13,18 +13,24 @@ public final class MacDesktop: Desktop {
     /// of the protocol (see helpers/macos/README.md).
     public static let capabilities = [
         "displays", "capture", "capture.mask", "capture.include_apps", "capture.png", "capture.jpeg", "windows",
-        "window_at", "patch_check", "clipboard", "hide", "permissions",
+        "window_at", "patch_check", "clipboard", "hide", "permissions", "key_layout", "a11y", "teach",
     ]
 
     private let log: Log
     private let content: ShareableContentCache
     private let capturer: ScreenCapturer
     private let visibility = AppVisibility()
+    private let accessibility = Accessibility()
+    private let overlay: TeachOverlay
 
     public init(log: Log) {
         self.log = log
         content = ShareableContentCache(log: log)
         capturer = ScreenCapturer(content: content, log: log)
+        overlay = TeachOverlay(log: log)
+        // The overlay's window must be left out of the next capture's
+        // content filter, which cached content from before it would miss.
+        overlay.onChange = { [content] in content.invalidate() }
     }
 
     /// True inside a logged-in GUI session, where the window server answers.
@@ -121,6 +127,44 @@ public final class MacDesktop: Desktop {
             screenRecording = await content.confirmScreenRecording()
         }
         return [.screenRecording: screenRecording, .accessibility: Permissions.accessibilityTrusted()]
+    }
+
+    public func keyLayout() async throws -> JSON {
+        try requireSession()
+        return try KeyboardLayout.current()
+    }
+
+    public func a11yApps() async throws -> JSON {
+        try requireSession()
+        return accessibility.apps()
+    }
+
+    public func a11yTree(_ request: A11yTreeRequest) async throws -> JSON {
+        try requireSession()
+        return try accessibility.tree(request)
+    }
+
+    public func a11yElement(pid: Int32, ref: String) async throws -> JSON {
+        try requireSession()
+        return try accessibility.element(pid: pid, ref: ref)
+    }
+
+    public func a11yAct(pid: Int32, ref: String, _ operation: A11yOperation) async throws {
+        try requireSession()
+        try accessibility.act(pid: pid, ref: ref, operation)
+    }
+
+    public func teachShow(_ request: TeachRequest) async throws -> JSON {
+        try requireSession()
+        return try overlay.show(request)
+    }
+
+    public func teachPoll() async throws -> JSON {
+        overlay.poll()
+    }
+
+    public func teachHide() async throws {
+        overlay.hide()
     }
 
     public func permissionDenied(_ permission: Permission) -> ProtocolError {

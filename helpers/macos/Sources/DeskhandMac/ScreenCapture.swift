@@ -73,7 +73,12 @@ final class ScreenCapturer {
         }
 
         let maskSet = Set(request.mask)
-        let excluded = shareable.windows.filter { maskSet.contains($0.windowID) }
+        // The helper's own windows (the teaching overlay) are never in a
+        // capture: the pixels under them are the desktop's.
+        let ownPID = ProcessInfo.processInfo.processIdentifier
+        let excluded = shareable.windows.filter {
+            maskSet.contains($0.windowID) || $0.owningApplication?.processID == ownPID
+        }
         let filter: SCContentFilter
         if let bundleIDs = request.includeApps {
             let wanted = Set(bundleIDs.map { $0.lowercased() })

@@ -44,10 +44,17 @@ final class ShareableContentCache {
     }
 
     /// Whether a real ScreenCaptureKit call succeeds now (the preflight
-    /// alone can be stale).
+    /// alone can be stale). It always fetches: the cached content was
+    /// fetched while the grant held, so answering from it would report a
+    /// grant revoked since then as granted. The fresh content replaces the
+    /// cache, so the capture that usually follows does not fetch again.
     func confirmScreenRecording() async -> Bool {
+        guard Permissions.screenRecordingPreflight() else {
+            invalidate()
+            return false
+        }
         do {
-            _ = try await current()
+            _ = try await refresh(fingerprint: WindowServer.fingerprint())
             return true
         } catch {
             return false

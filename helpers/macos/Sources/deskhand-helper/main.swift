@@ -83,7 +83,11 @@ Task { @MainActor in
     exit(status)
 }
 
-// The main run loop serves the main actor's queue and delivers what AppKit
-// needs delivered (NSWorkspace's notion of the frontmost app is only kept
-// current while it runs); the task above ends the process.
-RunLoop.main.run()
+// NSApplication's loop serves the main actor's queue and delivers what
+// AppKit needs delivered: NSWorkspace's notion of the frontmost app, and
+// the mouse events of the teaching overlay's buttons (a bare RunLoop would
+// never dispatch them). As an accessory app the helper has no Dock icon or
+// menu bar and never activates; the task above ends the process.
+let application = NSApplication.shared
+_ = application.setActivationPolicy(.accessory)
+application.run()

@@ -159,10 +159,13 @@ final class RequestHandlerTests: XCTestCase {
         return try JSON.parse(reply)
     }
 
+    // The fake is made in the body, not as a default argument: Swift 5.9
+    // (Xcode 15.0-15.2) evaluates default arguments outside the main actor
+    // and rejects a main-actor initializer there.
     @MainActor
-    private func makeHandler(_ desktop: FakeDesktop = FakeDesktop()) -> RequestHandler {
+    private func makeHandler(_ desktop: FakeDesktop? = nil) -> RequestHandler {
         RequestHandler(
-            configuration: .init(helperVersion: "0.0.0-test", faults: false), desktop: desktop,
+            configuration: .init(helperVersion: "0.0.0-test", faults: false), desktop: desktop ?? FakeDesktop(),
             encoder: FakeEncoder(), log: .discard)
     }
 
@@ -214,13 +217,52 @@ final class RequestHandlerTests: XCTestCase {
         XCTAssertEqual(good["result"]?["width"], .int(32))
     }
 
+    @MainActor
+    func testCaptureSizeLimitsAreCheckedBeforeTheScreen() async throws {
+        let desktop = FakeDesktop()
+        let handler = makeHandler(desktop)
+        _ = try await call(handler, ["jsonrpc": "2.0", "id": 1, "method": "handshake", "params": ["protocol_versions": [1]]])
+        let over = try await call(handler, ["jsonrpc": "2.0", "id": 2, "method": "capture", "params": ["width": 16384, "height": 16384]])
+        XCTAssertEqual(over["error"]?["data"]?["code"], "invalid_params")
+        XCTAssertEqual(desktop.captures, 0, "an over-the-cap size reached the desktop")
+        let fine = try await call(handler, ["jsonrpc": "2.0", "id": 3, "method": "capture", "params": ["width": 64, "height": 36]])
+        XCTAssertEqual(fine["result"]?["width"], .int(64))
+        XCTAssertEqual(desktop.captures, 1)
+    }
+
+    @MainActor
+    func testAccessibilityAndTeachParamsAreChecked() async throws {
+        let desktop = FakeDesktop()
+        let handler = makeHandler(desktop)
+        _ = try await call(handler, ["jsonrpc": "2.0", "id": 1, "method": "handshake", "params": ["protocol_versions": [1]]])
+        let bad: [(String, JSON)] = [
+            ("a11y_tree", ["pid": 0]), ("a11y_tree", ["pid": 5, "max_nodes": 0]), ("a11y_element", ["pid": 5]),
+            ("a11y_element", ["pid": 5, "ref": ""]), ("a11y_act", ["pid": 5, "ref": "r", "op": "click"]),
+            ("a11y_act", ["pid": 5, "ref": "r", "op": "action"]), ("a11y_act", ["pid": 5, "ref": "r", "op": "set_value", "value": "1"]),
+            ("teach_show", ["explanation": "x"]), ("teach_show", ["explanation": " ", "next_preview": ""]),
+            ("teach_show", ["explanation": "x", "next_preview": "", "anchor": [1, 2]]),
+            ("teach_show", ["explanation": "x", "next_preview": "", "step": 3, "total": 2]),
+        ]
+        for (index, (method, params)) in bad.enumerated() {
+            let reply = try await call(handler, ["jsonrpc": "2.0", "id": JSON(index + 2), "method": .string(method), "params": params])
+            XCTAssertEqual(reply["error"]?["data"]?["code"], "invalid_params", "\(method) \(params.serializedString())")
+        }
+        let shown = try await call(handler, ["jsonrpc": "2.0", "id": 100, "method": "teach_show", "params": ["explanation": "Open the File menu", "next_preview": "Save", "anchor": ["x": 10, "y": 20]]])
+        XCTAssertNotNil(shown["result"]?["next"]?["w"])
+        desktop.teachChoice = "next"
+        let polled = try await call(handler, ["jsonrpc": "2.0", "id": 101, "method": "teach_poll"])
+        XCTAssertEqual(polled["result"], ["visible": true, "choice": "next"])
+        let unavailable = try await call(handler, ["jsonrpc": "2.0", "id": 102, "method": "a11y_tree", "params": ["pid": 5]])
+        XCTAssertEqual(unavailable["error"]?["code"], .int(-32012))
+    }
+
     func testEveryErrorCodeHasItsProtocolNumber() {
         let expected: [ErrorCode: Int] = [
             .parseError: -32700, .invalidRequest: -32600, .methodNotFound: -32601, .invalidParams: -32602,
             .internal: -32603, .displayUnavailable: -32001, .outOfBounds: -32002, .noSuchDisplay: -32003,
             .noSuchWindow: -32004, .noCapture: -32005, .clipboardUnavailable: -32006, .unsupported: -32007,
             .handshakeRequired: -32008, .incompatibleProtocol: -32009, .captureFailed: -32010,
-            .permissionDenied: -32011,
+            .permissionDenied: -32011, .a11yUnavailable: -32012, .staleElement: -32013,
         ]
         XCTAssertEqual(ErrorCode.allCases.count, expected.count)
         for code in ErrorCode.allCases {

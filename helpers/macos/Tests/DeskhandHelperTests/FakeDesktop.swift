@@ -44,7 +44,11 @@ final class FakeDesktop: Desktop {
         [Self.display]
     }
 
+    /// How many times the handler reached the "screen".
+    var captures = 0
+
     func capture(_ request: CaptureRequest) async throws -> CapturedFrame {
+        captures += 1
         let source: Rect
         var displayID: DisplayID?
         switch request.target {
@@ -152,6 +156,61 @@ final class FakeDesktop: Desktop {
         case .screenRecording: return PermissionError.screenRecordingNotGranted.protocolError
         case .accessibility: return PermissionError.accessibilityNotGranted.protocolError
         }
+    }
+
+    /// Three keys of a French (AZERTY) layout, enough to see shapes.
+    func keyLayout() async throws -> JSON {
+        [
+            "source": "com.apple.keylayout.French", "name": "French",
+            "keys": [
+                ["code": 0, "base": "q", "shift": "Q", "command": "q", "command_shift": "Q"],
+                ["code": 12, "base": "a", "shift": "A", "command": "a", "command_shift": "A"],
+                ["code": 20, "base": "\"", "shift": "3", "command": "\"", "command_shift": "3"],
+            ],
+        ]
+    }
+
+    /// The fake desktop has no accessibility tree: every a11y method answers
+    /// as a Mac without the Accessibility grant does.
+    func a11yApps() async throws -> JSON {
+        ["available": false, "reason": .string(AccessibilityError.notTrusted.errorDescription ?? ""), "apps": []]
+    }
+
+    func a11yTree(_ request: A11yTreeRequest) async throws -> JSON {
+        throw AccessibilityError.notTrusted
+    }
+
+    func a11yElement(pid: Int32, ref: String) async throws -> JSON {
+        throw AccessibilityError.notTrusted
+    }
+
+    func a11yAct(pid: Int32, ref: String, _ operation: A11yOperation) async throws {
+        throw AccessibilityError.notTrusted
+    }
+
+    /// The overlay as state: what was shown, and the choice a test makes.
+    var teaching: TeachRequest?
+    var teachChoice: String?
+
+    func teachShow(_ request: TeachRequest) async throws -> JSON {
+        teaching = request
+        teachChoice = nil
+        let origin = request.anchor ?? Point(x: 100, y: 100)
+        func rect(_ x: Int, _ y: Int, _ w: Int, _ h: Int) -> JSON { ["x": JSON(x), "y": JSON(y), "w": JSON(w), "h": JSON(h)] }
+        return [
+            "bounds": rect(origin.x + 16, origin.y + 16, 320, 120),
+            "next": rect(origin.x + 240, origin.y + 96, 80, 28),
+            "exit": rect(origin.x + 150, origin.y + 96, 80, 28),
+        ]
+    }
+
+    func teachPoll() async throws -> JSON {
+        ["visible": .bool(teaching != nil), "choice": .optional(teachChoice) { .string($0) }]
+    }
+
+    func teachHide() async throws {
+        teaching = nil
+        teachChoice = nil
     }
 }
 
