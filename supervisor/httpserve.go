@@ -706,3 +706,15 @@ func (e *sessionExecutor) WriteClipboard(ctx context.Context, text string) error
 func (e *sessionExecutor) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
 	return e.inner.OpenApplication(ctx, app)
 }
+
+func (e *sessionExecutor) TeachShow(ctx context.Context, req bridge.TeachShowRequest) (*bridge.TeachShown, error) {
+	return e.inner.TeachShow(ctx, req)
+}
+
+func (e *sessionExecutor) TeachPoll(ctx context.Context) (*bridge.TeachState, error) {
+	return e.inner.TeachPoll(ctx)
+}
+
+func (e *sessionExecutor) TeachHide(ctx context.Context) error {
+	return e.inner.TeachHide(ctx)
+}

@@ -269,6 +269,12 @@ var kinds = map[string]func(a *mcpserver.Action) kind{
 	"write_clipboard": inputOnly,
 	// open_application is judged by the launch check (checkLaunch).
 	"open_application": inputOnly,
+	// Showing a teaching step puts deskhand's own tooltip up and sends
+	// nothing to any app: the lock, the turn and the hiding apply, the
+	// tier checks do not. The step's actions pass the gates one by one
+	// under their own names when the user clicks Next.
+	"teach_step":  looking,
+	"teach_batch": looking,
 }
 
 func looking(*mcpserver.Action) kind { return kind{} }

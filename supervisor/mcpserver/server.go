@@ -101,6 +101,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported to clients as the server version.
 	Version string
+	// Teach offers the teaching tools (request_teach_access, teach_step,
+	// teach_batch; teach.go) from the start; EnableTeaching offers them
+	// later. The Executor must be able to show the overlay.
+	Teach bool
 	// OneView makes every MCP session of the server share one view (the
 	// screenshot coordinates refer to, the selected display), and keeps
 	// held buttons and keys when one ends: for stateless HTTP, where each
@@ -124,6 +128,7 @@ type Server struct {
 	display string
 	tools   []*toolSpec
 	mcp     *mcp.Server
+	teach   teachState
 
 	// act serializes actions: the desktop has one pointer and one
 	// keyboard, and every coordinate refers to the screenshot the previous
@@ -286,6 +291,9 @@ func New(opts Options) (*Server, error) {
 		s.mcp.AddTool(spec.tool(s.mode), s.handler(spec))
 	}
 	s.addConsentTools()
+	if opts.Teach {
+		s.EnableTeaching()
+	}
 	return s, nil
 }
 
@@ -510,6 +518,9 @@ func (s *Server) checkGates(ctx context.Context, a *Action) error {
 		if err := g.Check(ctx, a); err != nil {
 			return fmt.Errorf("%s: %w", g.Name(), err)
 		}
+	}
+	if err := s.checkOverlay(a); err != nil {
+		return fmt.Errorf("teaching tooltip: %w", err)
 	}
 	return nil
 }
