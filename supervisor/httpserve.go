@@ -278,6 +278,7 @@ type httpServe struct {
 	safety    *safety
 	logger    *slog.Logger
 	notify    *atomic.Pointer[func(string)]
+	teach     *teachSwitch
 }
 
 // httpServer serves one listener.
@@ -367,6 +368,7 @@ func (s *httpServer) build() error {
 	if err != nil {
 		return err
 	}
+	s.teach.attach(stateless)
 	s.stateless = stateless
 	common := mcp.StreamableHTTPOptions{
 		Logger: s.logger.With("component", "http"),
@@ -582,6 +584,7 @@ func (s *httpServer) newSession() (*mcp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.teach.attach(srv)
 	var once sync.Once
 	srv.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
