@@ -514,13 +514,15 @@ func (s *Server) runStep(ctx context.Context, sess *session, st *step) (*outcome
 
 // checkGates runs every gate on a; the first refusal is the error.
 func (s *Server) checkGates(ctx context.Context, a *Action) error {
+	// The tooltip is deskhand's own: aiming at it is refused whatever
+	// the gates would say about the window under the point.
+	if err := s.checkOverlay(a); err != nil {
+		return fmt.Errorf("teaching tooltip: %w", err)
+	}
 	for _, g := range s.gates {
 		if err := g.Check(ctx, a); err != nil {
 			return fmt.Errorf("%s: %w", g.Name(), err)
 		}
-	}
-	if err := s.checkOverlay(a); err != nil {
-		return fmt.Errorf("teaching tooltip: %w", err)
 	}
 	return nil
 }

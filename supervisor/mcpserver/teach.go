@@ -389,6 +389,7 @@ func (s *Server) showAndWait(ctx context.Context, sess *session, tool string, en
 		return "", fmt.Errorf("showing the teaching tooltip: %w", err)
 	}
 	bounds := shown.Bounds
+	s.log.Debug("teaching tooltip shown", "tool", tool, "bounds", rectWords(shown.Bounds), "next", rectWords(shown.Next), "exit", rectWords(shown.Exit))
 	s.teach.mu.Lock()
 	s.teach.overlay = &bounds
 	s.teach.mu.Unlock()
@@ -415,6 +416,11 @@ func (s *Server) showAndWait(ctx context.Context, sess *session, tool string, en
 	}
 	*held = true
 	return choice, nil
+}
+
+// rectWords is a rectangle as the logs give it: "X,Y,WxH".
+func rectWords(r geometry.Rect) string {
+	return fmt.Sprintf("%d,%d,%dx%d", r.X, r.Y, r.Width, r.Height)
 }
 
 // waitForChoice polls the overlay until the user chose, the overlay went
