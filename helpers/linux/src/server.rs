@@ -40,6 +40,7 @@ const ALL_CAPABILITIES: &[&str] = &[
     "clipboard.primary",
     "clipboard.cut_buffer",
     "hide",
+    "teach",
 ];
 /// The methods that need the handshake first.
 const METHODS: &[&str] = &[
@@ -54,6 +55,9 @@ const METHODS: &[&str] = &[
     "clipboard_write",
     "hide",
     "restore",
+    "teach_show",
+    "teach_poll",
+    "teach_hide",
 ];
 /// Capabilities that need the window-manager view (`Wm`).
 const WM_CAPABILITIES: &[&str] = &[
@@ -310,6 +314,9 @@ impl Server {
             "clipboard_write" => self.call_clipboard_write(id, &p)?,
             "hide" => self.call_hide(id, &p)?,
             "restore" => self.call_restore(id, &p)?,
+            "teach_show" => crate::teach::call_show(id, self.config.display.as_deref(), &p.map)?,
+            "teach_poll" => crate::teach::call_poll(id)?,
+            "teach_hide" => crate::teach::call_hide(id)?,
             _ => {
                 return Err(Error::internal(format!(
                     "{method} is known but not dispatched"
@@ -392,6 +399,7 @@ impl Server {
         }
         let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
         let s = self.session()?;
+        let _tooltip = crate::teach::OutOfCapture::new(&s.x.conn)?;
         let last = s.capturer.last().ok_or_else(|| {
             Error::new(
                 Code::NoCapture,
@@ -414,6 +422,7 @@ impl Server {
     fn call_patch_baseline(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
         let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
         let s = self.session()?;
+        let _tooltip = crate::teach::OutOfCapture::new(&s.x.conn)?;
         let screen = s.x.root_size()?;
         let (capture_id, differing) = s
             .capturer
@@ -623,6 +632,7 @@ impl Session {
         // same moment: a masked window that moves, or a popup that opens,
         // between the two would leak. Holding the server while both are
         // read means no other client can change the screen in between.
+        let _tooltip = crate::teach::OutOfCapture::new(&self.x.conn)?;
         let mut grab = capture::ServerGrab::new(&self.x.conn, !req.mask.is_empty())?;
         let (mask_rects, masked) = self.mask_regions(req, source)?;
         let request = capture::Request {
