@@ -327,6 +327,9 @@ func TestModelClickOnTooltipRefused(t *testing.T) {
 		}
 		done <- res
 	}()
+	// Should a check below fail, the user still answers, so the waiting
+	// call ends with the test.
+	t.Cleanup(func() { fake.answer(0, bridge.TeachExit) })
 	waitShown(t, fake, 1)
 	next := overlayBounds.Next
 	// The Next button's centre, in the 960x540 screenshot's pixels.
