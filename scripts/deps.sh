@@ -19,6 +19,9 @@ packages=(
   x11-apps x11-utils x11-xserver-utils imagemagick procps xfonts-base
   # a Tk REPL window (wish) for the interpreter-classification test
   tk
+  # the teaching tooltip's text (the helper finds it through fontconfig or
+  # its known path)
+  fonts-dejavu-core fontconfig
 )
 
 missing=()

@@ -2,8 +2,9 @@
 //!
 //! It speaks the protocol in helpers/PROTOCOL.md on stdio and answers from
 //! one persistent X11 connection: displays (RandR 1.5 monitors), captures
-//! (MIT-SHM, GetImage fallback), the EWMH window list, the clipboard and
-//! window hiding.
+//! (MIT-SHM, GetImage fallback), the EWMH window list, the clipboard,
+//! window hiding and, on a connection of its own, the teaching tooltip
+//! (`teach`).
 //!
 //! `server::Server::handle` maps one request body to one response body, so
 //! the whole protocol is testable without pipes; `main` only wires it to

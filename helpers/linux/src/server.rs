@@ -519,6 +519,7 @@ impl Server {
                     .iter()
                     .copied()
                     .filter(|c| wm_ok || !WM_CAPABILITIES.contains(c))
+                    .filter(|c| *c != "teach" || crate::teach::available(&s.x.conn, s.x.screen_num))
                     .collect();
                 let mut extensions = s.x.extensions.clone();
                 // SHM may have failed since the connection was made.

@@ -41,6 +41,24 @@ pub(crate) fn set_shown(shown: Option<(u32, Rect)>) {
     *locked(&SHOWN) = shown;
 }
 
+/// Whether `teach_show` can work on this server: the handshake lists the
+/// `teach` capability only then, so the supervisor offers teaching only
+/// where the tooltip can keep its rules.
+pub fn available<C: Connection>(conn: &C, screen_num: usize) -> bool {
+    static FONT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let reason = match overlay::server_supports(conn, screen_num) {
+        Err(e) => Some(e.message),
+        Ok(()) if !*FONT.get_or_init(|| font::load().is_ok()) => {
+            Some("no usable font (install fonts-dejavu-core)".to_owned())
+        }
+        Ok(()) => None,
+    };
+    if let Some(why) = &reason {
+        log_info!("teaching is unavailable: {why}");
+    }
+    reason.is_none()
+}
+
 /// `teach_show`: shows the tooltip `params` describe, replacing any other.
 pub fn call_show(
     id: &Value,

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 
 use ab_glyph::FontVec;
-use x11rb::connection::{Connection, RequestConnection};
+use x11rb::connection::Connection;
 use x11rb::protocol::composite::{self, ConnectionExt as _};
 use x11rb::protocol::randr::ConnectionExt as _;
 use x11rb::protocol::xinput::{self, ConnectionExt as _};
@@ -121,28 +121,11 @@ impl Overlay {
             x11rb::connect(Some(&name)).map_err(|e| xconn::unavailable(Some(&name), e))?;
         let root = conn.setup().roots[screen_num].root;
         let format = PixelFormat::of_root(conn.setup(), screen_num)?;
-        if format.bits_per_pixel != 32 {
-            return Err(unsupported(format!(
-                "the root window has {} bits per pixel; the tooltip is drawn only at 32",
-                format.bits_per_pixel
-            )));
-        }
-        require_extension(
-            &conn,
-            composite::X11_EXTENSION_NAME,
-            "Composite",
-            "keep the tooltip out of captures (it gives the windows under it their own pixels)",
-        )?;
+        server_supports(&conn, screen_num)?;
         conn.composite_query_version(0, 4)
             .map_err(|e| Error::x11("querying Composite", e))?
             .reply()
             .map_err(|e| Error::x11("querying Composite", e))?;
-        require_extension(
-            &conn,
-            xinput::X11_EXTENSION_NAME,
-            "XInputExtension",
-            "tell the user's clicks from injected (XTEST) ones",
-        )?;
         let v = conn
             .xinput_xi_query_version(2, 2)
             .map_err(|e| Error::x11("querying XInput", e))?
@@ -201,7 +184,7 @@ impl Overlay {
 
     /// Shows `spec`, replacing what was shown before, with no choice made.
     pub fn show(&mut self, spec: &Spec) -> Result<Shown> {
-        self.refuse_under_compositor()?;
+        refuse_under_compositor(&*self.conn, self.screen_num)?;
         let monitors = self.monitors()?;
         let screen = Rect {
             x: 0,
@@ -339,34 +322,6 @@ impl Overlay {
                 ))
             })?;
         self.redirected = true;
-        Ok(())
-    }
-
-    /// A compositing manager paints the screen itself, from its own
-    /// connection: moving the tooltip aside inside a capture's server grab
-    /// would not reach the pixels, so captures would show it. Refuse rather
-    /// than leak the tooltip into what the model sees.
-    fn refuse_under_compositor(&self) -> Result<()> {
-        let name = format!("_NET_WM_CM_S{}", self.screen_num);
-        let atom = self
-            .conn
-            .intern_atom(false, name.as_bytes())
-            .map_err(|e| Error::x11("asking for the compositor", e))?
-            .reply()
-            .map_err(|e| Error::x11("asking for the compositor", e))?
-            .atom;
-        let owner = self
-            .conn
-            .get_selection_owner(atom)
-            .map_err(|e| Error::x11("asking for the compositor", e))?
-            .reply()
-            .map_err(|e| Error::x11("asking for the compositor", e))?
-            .owner;
-        if owner != 0 {
-            return Err(unsupported(format!(
-                "a compositing manager owns {name}, and deskhand cannot keep the tooltip out of captures under one yet"
-            )));
-        }
         Ok(())
     }
 
@@ -569,6 +524,58 @@ impl Overlay {
     }
 }
 
+/// A compositing manager paints the screen itself, from its own
+/// connection: moving the tooltip aside inside a capture's server grab
+/// would not reach the pixels, so captures would show it. Refuse rather
+/// than leak the tooltip into what the model sees.
+pub fn refuse_under_compositor<C: Connection>(conn: &C, screen_num: usize) -> Result<()> {
+    let name = format!("_NET_WM_CM_S{}", screen_num);
+    let atom = conn
+        .intern_atom(false, name.as_bytes())
+        .map_err(|e| Error::x11("asking for the compositor", e))?
+        .reply()
+        .map_err(|e| Error::x11("asking for the compositor", e))?
+        .atom;
+    let owner = conn
+        .get_selection_owner(atom)
+        .map_err(|e| Error::x11("asking for the compositor", e))?
+        .reply()
+        .map_err(|e| Error::x11("asking for the compositor", e))?
+        .owner;
+    if owner != 0 {
+        return Err(unsupported(format!(
+            "a compositing manager owns {name}, and deskhand cannot keep the tooltip out of captures under one yet"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether this server can show the tooltip with every rule kept: a
+/// 32-bit root, Composite, XInput 2, no compositing manager (and, checked
+/// by the caller, a font). The handshake lists `teach` only then.
+pub fn server_supports<C: Connection>(conn: &C, screen_num: usize) -> Result<()> {
+    let format = PixelFormat::of_root(conn.setup(), screen_num)?;
+    if format.bits_per_pixel != 32 {
+        return Err(unsupported(format!(
+            "the root window has {} bits per pixel; the tooltip is drawn only at 32",
+            format.bits_per_pixel
+        )));
+    }
+    require_extension(
+        conn,
+        composite::X11_EXTENSION_NAME,
+        "Composite",
+        "keep the tooltip out of captures (it gives the windows under it their own pixels)",
+    )?;
+    require_extension(
+        conn,
+        xinput::X11_EXTENSION_NAME,
+        "XInputExtension",
+        "tell the user's clicks from injected (XTEST) ones",
+    )?;
+    refuse_under_compositor(conn, screen_num)
+}
+
 struct Layout {
     canvas: Canvas,
     next: Rect,
@@ -592,8 +599,8 @@ fn unsupported(message: String) -> Error {
     )
 }
 
-fn require_extension(
-    conn: &RustConnection,
+fn require_extension<C: Connection>(
+    conn: &C,
     name: &'static str,
     shown: &str,
     why: &str,

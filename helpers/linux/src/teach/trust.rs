@@ -52,7 +52,7 @@ pub fn judge<C: Connection>(conn: &C, sourceid: u16, trusted_names: &[String]) -
         };
     };
     let name = String::from_utf8_lossy(&info.name).into_owned();
-    if trusted_names.iter().any(|t| *t == name) {
+    if trusted_names.contains(&name) {
         return Verdict {
             trusted: true,
             name,
