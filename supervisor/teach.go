@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
@@ -31,9 +32,13 @@ type teachSwitch struct {
 	waiting []*mcpserver.Server
 }
 
+// teachProbeTimeout bounds the wait for the helper's handshake that
+// decides --teach auto.
+const teachProbeTimeout = 10 * time.Second
+
 // newTeachSwitch decides mode; with auto it starts the helper (a local
-// one: a helper still to be downloaded is asked on its first use, and
-// teaching waits for the next start) and reads its capabilities.
+// one: a helper still to be downloaded is not fetched for this, and
+// teaching stays off) and reads its capabilities.
 func newTeachSwitch(ctx context.Context, mode string, helper *bridge.Client, local bool, logger *slog.Logger) (*teachSwitch, error) {
 	t := &teachSwitch{}
 	switch mode {
@@ -46,16 +51,19 @@ func newTeachSwitch(ctx context.Context, mode string, helper *bridge.Client, loc
 			t.decide(false)
 			break
 		}
-		go func() {
-			if err := helper.Start(ctx); err != nil {
-				logger.Debug("teaching is off: the capture helper did not start", "err", err)
-				t.decide(false)
-				return
-			}
-			on := helper.HandshakeInfo().Has(bridge.CapabilityTeach)
-			logger.Debug("teaching tools", "offered", on, "helper_capability", bridge.CapabilityTeach)
-			t.decide(on)
-		}()
+		// Decided before serving, so that tools/list is the same from
+		// the first call on; the helper starts now anyway.
+		sctx, cancel := context.WithTimeout(ctx, teachProbeTimeout)
+		err := helper.Start(sctx)
+		cancel()
+		if err != nil {
+			logger.Info("teaching tools are off: the capture helper did not start", "err", err)
+			t.decide(false)
+			break
+		}
+		on := helper.HandshakeInfo().Has(bridge.CapabilityTeach)
+		logger.Debug("teaching tools", "offered", on, "helper_capability", bridge.CapabilityTeach)
+		t.decide(on)
 	default:
 		return nil, fmt.Errorf("--teach %q: use auto, on or off", mode)
 	}

@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -299,7 +300,14 @@ func TestTeachStepShowsTooltipAndNextRuns(t *testing.T) {
 		t.Errorf("deskhand's screenshot shows %d of the tooltip's %d pixels as the real screen does: the tooltip is in it", shown, tipPixels)
 	}
 	if changed(shot0, shot1, tip.bounds) != 0 {
-		t.Logf("deskhand's screenshot under the tooltip differs from before it in %d of %d pixels (the windows under it cannot repaint while the helper reads the pixels)", changed(shot0, shot1, tip.bounds), area(tip.bounds))
+		t.Logf("deskhand's screenshot under the tooltip differs from before it in %d of %d pixels", changed(shot0, shot1, tip.bounds), area(tip.bounds))
+		if dir := os.Getenv("DESKHAND_TEST_ARTIFACTS"); dir != "" {
+			for name, img := range map[string]*image.RGBA{"before": shot0, "during": shot1, "real": real1} {
+				var buf bytes.Buffer
+				_ = png.Encode(&buf, img)
+				_ = os.WriteFile(filepath.Join(dir, "teach-"+name+".png"), buf.Bytes(), 0o644)
+			}
+		}
 	}
 	if _, err := os.Stat(code); err == nil {
 		t.Fatal("the entry dialog ended before the user answered the tooltip")
@@ -498,5 +506,26 @@ func TestTeachBatchAnchorsUsePreBatchScreenshot(t *testing.T) {
 	if !e.pointerNear(target.X, target.Y, 3) {
 		x, y := e.mouseLocation()
 		t.Errorf("step 2 moved the pointer to (%d, %d), want the pre-batch screenshot's (%d, %d)", x, y, target.X, target.Y)
+	}
+}
+
+// TestTeachAutoOffersTools: with the default --teach auto, on a display
+// where the helper can show the tooltip (it announces the capability
+// teach), tools/list has the teaching tools from the first call.
+func TestTeachAutoOffersTools(t *testing.T) {
+	d := newDesktop(t, desktoptest.Options{})
+	e := serveRaw(t, d, nil)
+	res, err := e.cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	for _, want := range []string{"request_teach_access", "teach_step", "teach_batch"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("with --teach auto, tools/list %q lacks %s", names, want)
+		}
 	}
 }
