@@ -529,3 +529,22 @@ func TestTeachAutoOffersTools(t *testing.T) {
 		}
 	}
 }
+
+// TestTeachHonoursTheLock: while another deskhand holds the desktop, a
+// teaching step is refused by the cross-session lock and no tooltip
+// shows on the real screen.
+func TestTeachHonoursTheLock(t *testing.T) {
+	d := newDesktop(t, desktoptest.Options{})
+	first, _, _ := teachServe(t, d)
+	first.screenshot("screenshot", nil) // takes the lock
+	second, tips, _ := teachServe(t, d)
+	real0 := importRoot(t, d)
+	second.bad("teach_step", map[string]any{"explanation": "e", "next_preview": "n"}, "cu_lock_held")
+	second.bad("teach_batch", map[string]any{"steps": []any{map[string]any{"explanation": "e", "next_preview": "n"}}}, "cu_lock_held")
+	if n := tips.count(); n != 0 {
+		t.Errorf("the locked-out server showed %d tooltips", n)
+	}
+	if n := changed(real0, importRoot(t, d), real0.Bounds()); n > 0 {
+		t.Errorf("the screen changed in %d pixels after the refused teaching calls", n)
+	}
+}
