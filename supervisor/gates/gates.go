@@ -1,6 +1,7 @@
 // Package gates is deskhand's execution guard: the nine checks every
 // action passes, in order, against the live desktop, just before it runs
-// (each tool call, and each action inside computer_batch):
+// (each tool call, each action inside computer_batch, and the showing of
+// each teaching step, whose actions pass them again one by one):
 //
 //  1. kill switch: DESKHAND_DISABLED, or a "disabled" file in the user's
 //     config directory or beside the managed policy file;

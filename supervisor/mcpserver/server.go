@@ -1,6 +1,7 @@
 // Package mcpserver is deskhand's MCP layer: the computer-use tools
 // (screenshot, zoom, clicks, typing, keys, clipboard, applications,
-// computer_batch …) with their schemas, argument checking and dispatch, the
+// computer_batch …, and the guided-teaching tools teach_step and teach_batch
+// of teach.go) with their schemas, argument checking and dispatch, the
 // per-session screenshot geometry every coordinate is converted through,
 // and the hook where the safety layer's gates run before each action.
 //
