@@ -278,6 +278,7 @@ type httpServe struct {
 	safety    *safety
 	logger    *slog.Logger
 	notify    *atomic.Pointer[func(string)]
+	teach     *teachSwitch
 }
 
 // httpServer serves one listener.
@@ -367,6 +368,7 @@ func (s *httpServer) build() error {
 	if err != nil {
 		return err
 	}
+	s.teach.attach(stateless)
 	s.stateless = stateless
 	common := mcp.StreamableHTTPOptions{
 		Logger: s.logger.With("component", "http"),
@@ -582,6 +584,7 @@ func (s *httpServer) newSession() (*mcp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.teach.attach(srv)
 	var once sync.Once
 	srv.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -705,4 +708,16 @@ func (e *sessionExecutor) WriteClipboard(ctx context.Context, text string) error
 
 func (e *sessionExecutor) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
 	return e.inner.OpenApplication(ctx, app)
+}
+
+func (e *sessionExecutor) TeachShow(ctx context.Context, req bridge.TeachShowRequest) (*bridge.TeachShown, error) {
+	return e.inner.TeachShow(ctx, req)
+}
+
+func (e *sessionExecutor) TeachPoll(ctx context.Context) (*bridge.TeachState, error) {
+	return e.inner.TeachPoll(ctx)
+}
+
+func (e *sessionExecutor) TeachHide(ctx context.Context) error {
+	return e.inner.TeachHide(ctx)
 }

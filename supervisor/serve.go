@@ -37,6 +37,9 @@ type ServeOptions struct {
 	// ClickPress is how long each click holds the button (serve's
 	// --click-press-ms; 0 is allowed and means no hold).
 	ClickPress time.Duration
+	// Teach offers the teaching tools: TeachAuto ("" too) when the
+	// helper can show the overlay, TeachOn always, TeachOff never.
+	Teach string
 	// StateDir keeps the state file and the turn journal: "" the
 	// default, "none" nothing.
 	StateDir string
@@ -118,6 +121,10 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		escape.Store(&safe.ownKey)
 	}
 	safe.repairLeftovers(ctx)
+	teach, err := newTeachSwitch(ctx, o.Teach, helper, local != nil, logger.With("component", "teach"))
+	if err != nil {
+		return err
+	}
 
 	serverOpts := mcpserver.Options{
 		Executor:    exec,
@@ -135,9 +142,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	}
 	if o.HTTP.Addr != "" {
 		return serveHTTP(ctx, httpServe{flags: &o.HTTP, base: serverOpts, consent: o.Consent, stateless: consentMgr,
-			helper: helper, safety: safe, logger: logger, notify: &notify})
+			helper: helper, safety: safe, logger: logger, notify: &notify, teach: teach})
 	}
-	return serveStdio(ctx, o.In, o.Out, serverOpts, consentMgr, safe, &notify, logger)
+	return serveStdio(ctx, o.In, o.Out, serverOpts, consentMgr, safe, &notify, teach, logger)
 }
 
 // findHelper prepares the capture helper's options: the locator that
@@ -222,12 +229,13 @@ func warmUp(ctx context.Context, helper *bridge.Client, path string, logger *slo
 
 // serveStdio serves one MCP client on in and out until it disconnects or
 // ctx is done, and ends the turn for the reason that was.
-func serveStdio(ctx context.Context, in io.Reader, out io.Writer, opts mcpserver.Options, consentMgr *consent.Manager, safe *safety, notify *atomic.Pointer[func(string)], logger *slog.Logger) error {
+func serveStdio(ctx context.Context, in io.Reader, out io.Writer, opts mcpserver.Options, consentMgr *consent.Manager, safe *safety, notify *atomic.Pointer[func(string)], teach *teachSwitch, logger *slog.Logger) error {
 	safe.options(&opts, consentMgr.Session())
 	srv, err := mcpserver.New(opts)
 	if err != nil {
 		return err
 	}
+	teach.attach(srv)
 	notifyClients := func(msg string) { srv.Notify(ctx, "info", msg) }
 	notify.Store(&notifyClients)
 	logger.Info("serving MCP on stdio", "server", mcpserver.ServerName, "display", opts.Display, "coordinates", string(opts.Mode), "state", opts.StatePath)

@@ -452,7 +452,8 @@ func TestServeToolsAndHelp(t *testing.T) {
 	}
 
 	start := time.Now()
-	e := serve(t, d)
+	// Without the teaching tools (teach_e2e_test.go covers them).
+	e := serve(t, d, "--teach", "off")
 	res, err := e.cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)

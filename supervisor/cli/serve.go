@@ -77,6 +77,18 @@ stashed are written down in the turn journal in --state-dir: the next
 deskhand on the display gives them back before it serves (or run
 deskhand doctor --repair). Private virtual desktops keep no journal.
 
+Guided teaching: the tools request_teach_access, teach_step and teach_batch
+show the user a lesson step by step in a tooltip beside what it is about,
+with an explanation, a preview of what Next does, and Next and Exit
+buttons. Only the user's own clicks answer it: deskhand's synthetic clicks
+are ignored by the tooltip and refused by the server. Next runs the step's
+actions through the same safety checks as computer_batch; Exit or Escape
+ends the lesson with nothing run. The tooltip never appears in
+deskhand's screenshots. With --teach auto (the default) the tools are
+offered where the capture helper can show the tooltip; --teach on offers
+them always (a step fails with an explanation where it cannot be shown),
+--teach off never.
+
 Nothing may be used until the model calls request_access and the user
 approves the apps in a dialog; with clients that cannot show one, only the
 apps pre-approved with --allow or in the pre-approval file (see
@@ -146,6 +158,7 @@ func serveFlagSet(stdio Stdio) (*flag.FlagSet, *serveFlags, *supervisor.ServeOpt
 	fs.IntVar(&o.JPEGQuality, "jpeg-quality", mcpserver.DefaultJPEGQuality, "JPEG `quality`, 1-100")
 	fs.StringVar(&o.StateDir, "state-dir", "", "`directory` of the state files: the last screenshot's geometry and the selected display, kept across restarts, and the turn journal, which lets a restarted deskhand show again the windows and put back the clipboard a crashed one took (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand; \"none\" keeps nothing)")
 	fs.StringVar(&f.logLevel, "log-level", envOr("DESKHAND_LOG", "info"), "stderr log `level`: debug, info, warn or error")
+	fs.StringVar(&o.Teach, "teach", supervisor.TeachAuto, "teaching tools (request_teach_access, teach_step, teach_batch): `auto` offers them when the capture helper can show the tooltip overlay, on always, off never")
 	addConsentFlags(fs, &o.Consent)
 	addSafetyFlags(fs, &o.Safety)
 	addHTTPFlags(fs, &o.HTTP)
@@ -167,6 +180,9 @@ func (f *serveFlags) check(fs *flag.FlagSet, o *supervisor.ServeOptions) error {
 	}
 	if !slices.Contains(mcpserver.ToolProfiles, o.ToolProfile) {
 		return fmt.Errorf("--tool-profile %q: use %s", o.ToolProfile, strings.Join(mcpserver.ToolProfiles, " or "))
+	}
+	if !slices.Contains(supervisor.TeachModes, o.Teach) {
+		return fmt.Errorf("--teach %q: use %s", o.Teach, strings.Join(supervisor.TeachModes, ", "))
 	}
 	if o.Format != mcpserver.FormatJPEG && o.Format != mcpserver.FormatPNG {
 		return fmt.Errorf("--format %q: use jpeg or png", o.Format)

@@ -164,6 +164,14 @@ func (s *Session) Stopped() bool {
 	return s.stopped
 }
 
+// Revocations counts the user's Escapes that revoked the grants: what was
+// approved under an earlier count was withdrawn since.
+func (s *Session) Revocations() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.revoked
+}
+
 // state returns whether the session is stopped and how often it was
 // revoked.
 func (s *Session) state() (stopped bool, revoked int) {

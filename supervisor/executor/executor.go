@@ -175,3 +175,18 @@ func (e *Executor) WriteClipboard(ctx context.Context, text string) error {
 	}
 	return nil
 }
+
+// TeachShow shows the helper's teaching overlay.
+func (e *Executor) TeachShow(ctx context.Context, req bridge.TeachShowRequest) (*bridge.TeachShown, error) {
+	return e.helper.TeachShow(ctx, req)
+}
+
+// TeachPoll reads the overlay's state.
+func (e *Executor) TeachPoll(ctx context.Context) (*bridge.TeachState, error) {
+	return e.helper.TeachPoll(ctx)
+}
+
+// TeachHide takes the overlay down.
+func (e *Executor) TeachHide(ctx context.Context) error {
+	return e.helper.TeachHide(ctx)
+}

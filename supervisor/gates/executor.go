@@ -171,3 +171,20 @@ func (e *guarded) OpenApplication(ctx context.Context, app string) (*mcpserver.L
 	out, err := e.inner.OpenApplication(ctx, app)
 	return out, e.after(ctx, err)
 }
+
+// The teaching overlay is deskhand's own window, not input to any app:
+// the gates' chain has already judged the teaching step that shows it
+// (mcpserver's teach.go), and its buttons answer only the user's real
+// clicks, so nothing more goes around these. Hiding is always allowed.
+
+func (e *guarded) TeachShow(ctx context.Context, req bridge.TeachShowRequest) (*bridge.TeachShown, error) {
+	return e.inner.TeachShow(ctx, req)
+}
+
+func (e *guarded) TeachPoll(ctx context.Context) (*bridge.TeachState, error) {
+	return e.inner.TeachPoll(ctx)
+}
+
+func (e *guarded) TeachHide(ctx context.Context) error {
+	return e.inner.TeachHide(ctx)
+}

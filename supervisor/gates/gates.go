@@ -1,6 +1,7 @@
 // Package gates is deskhand's execution guard: the nine checks every
 // action passes, in order, against the live desktop, just before it runs
-// (each tool call, and each action inside computer_batch):
+// (each tool call, each action inside computer_batch, and the showing of
+// each teaching step, whose actions pass them again one by one):
 //
 //  1. kill switch: DESKHAND_DISABLED, or a "disabled" file in the user's
 //     config directory or beside the managed policy file;
@@ -270,6 +271,12 @@ var kinds = map[string]func(a *mcpserver.Action) kind{
 	"write_clipboard": inputOnly,
 	// open_application is judged by the launch check (checkLaunch).
 	"open_application": inputOnly,
+	// Showing a teaching step puts deskhand's own tooltip up and sends
+	// nothing to any app: the lock, the turn and the hiding apply, the
+	// tier checks do not. The step's actions pass the gates one by one
+	// under their own names when the user clicks Next.
+	"teach_step":  looking,
+	"teach_batch": looking,
 }
 
 func looking(*mcpserver.Action) kind { return kind{} }

@@ -843,6 +843,13 @@ func (e fakeExec) WriteClipboard(ctx context.Context, text string) error {
 func (e fakeExec) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
 	return &mcpserver.LaunchedApp{Name: app}, nil
 }
+func (e fakeExec) TeachShow(ctx context.Context, req bridge.TeachShowRequest) (*bridge.TeachShown, error) {
+	return &bridge.TeachShown{}, nil
+}
+func (e fakeExec) TeachPoll(ctx context.Context) (*bridge.TeachState, error) {
+	return &bridge.TeachState{}, nil
+}
+func (e fakeExec) TeachHide(ctx context.Context) error { return nil }
 
 func writeFile(t *testing.T, path string) {
 	t.Helper()

@@ -50,6 +50,13 @@ type Executor interface {
 	// OpenApplication launches an installed application, named by its
 	// desktop-entry id or its name, and waits until its window maps.
 	OpenApplication(ctx context.Context, app string) (*LaunchedApp, error)
+
+	// TeachShow, TeachPoll and TeachHide drive the teaching overlay
+	// (teach.go): deskhand's own tooltip, which only the user's real
+	// clicks answer. TeachShow replaces any overlay shown before.
+	TeachShow(ctx context.Context, req bridge.TeachShowRequest) (*bridge.TeachShown, error)
+	TeachPoll(ctx context.Context) (*bridge.TeachState, error)
+	TeachHide(ctx context.Context) error
 }
 
 // Button is a mouse button.

@@ -35,6 +35,8 @@ type fakeExecutor struct {
 	failAfter map[string]int
 	counts    map[string]int
 	captureID uint64
+	// overlay is the teaching overlay (teach_test.go).
+	overlay fakeOverlay
 }
 
 func newFake(displays ...bridge.Display) *fakeExecutor {

@@ -7,8 +7,10 @@ import (
 )
 
 // A Gate decides whether an action may run. The server checks its gates,
-// in order, before every action: each tool call, and each action inside a
-// computer_batch. The first gate that returns an error stops the action;
+// in order, before every action: each tool call, each action inside a
+// computer_batch, the showing of each teaching step and each action the
+// step runs when the user clicks Next. The first gate that returns an
+// error stops the action;
 // the model sees "<gate name>: <error>" as an error result, so the error
 // should say what the model (or the user) can do about it.
 type Gate interface {

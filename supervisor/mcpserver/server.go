@@ -1,6 +1,7 @@
 // Package mcpserver is deskhand's MCP layer: the computer-use tools
 // (screenshot, zoom, clicks, typing, keys, clipboard, applications,
-// computer_batch …) with their schemas, argument checking and dispatch, the
+// computer_batch …, and the guided-teaching tools teach_step and teach_batch
+// of teach.go) with their schemas, argument checking and dispatch, the
 // per-session screenshot geometry every coordinate is converted through,
 // and the hook where the safety layer's gates run before each action.
 //
@@ -101,6 +102,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported to clients as the server version.
 	Version string
+	// Teach offers the teaching tools (request_teach_access, teach_step,
+	// teach_batch; teach.go) from the start; EnableTeaching offers them
+	// later. The Executor must be able to show the overlay.
+	Teach bool
 	// OneView makes every MCP session of the server share one view (the
 	// screenshot coordinates refer to, the selected display), and keeps
 	// held buttons and keys when one ends: for stateless HTTP, where each
@@ -124,6 +129,7 @@ type Server struct {
 	display string
 	tools   []*toolSpec
 	mcp     *mcp.Server
+	teach   teachState
 
 	// act serializes actions: the desktop has one pointer and one
 	// keyboard, and every coordinate refers to the screenshot the previous
@@ -286,6 +292,9 @@ func New(opts Options) (*Server, error) {
 		s.mcp.AddTool(spec.tool(s.mode), s.handler(spec))
 	}
 	s.addConsentTools()
+	if opts.Teach {
+		s.EnableTeaching()
+	}
 	return s, nil
 }
 
@@ -517,6 +526,11 @@ func stopped(ctx context.Context, tool string, plain error) error {
 // debug level it records how long each gate took, which is where `make
 // bench` finds the gates' share of an action.
 func (s *Server) checkGates(ctx context.Context, a *Action) error {
+	// The tooltip is deskhand's own: aiming at it is refused whatever
+	// the gates would say about the window under the point.
+	if err := s.checkOverlay(a); err != nil {
+		return fmt.Errorf("teaching tooltip: %w", err)
+	}
 	timed := s.log.Enabled(ctx, slog.LevelDebug)
 	var took []any
 	start := time.Now()

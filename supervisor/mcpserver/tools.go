@@ -126,7 +126,9 @@ var batchActions = []string{
 // ActionTools names every tool of the default profile whose calls the
 // gates check as actions (Action.Tool): all but computer_batch, whose
 // actions are checked one by one under their own names, and the consent
-// tools, which the gates never see. The openai profile's computer tool
+// tools, which the gates never see; plus the teaching tools teach_step
+// and teach_batch, whose steps are checked under their names as they are
+// shown (and their actions under their own). The openai profile's computer tool
 // runs these same actions.
 func (s *Server) ActionTools() []string {
 	var names []string
@@ -135,6 +137,9 @@ func (s *Server) ActionTools() []string {
 			names = append(names, t.name)
 		}
 	}
+	// The teaching tools are gated as actions (the showing of each
+	// step) whether or not this server offers them.
+	names = append(names, teachActionTools...)
 	slices.Sort(names)
 	return names
 }

@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden tool schemas in test
 // surface is a reviewed diff. Refresh them with `go test -run
 // TestToolSnapshots -update`.
 func TestToolSnapshots(t *testing.T) {
-	h := start(t, newFake(), Options{Consent: newTestConsent(t)})
+	h := start(t, newFake(), Options{Consent: newTestConsent(t), Teach: true})
 	res, err := h.cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)

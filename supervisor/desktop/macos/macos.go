@@ -380,5 +380,17 @@ func (e *approvedOnly) OpenApplication(ctx context.Context, app string) (*mcpser
 	return e.inner.OpenApplication(ctx, app)
 }
 
+// The teaching overlay is deskhand's own panel: nothing to filter.
+
+func (e *approvedOnly) TeachShow(ctx context.Context, req bridge.TeachShowRequest) (*bridge.TeachShown, error) {
+	return e.inner.TeachShow(ctx, req)
+}
+
+func (e *approvedOnly) TeachPoll(ctx context.Context) (*bridge.TeachState, error) {
+	return e.inner.TeachPoll(ctx)
+}
+
+func (e *approvedOnly) TeachHide(ctx context.Context) error { return e.inner.TeachHide(ctx) }
+
 // Close does nothing: Open started nothing.
 func (d *Desktop) Close() {}
