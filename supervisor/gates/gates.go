@@ -211,6 +211,9 @@ type kind struct {
 	bareOK bool
 	// checkPixels: the target's pixels must match the last capture.
 	checkPixels bool
+	// pidTier is the tier the app an element tool names by pid needs
+	// (Action.PID); TierNone for tools without one.
+	pidTier catalog.Tier
 }
 
 // Points over no window at all (the bare root window) are allowed for
@@ -249,9 +252,9 @@ var kinds = map[string]func(a *mcpserver.Action) kind{
 		// Modifiers turn the wheel into keyboard input (ctrl+wheel zooms),
 		// so a scroll holding them needs the full tier, like a click does.
 		if a.Keys != "" {
-			return kind{input: true, keys: true, pointTier: catalog.TierFull, what: "scrolling holding " + a.Keys, checkPixels: true}
+			return kind{input: true, keys: true, pointTier: catalog.TierFull, pidTier: pidTier(a, catalog.TierFull), what: "scrolling holding " + a.Keys, checkPixels: true}
 		}
-		return kind{input: true, pointTier: catalog.TierClick, what: "scrolling", checkPixels: true}
+		return kind{input: true, pointTier: catalog.TierClick, pidTier: pidTier(a, catalog.TierClick), what: "scrolling", checkPixels: true}
 	},
 	"left_click_drag": func(a *mcpserver.Action) kind {
 		what := "dragging"
@@ -269,9 +272,36 @@ var kinds = map[string]func(a *mcpserver.Action) kind{
 	"write_clipboard": inputOnly,
 	// open_application is judged by the launch check (checkLaunch).
 	"open_application": inputOnly,
+
+	// The element tools (elements.go).
+	"list_apps":      looking,
+	"get_app_state":  readApp("reading its accessibility tree"),
+	"wait_for":       readApp("waiting on its accessibility tree"),
+	"launch_app":     inputOnly,
+	"click":          elementClick,
+	"perform_action": performAction,
+	"type_text":      typeText,
+	"press_key": func(*mcpserver.Action) kind {
+		return kind{input: true, keys: true, pidTier: catalog.TierFull, what: "pressing keys"}
+	},
+	"set_value": func(*mcpserver.Action) kind {
+		return kind{input: true, pidTier: catalog.TierFull, what: "setting a value"}
+	},
+	"drag": func(*mcpserver.Action) kind {
+		return kind{input: true, pointTier: catalog.TierFull, pidTier: catalog.TierFull, what: "dragging", checkPixels: true}
+	},
 }
 
 func looking(*mcpserver.Action) kind { return kind{} }
+
+// pidTier is t for an element form of a tool (one that names its app by
+// pid), TierNone otherwise.
+func pidTier(a *mcpserver.Action, t catalog.Tier) catalog.Tier {
+	if a.PID == 0 {
+		return catalog.TierNone
+	}
+	return t
+}
 
 func inputOnly(*mcpserver.Action) kind { return kind{input: true} }
 

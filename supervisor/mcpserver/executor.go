@@ -50,6 +50,16 @@ type Executor interface {
 	// OpenApplication launches an installed application, named by its
 	// desktop-entry id or its name, and waits until its window maps.
 	OpenApplication(ctx context.Context, app string) (*LaunchedApp, error)
+
+	// Windows lists the top-level windows, top of the stack first.
+	Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error)
+	// The accessibility tree (bridge.Client.A11yApps …): reading it, and
+	// acting on an element through the accessibility API alone, with no
+	// pointer or key events and no focus change (but op "focus").
+	A11yApps(ctx context.Context) (*bridge.A11yApps, error)
+	A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*bridge.A11yTree, error)
+	A11yElement(ctx context.Context, pid int, ref string) (*bridge.A11yNode, error)
+	A11yAct(ctx context.Context, req bridge.A11yActRequest) error
 }
 
 // Button is a mouse button.

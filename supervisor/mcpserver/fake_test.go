@@ -35,6 +35,8 @@ type fakeExecutor struct {
 	failAfter map[string]int
 	counts    map[string]int
 	captureID uint64
+	// a11y is the imaginary accessibility tree (elements_test.go).
+	a11y fakeA11y
 }
 
 func newFake(displays ...bridge.Display) *fakeExecutor {
