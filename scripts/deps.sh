@@ -19,6 +19,9 @@ packages=(
   x11-apps x11-utils x11-xserver-utils imagemagick procps xfonts-base
   # a Tk REPL window (wish) for the interpreter-classification test
   tk
+  # the accessibility tests: AT-SPI (bus launcher, registry), gdbus, and
+  # GTK 3 and GTK 4 apps with every common widget
+  at-spi2-core libglib2.0-bin gtk-3-examples gtk-4-examples
 )
 
 missing=()
