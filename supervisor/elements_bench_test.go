@@ -2,8 +2,8 @@ package supervisor_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -75,17 +75,10 @@ func structuredNumber(res *mcp.CallToolResult, key string) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	i := len(`"` + key + `":`)
-	for j := 0; j+i < len(last.Text); j++ {
-		if last.Text[j:j+i] == `"`+key+`":` {
-			k := j + i
-			e := k
-			for e < len(last.Text) && (last.Text[e] >= '0' && last.Text[e] <= '9' || last.Text[e] == '.') {
-				e++
-			}
-			v, err := strconv.ParseFloat(last.Text[k:e], 64)
-			return v, err == nil
-		}
+	var data map[string]any
+	if json.Unmarshal([]byte(last.Text), &data) != nil {
+		return 0, false
 	}
-	return 0, false
+	v, ok := data[key].(float64)
+	return v, ok
 }
