@@ -44,6 +44,17 @@
 // window the gates did not list as approved, so a window that moves or
 // opens after the gates' listing is painted too.
 //
+// The element tools name their app by pid, and the app must have the tier
+// the action needs (elements.go): read, for its tree (get_app_state,
+// wait_for) and a hover; click, for a left click (run through the
+// accessibility API or the pointer), a scroll and perform_action with a
+// press-like action (press, activate, expand, toggle …); full, for
+// type_text, press_key, set_value, drag, right and middle clicks and
+// every other action. Keys (press_key, and type_text without an element)
+// also need the full-tier app in front, and press_key passes the shortcut
+// blocklist. The guarded executor reads no tree or element of an app
+// without a grant, and leaves unapproved apps' window titles out.
+//
 // What each tier allows (consent.TierAllows): read, being seen; click,
 // plain left clicks (single, double, triple) and scrolling; full,
 // everything. Right and middle clicks, modifier clicks, drags and button

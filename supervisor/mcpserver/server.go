@@ -22,6 +22,15 @@
 // from a model family's preset (geometry.Presets); each screenshot's data
 // carries the scale as a receipt.
 //
+// Options.Tools picks the families: the coordinate tools above, the
+// element tools of seed 002 (list_apps, get_app_state, click by
+// element_id, type_text, press_key, perform_action, set_value, scroll,
+// drag, launch_app; elements.go), which read an app's accessibility tree
+// and act on its elements by id, through the accessibility API where it
+// can (in the background) and by synthetic input otherwise, or both, with
+// wait_for. Where both families want one name (scroll), one tool takes
+// either form.
+//
 // Tool results carry a human-readable text block and, for tools without an
 // image, the same facts as structured content. Screenshot and zoom results
 // carry the image and the facts as a JSON text block instead of structured
