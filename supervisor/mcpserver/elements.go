@@ -252,9 +252,11 @@ func (t *target) centre() (geometry.Point, error) {
 	return geometry.Point{X: b.X + b.Width/2, Y: b.Y + b.Height/2}, nil
 }
 
-// has reports whether list holds name, ignoring case.
+// has reports whether list holds name, ignoring case and the spelling
+// of spaces ("single line", "single-line", "single_line").
 func has(list []string, name string) bool {
-	return slices.ContainsFunc(list, func(s string) bool { return strings.EqualFold(s, name) })
+	norm := func(s string) string { return strings.NewReplacer("-", " ", "_", " ").Replace(strings.ToLower(s)) }
+	return slices.ContainsFunc(list, func(s string) bool { return norm(s) == norm(name) })
 }
 
 // exposedAction returns the element's own spelling of one of names.
@@ -280,7 +282,7 @@ var commonStates = map[string]bool{
 func shownStates(n bridge.A11yNode) []string {
 	var out []string
 	for _, s := range n.States {
-		if !commonStates[s] {
+		if !commonStates[strings.ReplaceAll(s, "-", " ")] {
 			out = append(out, s)
 		}
 	}
