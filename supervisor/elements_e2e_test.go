@@ -141,9 +141,9 @@ func TestElementsBackground(t *testing.T) {
 	if !strings.Contains(apps, "pid "+strconv.Itoa(dlg.PID)) || !strings.Contains(apps, "element entry") {
 		t.Fatalf("list_apps lacks zenity (pid %d):\n%s", dlg.PID, apps)
 	}
-	state := e.waitState(dlg.PID, `push button "OK"`)
+	state := e.waitState(dlg.PID, `button "OK"`)
 	entry := elementID(t, state, "text", "")
-	ok := elementID(t, state, "push button", "OK")
+	ok := elementID(t, state, "button", "OK")
 	d.Run(t, "xdotool", "mousemove", "20", "900")
 	px, py := e.mouseLocation()
 
@@ -188,19 +188,19 @@ func TestElementsSliderAndTiers(t *testing.T) {
 		if l := lineOf(state, slider); !strings.Contains(l, "range=42") {
 			t.Errorf("after set_value(42) the slider is %q:\n%s", l, state)
 		}
-		e.ok("click", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state+e.state(dlg.PID, map[string]any{"disableDiff": true}), "push button", "OK")})
+		e.ok("click", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state+e.state(dlg.PID, map[string]any{"disableDiff": true}), "button", "OK")})
 		waitFile(t, out, "42")
 	})
 	t.Run("click tier refuses type_text", func(t *testing.T) {
 		d := a11yDesktop(t)
 		dlg, out := zenity(t, d, "--entry", "--title", "click tier entry")
 		e := elementsServer(t, d, "click")
-		state := e.waitState(dlg.PID, `push button "OK"`)
+		state := e.waitState(dlg.PID, `button "OK"`)
 		entry := elementID(t, state, "text", "")
 		e.bad("type_text", map[string]any{"pid": dlg.PID, "element_id": entry, "text": "leak"}, "full", antiSubversion)
 		e.bad("set_value", map[string]any{"pid": dlg.PID, "element_id": entry, "value": "leak"}, "full", antiSubversion)
 		e.bad("press_key", map[string]any{"pid": dlg.PID, "key": "a"}, "full")
-		e.ok("click", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state, "push button", "OK")})
+		e.ok("click", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state, "button", "OK")})
 		waitFile(t, out, "")
 		if b, _ := os.ReadFile(out); strings.Contains(string(b), "leak") {
 			t.Errorf("the refused text reached the entry: zenity printed %q", b)
@@ -210,9 +210,9 @@ func TestElementsSliderAndTiers(t *testing.T) {
 		d := a11yDesktop(t)
 		dlg, out := zenity(t, d, "--entry", "--title", "read tier entry")
 		e := elementsServer(t, d, "read")
-		state := e.waitState(dlg.PID, `push button "OK"`)
-		e.bad("click", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state, "push button", "OK")}, "read", antiSubversion)
-		e.bad("perform_action", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state, "push button", "OK"), "action": "click"}, antiSubversion)
+		state := e.waitState(dlg.PID, `button "OK"`)
+		e.bad("click", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state, "button", "OK")}, "read", antiSubversion)
+		e.bad("perform_action", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state, "button", "OK"), "action": "click"}, antiSubversion)
 		// Still running a second later: the click did not reach OK.
 		time.Sleep(time.Second)
 		if err := dlg.Cmd.Process.Signal(syscall.Signal(0)); err != nil {
@@ -253,7 +253,7 @@ func TestElementsStaleAndDiff(t *testing.T) {
 	e := elementsServer(t, d, "full")
 	state := e.waitState(dlg.PID, `label "step one"`)
 	label := elementID(t, state, "label", "step one")
-	cancel := elementID(t, state, "push button", "Cancel")
+	cancel := elementID(t, state, "button", "Cancel")
 	e.state(dlg.PID, nil) // the reference for the diff
 
 	if _, err := feed.WriteString("# step two\n"); err != nil {
@@ -348,7 +348,7 @@ func TestElementsWidgetFactory(t *testing.T) {
 	w = d.WindowInfo(t, w.ID)
 	e := elementsServer(t, d, "full")
 	state := e.waitState(w.PID, `check box`)
-	for _, role := range []string{"push button", "text", "check box", "slider"} {
+	for _, role := range []string{"button", "text", "check box", "slider"} {
 		if !strings.Contains(state, "] "+role) {
 			t.Errorf("the tree lists no %s", role)
 		}
