@@ -53,7 +53,21 @@ func zenity(t *testing.T, d *desktoptest.Desktop, args ...string) (*desktoptest.
 		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	w := d.StartApp(t, desktoptest.App{Name: "sh", Args: []string{"-c", "exec zenity " + strings.Join(quoted, " ") + " > '" + out + "'"}, Class: "Zenity"})
-	return d.WindowInfo(t, w.ID), out
+	info := d.WindowInfo(t, w.ID)
+	info.Cmd = w.Cmd
+	return info, out
+}
+
+// waitProcessExit waits until the process of w has exited.
+func waitProcessExit(t *testing.T, w *desktoptest.Window) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for w.Cmd.Process.Signal(syscall.Signal(0)) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d still runs after 20s", w.Cmd.Process.Pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // state calls get_app_state and returns its text.
@@ -201,7 +215,7 @@ func TestElementsSliderAndTiers(t *testing.T) {
 		e.bad("set_value", map[string]any{"pid": dlg.PID, "element_id": entry, "value": "leak"}, "full", antiSubversion)
 		e.bad("press_key", map[string]any{"pid": dlg.PID, "key": "a"}, "full")
 		e.ok("click", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state, "button", "OK")})
-		waitFile(t, out, "")
+		waitProcessExit(t, dlg)
 		if b, _ := os.ReadFile(out); strings.Contains(string(b), "leak") {
 			t.Errorf("the refused text reached the entry: zenity printed %q", b)
 		}
@@ -240,7 +254,9 @@ func progress(t *testing.T, d *desktoptest.Desktop, args ...string) (*desktoptes
 	t.Cleanup(func() { f.Close() })
 	quoted := "'" + strings.Join(args, "' '") + "'"
 	w := d.StartApp(t, desktoptest.App{Name: "sh", Args: []string{"-c", "exec zenity --progress " + quoted + " < '" + fifo + "'"}, Class: "Zenity"})
-	return d.WindowInfo(t, w.ID), f
+	info := d.WindowInfo(t, w.ID)
+	info.Cmd = w.Cmd
+	return info, f
 }
 
 // TestElementsStaleAndDiff: a label whose text the app changes is refused
