@@ -110,6 +110,7 @@ func (es *elementStore) record(pid int, tree *bridge.A11yTree, xid uint32, shot 
 	st.byID[0] = 0
 	for hi := first; hi < len(nodes); hi++ {
 		n := nodes[hi]
+		n.Bounds = knownBounds(n.Bounds)
 		id, ok := ids.byRef[n.Ref]
 		if !ok {
 			ids.next++
@@ -201,6 +202,10 @@ func (s *Server) resolveElement(ctx context.Context, sess *session, pid, id int)
 		}
 		return nil, fmt.Errorf("reading element %d afresh: %w", id, err)
 	}
+	fresh.Bounds = knownBounds(fresh.Bounds)
+	if id == 0 {
+		fresh.Bounds = el.node.Bounds // a window's place is the screenshot's
+	}
 	if why := changedSince(el.node, *fresh, id == 0); why != "" {
 		return nil, fmt.Errorf("element %d has changed since state %d (%s): %s", id, st.gen, why, callAgain)
 	}
@@ -220,6 +225,15 @@ func changedSince(was, now bridge.A11yNode, window bool) string {
 		return fmt.Sprintf("it was at %s, now at %s", fmtBounds(was.Bounds), fmtBounds(now.Bounds))
 	}
 	return ""
+}
+
+// knownBounds drops the place toolkits give elements they do not show
+// (GTK: G_MININT32 corners for the contents of closed popovers).
+func knownBounds(r *bridge.A11yRect) *bridge.A11yRect {
+	if r == nil || r.X <= math.MinInt32/2 || r.Y <= math.MinInt32/2 || r.Width <= 0 || r.Height <= 0 {
+		return nil
+	}
+	return r
 }
 
 func sameBounds(a, b *bridge.A11yRect) bool {
