@@ -35,6 +35,7 @@ func TestBenchElements(t *testing.T) {
 		e.access([]string{app.app.Name})
 		state := e.waitState(w.PID, `check box`)
 		var nodes float64
+		var reads []time.Duration
 		samples := make([]time.Duration, 15)
 		for i := range samples {
 			start := time.Now()
@@ -46,9 +47,16 @@ func TestBenchElements(t *testing.T) {
 			if n, ok := structuredNumber(res, "elements"); ok {
 				nodes = n
 			}
+			if n, ok := structuredNumber(res, "elapsed_ms"); ok {
+				reads = append(reads, time.Duration(n*float64(time.Millisecond)))
+			}
 		}
 		report("get_app_state_ms_"+app.name, ms(median(samples)), "ms")
 		report("get_app_state_nodes_"+app.name, nodes, "elements")
+		if len(reads) > 0 {
+			// The helper's own tree read, of the whole above.
+			report("a11y_tree_read_ms_"+app.name, ms(median(reads)), "ms")
+		}
 
 		if app.name == "gtk3" {
 			box := elementID(t, state, "check box", "")

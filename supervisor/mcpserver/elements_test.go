@@ -328,3 +328,28 @@ func TestStaleElementIDs(t *testing.T) {
 		t.Errorf("refused actions acted: %v", fake.actsDone())
 	}
 }
+
+// TestWaitForElement: wait_for returns once an element matches, and once
+// none matches with gone, with a fresh state; without a change it times
+// out with an error that says what did not happen.
+func TestWaitForElement(t *testing.T) {
+	fake := newFake()
+	fake.widgetFactory()
+	h := start(t, fake, Options{})
+	h.ok("get_app_state", map[string]any{"pid": fakePID})
+	res := h.ok("wait_for", map[string]any{"pid": fakePID, "role": "push button", "name": "ok"})
+	if msg := text(res); !strings.Contains(msg, `Found push button "OK"`) || !strings.Contains(msg, "State 2 of pid 4242") {
+		t.Errorf("wait_for(appears) = %q", msg)
+	}
+	h.bad("wait_for", map[string]any{"pid": fakePID, "role": "dialog", "timeout": 0.3}, "timed out", `role "dialog"`, "did not appear")
+	go func() {
+		fake.a11y.mu.Lock()
+		defer fake.a11y.mu.Unlock()
+		fake.a11y.nodes = slices.DeleteFunc(fake.a11y.nodes, func(n bridge.A11yNode) bool { return n.Ref == ":1.5/btn" })
+	}()
+	res = h.ok("wait_for", map[string]any{"pid": fakePID, "role": "push button", "name": "OK", "gone": true, "timeout": 30})
+	if msg := text(res); !strings.Contains(msg, "is gone") || !strings.Contains(msg, `- [1] push button "OK" (gone)`) {
+		t.Errorf("wait_for(gone) = %q", msg)
+	}
+	h.bad("wait_for", map[string]any{"pid": fakePID, "role": "x", "window_title": "y"}, "exactly one")
+}
