@@ -12,6 +12,7 @@ package supervisor_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -158,6 +159,22 @@ func TestElementsBackground(t *testing.T) {
 	state := e.waitState(dlg.PID, `button "OK"`)
 	entry := elementID(t, state, "text", "")
 	ok := elementID(t, state, "button", "OK")
+	// The screenshot is the window's frame as xwininfo has it, and the
+	// element bounds lie inside its client area.
+	frame := d.WindowInfo(t, dlg.ID).Frame
+	if want := fmt.Sprintf(`"screen_rect":{"x":%d,"y":%d,"width":%d,"height":%d}`, frame.X, frame.Y, frame.Width, frame.Height); !strings.Contains(state, want) {
+		t.Errorf("the state's screenshot is not the window's frame %s (xwininfo):\n%s", frame, state)
+	}
+	m := regexp.MustCompile(`\[` + ok + `\] button "OK"[^@]*@\((\d+),(\d+) (\d+)x(\d+)\)`).FindStringSubmatch(state)
+	if m == nil {
+		t.Fatalf("OK has no bounds: %q", lineOf(state, ok))
+	}
+	bx, _ := strconv.Atoi(m[1])
+	by, _ := strconv.Atoi(m[2])
+	client := d.WindowInfo(t, dlg.ID).Client
+	if !client.Contains(frame.X+bx+2, frame.Y+by+2) {
+		t.Errorf("OK at (%d, %d) of the screenshot lies outside the client area %s", bx, by, client)
+	}
 	d.Run(t, "xdotool", "mousemove", "20", "900")
 	px, py := e.mouseLocation()
 
