@@ -86,3 +86,21 @@ func TestElementUnapprovedApp(t *testing.T) {
 		}
 	}
 }
+
+// TestPressKeyGuards: press_key passes the shortcut blocklist, and,
+// without clipboardRead, the user's clipboard is stashed and cleared
+// before the keys go, so a ctrl+v pastes nothing of theirs.
+func TestPressKeyGuards(t *testing.T) {
+	f := newFixture(t, consent.Flags{})
+	f.d.focus(3)
+	err := f.check(mcpserver.Action{Tool: "press_key", PID: zenityApp.PID, Keys: "alt+Tab"})
+	if err == nil || !strings.HasPrefix(err.Error(), "system shortcut:") {
+		t.Errorf("press_key alt+Tab without systemKeyCombos: %v", err)
+	}
+	if err := f.check(mcpserver.Action{Tool: "press_key", PID: zenityApp.PID, Keys: "ctrl+v"}); err != nil {
+		t.Fatalf("press_key ctrl+v on the full-tier app: %v", err)
+	}
+	if got := f.d.clip(); got != "" {
+		t.Errorf("the clipboard holds %q when press_key ctrl+v may run; want it cleared", got)
+	}
+}
