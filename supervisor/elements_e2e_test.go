@@ -13,6 +13,7 @@ package supervisor_test
 import (
 	"context"
 	"fmt"
+	"image"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -436,5 +437,31 @@ func TestElementsToolFamily(t *testing.T) {
 	want := slices.Sorted(slices.Values(mcpserver.SeedElementTools))
 	if !slices.Equal(names, want) {
 		t.Errorf("--tools elements lists %v, want seed 002's %v", names, want)
+	}
+}
+
+// TestElementsMasking: get_app_state's screenshot of a window that an
+// unapproved app's window overlaps shows none of that window's unique
+// colour (with hiding off, so only the mask stands between), though the
+// real screen shows it there.
+func TestElementsMasking(t *testing.T) {
+	d := a11yDesktop(t)
+	dlg, _ := zenity(t, d, "--entry", "--title", "masked entry", "--width", "600", "--height", "300")
+	d.Move(t, dlg.ID, 100, 100, 0, 0)
+	secretWindow(t, d, 300, 150)
+	f := d.WindowInfo(t, dlg.ID).Frame
+	over := d.Screenshot(t).SubImage(image.Rect(f.X, f.Y, f.X+f.Width, f.Y+f.Height)).(*image.RGBA)
+	if n := countColor(over, secretColor, 0); n < 300*100 {
+		t.Fatalf("the secret colour covers only %d pixels of the entry dialog's frame on the real screen; the test would prove nothing", n)
+	}
+	e := elementsServer(t, d, "full", "--hide-unapproved=false", "--format", "png")
+	e.waitState(dlg.PID, `button "OK"`)
+	res := e.ok("get_app_state", map[string]any{"pid": dlg.PID, "disableDiff": true})
+	img := imageOf(t, res)
+	if b := img.Bounds(); b.Dx() < 500 {
+		t.Fatalf("the state's screenshot is only %dx%d", b.Dx(), b.Dy())
+	}
+	if n := countColor(img, secretColor, 0); n > 0 {
+		t.Errorf("get_app_state's screenshot shows the unapproved window's colour in %d pixels", n)
 	}
 }
