@@ -353,3 +353,25 @@ func TestWaitForElement(t *testing.T) {
 	}
 	h.bad("wait_for", map[string]any{"pid": fakePID, "role": "x", "window_title": "y"}, "exactly one")
 }
+
+// TestScrollBothForms: with both families, scroll takes the coordinate
+// form and the element form, and refuses a mix of the two.
+func TestScrollBothForms(t *testing.T) {
+	fake := newFake()
+	fake.widgetFactory()
+	h := start(t, fake, Options{})
+	h.ok("screenshot", nil)
+	h.ok("scroll", map[string]any{"coordinate": []int{10, 20}, "scroll_direction": "down"})
+	state := text(h.ok("get_app_state", map[string]any{"pid": fakePID}))
+	btn := idOf(t, state, "push button", "OK")
+	res := h.ok("scroll", map[string]any{"pid": fakePID, "element_id": btn, "direction": "up", "pages": 2})
+	if d := structured(t, res); d["path"] != "input" {
+		t.Errorf("element scroll path = %v", d["path"])
+	}
+	acts := fake.actions()
+	if !slices.ContainsFunc(acts, func(s string) bool { return strings.HasPrefix(s, "Scroll ") && strings.HasSuffix(s, " down 3") }) || !slices.Contains(acts, "Scroll 160,155 up 2") {
+		t.Errorf("actions = %q, want the coordinate scroll and one at the button's centre", acts)
+	}
+	h.bad("scroll", map[string]any{"pid": fakePID, "element_id": btn, "scroll_direction": "up"}, "one form")
+	h.bad("scroll", map[string]any{"direction": "up"}, "element form")
+}
