@@ -25,6 +25,9 @@ packages=(
   # the Wayland tests: headless sway, a terminal and a GTK 3 probe, and
   # the reference tools for screenshots, the clipboard and typing
   sway foot grim wl-clipboard wtype python3-gi gir1.2-gtk-3.0
+  # the accessibility tests: AT-SPI (bus launcher, registry), gdbus, and
+  # GTK 3 and GTK 4 apps with every common widget
+  at-spi2-core libglib2.0-bin gtk-3-examples gtk-4-examples
 )
 
 missing=()

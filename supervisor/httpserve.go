@@ -721,3 +721,26 @@ func (e *sessionExecutor) TeachPoll(ctx context.Context) (*bridge.TeachState, er
 func (e *sessionExecutor) TeachHide(ctx context.Context) error {
 	return e.inner.TeachHide(ctx)
 }
+
+// The accessibility methods read or act on one app's own elements,
+// which no other session or app shares: forwarded as they are.
+
+func (e *sessionExecutor) Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error) {
+	return e.inner.Windows(ctx, includeHidden)
+}
+
+func (e *sessionExecutor) A11yApps(ctx context.Context) (*bridge.A11yApps, error) {
+	return e.inner.A11yApps(ctx)
+}
+
+func (e *sessionExecutor) A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*bridge.A11yTree, error) {
+	return e.inner.A11yTree(ctx, req)
+}
+
+func (e *sessionExecutor) A11yElement(ctx context.Context, pid int, ref string) (*bridge.A11yNode, error) {
+	return e.inner.A11yElement(ctx, pid, ref)
+}
+
+func (e *sessionExecutor) A11yAct(ctx context.Context, req bridge.A11yActRequest) error {
+	return e.inner.A11yAct(ctx, req)
+}

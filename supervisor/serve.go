@@ -32,6 +32,8 @@ type ServeOptions struct {
 	// ImagePreset names the preset Limits came from, "" for none.
 	ImagePreset string
 	ToolProfile string
+	// Tools is the tool family (mcpserver.ToolFamilies), "" for all.
+	Tools       string
 	Format      string
 	JPEGQuality int
 	// ClickPress is how long each click holds the button (serve's
@@ -132,6 +134,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		Limits:      o.Limits,
 		ImagePreset: o.ImagePreset,
 		ToolProfile: o.ToolProfile,
+		Tools:       o.Tools,
 		Format:      o.Format,
 		JPEGQuality: o.JPEGQuality,
 		StatePath:   statePath,

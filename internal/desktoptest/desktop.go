@@ -46,8 +46,10 @@ type Desktop struct {
 	xvfb *proc
 	wm   *proc
 
-	mu   sync.Mutex
-	apps []*proc
+	mu      sync.Mutex
+	apps    []*proc
+	daemons []*proc        // session and accessibility buses, stopped after the apps
+	a11y    *Accessibility // nil until LaunchAccessibility
 
 	closeOnce sync.Once
 	closeErr  error
@@ -295,7 +297,9 @@ func (d *Desktop) Dir() string { return d.dir }
 
 // Env returns os.Environ() with DISPLAY set to this desktop, WAYLAND_DISPLAY
 // and XAUTHORITY removed (Xvfb runs without authorization), and the
-// desktop id set.
+// desktop id set. After LaunchAccessibility it also points
+// DBUS_SESSION_BUS_ADDRESS at the desktop's private session bus, so a
+// helper or tool started with it finds the desktop's accessibility bus.
 func (d *Desktop) Env() []string { return d.baseEnv(true) }
 
 func (d *Desktop) baseEnv(withDisplay bool) []string {
@@ -303,20 +307,40 @@ func (d *Desktop) baseEnv(withDisplay bool) []string {
 	if withDisplay {
 		env = append(env, "DISPLAY="+d.display)
 	}
+	if a := d.accessibility(); a != nil {
+		env = append(withoutVars(env, "DBUS_SESSION_BUS_ADDRESS", "AT_SPI_BUS_ADDRESS"),
+			"DBUS_SESSION_BUS_ADDRESS="+a.SessionBus)
+	}
 	return append(env, idVar+"="+d.id)
+}
+
+func (d *Desktop) accessibility() *Accessibility {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.a11y
 }
 
 // AppEnv returns the environment applications are started with: Env plus a
 // private HOME and XDG directories inside the desktop's temporary directory,
 // a C.UTF-8 locale, and settings that keep GTK off Wayland, D-Bus, the
 // accessibility bus and dconf, so apps do not depend on the user's session.
+// After LaunchAccessibility apps get the desktop's private session bus and
+// accessibility turned on instead (see Accessibility).
 func (d *Desktop) AppEnv() []string {
 	env := withoutVars(d.Env(), "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
 		"XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_CONFIG_DIRS", "XDG_DATA_DIRS", "XDG_SESSION_TYPE",
 		"XDG_CURRENT_DESKTOP", "DESKTOP_SESSION", "SESSION_MANAGER", "DBUS_SESSION_BUS_ADDRESS",
 		"LANG", "LANGUAGE", "LC_ALL", "SHELL", "GDK_BACKEND", "GTK_MODULES", "GTK_THEME",
-		"GSETTINGS_BACKEND", "NO_AT_BRIDGE", "XMODIFIERS", "GTK_IM_MODULE", "QT_IM_MODULE")
+		"GSETTINGS_BACKEND", "NO_AT_BRIDGE", "XMODIFIERS", "GTK_IM_MODULE", "QT_IM_MODULE",
+		"GTK_A11Y", "GSK_RENDERER", "QT_ACCESSIBILITY", "QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "AT_SPI_BUS_ADDRESS")
 	env = withoutPrefix(env, "LC_")
+	bus := "DBUS_SESSION_BUS_ADDRESS=unix:path=" + filepath.Join(d.dir, "runtime", "no-session-bus")
+	a11y := []string{"NO_AT_BRIDGE=1"}
+	if a := d.accessibility(); a != nil {
+		bus = "DBUS_SESSION_BUS_ADDRESS=" + a.SessionBus
+		a11y = a11yEnv
+	}
+	env = append(env, a11y...)
 	return append(env,
 		"HOME="+filepath.Join(d.dir, "home"),
 		"XDG_CONFIG_HOME="+filepath.Join(d.dir, "config"),
@@ -325,10 +349,10 @@ func (d *Desktop) AppEnv() []string {
 		"XDG_STATE_HOME="+filepath.Join(d.dir, "state"),
 		"XDG_RUNTIME_DIR="+filepath.Join(d.dir, "runtime"),
 		"XDG_SESSION_TYPE=x11",
-		// A bus address that cannot connect stops GLib from autolaunching a
-		// session bus (dbus-launch would daemonize out of our reach).
-		"DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(d.dir, "runtime", "no-session-bus"),
-		"NO_AT_BRIDGE=1",
+		// Without the private bus, an address that cannot connect stops
+		// GLib from autolaunching one (dbus-launch would daemonize out of
+		// our reach).
+		bus,
 		"GDK_BACKEND=x11",
 		"GSETTINGS_BACKEND=memory",
 		"LANG=C.UTF-8",
@@ -413,6 +437,11 @@ func (d *Desktop) Close() {
 		d.apps = nil
 		d.mu.Unlock()
 		stopAll(apps, &errs)
+		d.mu.Lock()
+		daemons := d.daemons
+		d.daemons = nil
+		d.mu.Unlock()
+		stopAll(daemons, &errs)
 		if err := sweep(d.id, stopTimeout); err != nil {
 			errs = append(errs, err)
 		}

@@ -13,6 +13,11 @@
 // any process still carrying the desktop's id (an xterm's shell, a daemon an
 // app forked) so nothing outlives the test.
 //
+// [Desktop.StartAccessibility] adds what a desktop session has for
+// assistive technologies: a private session bus, at-spi-bus-launcher and the
+// AT-SPI registry; apps started after it expose their accessibility trees
+// (see Accessibility), and the helper finds the bus through Env.
+//
 // When a tool the desktop needs is missing the test is skipped with the
 // reason, except under CI (the CI environment variable is non-empty), where
 // it fails: a CI run that silently skips every desktop test proves nothing.

@@ -44,6 +44,7 @@ type Window struct {
 	Frame    Rect   // client area plus _NET_FRAME_EXTENTS
 	Client   Rect   // client area in root coordinates
 	Extents  [4]int // _NET_FRAME_EXTENTS: left, right, top, bottom
+	Framed   bool   // _NET_FRAME_EXTENTS is set (all zero for a client-side decorated window)
 	Viewable bool   // xwininfo "Map State: IsViewable"
 	State    string // WM_STATE: "Normal", "Iconic", "Withdrawn", or "" when unset
 	NetState []string
@@ -79,6 +80,7 @@ func (d *Desktop) windowFacts(id uint32) (*Window, error) {
 		w.Title = name.text()
 	}
 	if ext := ps["_NET_FRAME_EXTENTS"].uints(); len(ext) == 4 {
+		w.Framed = true
 		for i, v := range ext {
 			w.Extents[i] = int(v)
 		}
@@ -285,7 +287,7 @@ func (d *Desktop) findAppWindow(pid int, class string, before []uint32) (*Window
 		if !w.Viewable {
 			continue
 		}
-		if d.wm != nil && (w.State != "Normal" || w.Extents == [4]int{}) {
+		if d.wm != nil && (w.State != "Normal" || !w.Framed) {
 			continue // not fully managed and framed yet
 		}
 		return w, nil

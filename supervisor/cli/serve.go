@@ -37,6 +37,7 @@ Examples:
   deskhand serve --coordinates normalized_0_100 --format png
   deskhand serve --allow xterm --allow org.gnome.Calculator --grant clipboardRead
   deskhand serve --tool-profile openai --image-preset openai
+  deskhand serve --tools elements
   claude mcp add computer-use -- deskhand serve
   deskhand serve --http :8765
 
@@ -64,6 +65,15 @@ tools/call unchanged and returns the result as its tool_result. With
 an OpenAI computer_call (click, double_click, drag, move, scroll, keypress,
 type, wait, screenshot), runs them in order through the same safety checks,
 and always returns a screenshot for the computer_call_output.
+
+Tool families: --tools all (the default) offers the coordinate tools above
+and the element tools; --tools coordinates only the former; --tools
+elements exactly the tools of seed 002 (list_apps, get_app_state,
+launch_app, click, scroll, drag, type_text, press_key, perform_action,
+set_value), which read an app's accessibility tree and act on its elements
+by id, in the background where the accessibility API can. With both
+families scroll takes either form, and wait_for waits for an element, a
+window or a still region instead of a fixed time.
 
 Image presets: --image-preset anthropic (the default limits), openai or
 gemini sizes screenshots to that model family's documented image limits;
@@ -154,6 +164,7 @@ func serveFlagSet(stdio Stdio) (*flag.FlagSet, *serveFlags, *supervisor.ServeOpt
 	fs.IntVar(&f.maxTokens, "max-tokens", geometry.DefaultMaxTokens, "largest screenshot size in vision `tokens` of 28x28 pixels (⌈w/28⌉·⌈h/28⌉)")
 	fs.StringVar(&f.imagePreset, "image-preset", "", "screenshot size `preset` of a model family: "+strings.Join(geometry.PresetNames(), ", ")+" (default: anthropic's limits)")
 	fs.StringVar(&o.ToolProfile, "tool-profile", mcpserver.ProfileDefault, "tool `profile`: default (deskhand's tools, named as in Anthropic's computer toolset) or openai (one computer tool taking OpenAI's actions)")
+	fs.StringVar(&o.Tools, "tools", mcpserver.ToolsAll, "tool `families`: all, coordinates (the screenshot and pointer tools of Anthropic's computer toolset) or elements (the accessibility-tree tools of seed 002: list_apps, get_app_state, click by element id …)")
 	fs.StringVar(&o.Format, "format", mcpserver.FormatJPEG, "screenshot image `format`: jpeg or png")
 	fs.IntVar(&o.JPEGQuality, "jpeg-quality", mcpserver.DefaultJPEGQuality, "JPEG `quality`, 1-100")
 	fs.StringVar(&o.StateDir, "state-dir", "", "`directory` of the state files: the last screenshot's geometry and the selected display, kept across restarts, and the turn journal, which lets a restarted deskhand show again the windows and put back the clipboard a crashed one took (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand; \"none\" keeps nothing)")
@@ -183,6 +194,12 @@ func (f *serveFlags) check(fs *flag.FlagSet, o *supervisor.ServeOptions) error {
 	}
 	if !slices.Contains(supervisor.TeachModes, o.Teach) {
 		return fmt.Errorf("--teach %q: use %s", o.Teach, strings.Join(supervisor.TeachModes, ", "))
+	}
+	if !slices.Contains(mcpserver.ToolFamilies, o.Tools) {
+		return fmt.Errorf("--tools %q: use %s", o.Tools, strings.Join(mcpserver.ToolFamilies, ", "))
+	}
+	if o.Tools == mcpserver.ToolsElements && o.ToolProfile == mcpserver.ProfileOpenAI {
+		return fmt.Errorf("--tools elements and --tool-profile openai do not go together: the openai profile offers one computer tool over the coordinate tools")
 	}
 	if o.Format != mcpserver.FormatJPEG && o.Format != mcpserver.FormatPNG {
 		return fmt.Errorf("--format %q: use jpeg or png", o.Format)

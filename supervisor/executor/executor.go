@@ -190,3 +190,28 @@ func (e *Executor) TeachPoll(ctx context.Context) (*bridge.TeachState, error) {
 func (e *Executor) TeachHide(ctx context.Context) error {
 	return e.helper.TeachHide(ctx)
 }
+
+// Windows lists the top-level windows.
+func (e *Executor) Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error) {
+	return e.helper.Windows(ctx, includeHidden)
+}
+
+// A11yApps lists the apps on the accessibility bus.
+func (e *Executor) A11yApps(ctx context.Context) (*bridge.A11yApps, error) {
+	return e.helper.A11yApps(ctx)
+}
+
+// A11yTree reads a window's accessibility tree.
+func (e *Executor) A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*bridge.A11yTree, error) {
+	return e.helper.A11yTree(ctx, req)
+}
+
+// A11yElement reads one element afresh.
+func (e *Executor) A11yElement(ctx context.Context, pid int, ref string) (*bridge.A11yNode, error) {
+	return e.helper.A11yElement(ctx, pid, ref)
+}
+
+// A11yAct acts on an element through the accessibility API.
+func (e *Executor) A11yAct(ctx context.Context, req bridge.A11yActRequest) error {
+	return e.helper.A11yAct(ctx, req)
+}

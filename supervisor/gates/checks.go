@@ -150,8 +150,11 @@ func (g *Gates) checkFrontmost(ctx context.Context, a *mcpserver.Action) error {
 // 6. The app under each point the action touches.
 func (g *Gates) checkTarget(ctx context.Context, a *mcpserver.Action) error {
 	k := classify(a)
-	if a.Tool == "open_application" {
+	if a.Tool == "open_application" || a.Tool == "launch_app" {
 		return g.checkLaunch(a)
+	}
+	if err := g.checkPID(ctx, a, k); err != nil {
+		return err
 	}
 	if k.pointTier == catalog.TierNone {
 		return nil

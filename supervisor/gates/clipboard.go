@@ -168,6 +168,11 @@ func (g *Gates) clickTierInvolved(ctx context.Context, a *mcpserver.Action) (*br
 	if f := list.Frontmost; f != nil && g.opts.Consent.Tier(*f) == catalog.TierClick {
 		return f, nil
 	}
+	if a.PID != 0 && classify(a).input {
+		if app, ok := appOfPID(list, a.PID); ok && g.opts.Consent.Tier(app) == catalog.TierClick {
+			return &app, nil
+		}
+	}
 	if classify(a).pointTier == catalog.TierNone {
 		return nil, nil
 	}

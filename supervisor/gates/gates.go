@@ -45,6 +45,17 @@
 // window the gates did not list as approved, so a window that moves or
 // opens after the gates' listing is painted too.
 //
+// The element tools name their app by pid, and the app must have the tier
+// the action needs (elements.go): read, for its tree (get_app_state,
+// wait_for) and a hover; click, for a left click (run through the
+// accessibility API or the pointer), a scroll and perform_action with a
+// press-like action (press, activate, expand, toggle …); full, for
+// type_text, press_key, set_value, drag, right and middle clicks and
+// every other action. Keys (press_key, and type_text without an element)
+// also need the full-tier app in front, and press_key passes the shortcut
+// blocklist. The guarded executor reads no tree or element of an app
+// without a grant, and leaves unapproved apps' window titles out.
+//
 // What each tier allows (consent.TierAllows): read, being seen; click,
 // plain left clicks (single, double, triple) and scrolling; full,
 // everything. Right and middle clicks, modifier clicks, drags and button
@@ -213,6 +224,9 @@ type kind struct {
 	bareOK bool
 	// checkPixels: the target's pixels must match the last capture.
 	checkPixels bool
+	// pidTier is the tier the app an element tool names by pid needs
+	// (Action.PID); TierNone for tools without one.
+	pidTier catalog.Tier
 }
 
 // Points over no window at all (the bare root window) are allowed for
@@ -251,9 +265,9 @@ var kinds = map[string]func(a *mcpserver.Action) kind{
 		// Modifiers turn the wheel into keyboard input (ctrl+wheel zooms),
 		// so a scroll holding them needs the full tier, like a click does.
 		if a.Keys != "" {
-			return kind{input: true, keys: true, pointTier: catalog.TierFull, what: "scrolling holding " + a.Keys, checkPixels: true}
+			return kind{input: true, keys: true, pointTier: catalog.TierFull, pidTier: pidTier(a, catalog.TierFull), what: "scrolling holding " + a.Keys, checkPixels: true}
 		}
-		return kind{input: true, pointTier: catalog.TierClick, what: "scrolling", checkPixels: true}
+		return kind{input: true, pointTier: catalog.TierClick, pidTier: pidTier(a, catalog.TierClick), what: "scrolling", checkPixels: true}
 	},
 	"left_click_drag": func(a *mcpserver.Action) kind {
 		what := "dragging"
@@ -277,9 +291,36 @@ var kinds = map[string]func(a *mcpserver.Action) kind{
 	// under their own names when the user clicks Next.
 	"teach_step":  looking,
 	"teach_batch": looking,
+
+	// The element tools (elements.go).
+	"list_apps":      looking,
+	"get_app_state":  readApp("reading its accessibility tree"),
+	"wait_for":       readApp("waiting on its accessibility tree"),
+	"launch_app":     inputOnly,
+	"click":          elementClick,
+	"perform_action": performAction,
+	"type_text":      typeText,
+	"press_key": func(*mcpserver.Action) kind {
+		return kind{input: true, keys: true, pidTier: catalog.TierFull, what: "pressing keys"}
+	},
+	"set_value": func(*mcpserver.Action) kind {
+		return kind{input: true, pidTier: catalog.TierFull, what: "setting a value"}
+	},
+	"drag": func(*mcpserver.Action) kind {
+		return kind{input: true, pointTier: catalog.TierFull, pidTier: catalog.TierFull, what: "dragging", checkPixels: true}
+	},
 }
 
 func looking(*mcpserver.Action) kind { return kind{} }
+
+// pidTier is t for an element form of a tool (one that names its app by
+// pid), TierNone otherwise.
+func pidTier(a *mcpserver.Action, t catalog.Tier) catalog.Tier {
+	if a.PID == 0 {
+		return catalog.TierNone
+	}
+	return t
+}
 
 func inputOnly(*mcpserver.Action) kind { return kind{input: true} }
 

@@ -857,3 +857,17 @@ func writeFile(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+func (e fakeExec) Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error) {
+	return e.d.Windows(ctx, includeHidden)
+}
+func (e fakeExec) A11yApps(ctx context.Context) (*bridge.A11yApps, error) {
+	return &bridge.A11yApps{}, nil
+}
+func (e fakeExec) A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*bridge.A11yTree, error) {
+	return &bridge.A11yTree{}, nil
+}
+func (e fakeExec) A11yElement(ctx context.Context, pid int, ref string) (*bridge.A11yNode, error) {
+	return &bridge.A11yNode{Ref: ref}, nil
+}
+func (e fakeExec) A11yAct(ctx context.Context, req bridge.A11yActRequest) error { return nil }

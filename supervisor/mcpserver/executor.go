@@ -57,6 +57,15 @@ type Executor interface {
 	TeachShow(ctx context.Context, req bridge.TeachShowRequest) (*bridge.TeachShown, error)
 	TeachPoll(ctx context.Context) (*bridge.TeachState, error)
 	TeachHide(ctx context.Context) error
+	// Windows lists the top-level windows, top of the stack first.
+	Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error)
+	// The accessibility tree (bridge.Client.A11yApps …): reading it, and
+	// acting on an element through the accessibility API alone, with no
+	// pointer or key events and no focus change (but op "focus").
+	A11yApps(ctx context.Context) (*bridge.A11yApps, error)
+	A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*bridge.A11yTree, error)
+	A11yElement(ctx context.Context, pid int, ref string) (*bridge.A11yNode, error)
+	A11yAct(ctx context.Context, req bridge.A11yActRequest) error
 }
 
 // Button is a mouse button.

@@ -37,6 +37,8 @@ type fakeExecutor struct {
 	captureID uint64
 	// overlay is the teaching overlay (teach_test.go).
 	overlay fakeOverlay
+	// a11y is the imaginary accessibility tree (elements_test.go).
+	a11y fakeA11y
 }
 
 func newFake(displays ...bridge.Display) *fakeExecutor {

@@ -46,6 +46,20 @@ type Action struct {
 	Display *uint32
 	// Batch is the action's place in a computer_batch, nil outside one.
 	Batch *BatchPosition
+
+	// PID is the app an element tool (get_app_state, click, set_value …)
+	// reads or acts on; 0 for the coordinate tools.
+	PID int
+	// Background marks an element action the accessibility API performs
+	// itself, sending no pointer or key events and moving no focus.
+	Background bool
+	// Button and Count are an element click's button and click count (0
+	// hovers).
+	Button Button
+	Count  int
+	// Op is what an element action does: the accessibility action's name
+	// for perform_action, the kind of value for set_value.
+	Op string
 }
 
 // BatchPosition places an action in a computer_batch.

@@ -23,6 +23,15 @@
 // from a model family's preset (geometry.Presets); each screenshot's data
 // carries the scale as a receipt.
 //
+// Options.Tools picks the families: the coordinate tools above, the
+// element tools of seed 002 (list_apps, get_app_state, click by
+// element_id, type_text, press_key, perform_action, set_value, scroll,
+// drag, launch_app; elements.go), which read an app's accessibility tree
+// and act on its elements by id, through the accessibility API where it
+// can (in the background) and by synthetic input otherwise, or both, with
+// wait_for. Where both families want one name (scroll), one tool takes
+// either form.
+//
 // Tool results carry a human-readable text block and, for tools without an
 // image, the same facts as structured content. Screenshot and zoom results
 // carry the image and the facts as a JSON text block instead of structured
@@ -75,6 +84,9 @@ type Options struct {
 	// ToolProfile chooses the tools offered: ProfileDefault (empty) or
 	// ProfileOpenAI.
 	ToolProfile string
+	// Tools chooses the families of the default profile: ToolsAll (empty),
+	// ToolsCoordinates or ToolsElements (see ToolFamilies).
+	Tools string
 	// Format is FormatJPEG (the default) or FormatPNG.
 	Format string
 	// JPEGQuality is 1–100; 0 means DefaultJPEGQuality.
@@ -120,6 +132,7 @@ type Server struct {
 	limits  geometry.Limits
 	preset  string
 	profile string
+	family  string
 	format  string
 	quality int
 	gates   []Gate
@@ -159,6 +172,7 @@ type session struct {
 	last     *geometry.Shot
 	verified bool // last was taken by this process, or checked against the displays
 	selected *uint32
+	elems    *elementStore // the element tools' ids, made on first use
 }
 
 func (ss *session) snapshot() (last *geometry.Shot, verified bool, selected *uint32) {
@@ -241,6 +255,16 @@ func New(opts Options) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("unknown tool profile %q: use %s", s.profile, strings.Join(ToolProfiles, " or "))
 	}
+	switch s.family = opts.Tools; s.family {
+	case "":
+		s.family = ToolsAll
+	case ToolsAll, ToolsCoordinates, ToolsElements:
+	default:
+		return nil, fmt.Errorf("unknown tool family %q: use %s", s.family, strings.Join(ToolFamilies, ", "))
+	}
+	if s.profile == ProfileOpenAI && s.family == ToolsElements {
+		return nil, fmt.Errorf("the %s tool profile offers the coordinate tools only: use tools %s or %s with it", ProfileOpenAI, ToolsAll, ToolsCoordinates)
+	}
 	if s.profile == ProfileOpenAI && s.mode != geometry.ModePixels {
 		return nil, fmt.Errorf("the %s tool profile takes OpenAI's coordinates, pixels of the screenshot: use coordinate mode %s, not %s", ProfileOpenAI, geometry.ModePixels, s.mode)
 	}
@@ -306,6 +330,15 @@ func (s *Server) instructions() string {
 	if s.profile == ProfileOpenAI {
 		return "Operate this computer's desktop with the computer tool: send it a computer_call's actions; it runs them in order and returns a screenshot. " +
 			"Coordinates are pixels of the latest screenshot, origin top-left. Call it with no actions to take the first screenshot." + s.consentInstructions()
+	}
+	switch s.family {
+	case ToolsElements:
+		return elementInstructions + s.consentInstructions()
+	case ToolsAll:
+		return "Operate this computer's desktop: take a screenshot first, then act with the pointer and keyboard tools. " +
+			"Coordinates are [x, y] in " + coords + "; take a new screenshot after the screen changes. " +
+			"Use computer_batch for a predictable sequence of actions in one call. " + elementInstructions +
+			" To wait for something to happen, use wait_for (an element, a window or a still screen region) rather than wait or sleeping." + s.consentInstructions()
 	}
 	return "Operate this computer's desktop: take a screenshot first, then act with the pointer and keyboard tools. " +
 		"Coordinates are [x, y] in " + coords + "; take a new screenshot after the screen changes. " +

@@ -154,7 +154,7 @@ func imageOf(t *testing.T, res *mcp.CallToolResult) (*mcp.ImageContent, image.Im
 }
 
 func TestToolList(t *testing.T) {
-	h := start(t, newFake(), Options{})
+	h := start(t, newFake(), Options{Tools: ToolsCoordinates})
 	res, err := h.cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)

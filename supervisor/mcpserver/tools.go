@@ -380,7 +380,7 @@ func (s *Server) toolSpecs() []*toolSpec {
 			parse: func(p *parser, a *args) (*step, error) { return p.writeClipboard(a) },
 		},
 	}
-	return tools
+	return s.withFamilies(tools)
 }
 
 // batchItemSchema is the schema of one computer_batch action: "action"

@@ -22,6 +22,8 @@ pub enum Code {
     IncompatibleProtocol,
     CaptureFailed,
     PermissionDenied,
+    A11yUnavailable,
+    StaleElement,
 }
 
 impl Code {
@@ -44,6 +46,8 @@ impl Code {
             Code::IncompatibleProtocol => -32009,
             Code::CaptureFailed => -32010,
             Code::PermissionDenied => -32011,
+            Code::A11yUnavailable => -32012,
+            Code::StaleElement => -32013,
         }
     }
 
@@ -66,6 +70,8 @@ impl Code {
             Code::IncompatibleProtocol => "incompatible_protocol",
             Code::CaptureFailed => "capture_failed",
             Code::PermissionDenied => "permission_denied",
+            Code::A11yUnavailable => "a11y_unavailable",
+            Code::StaleElement => "stale_element",
         }
     }
 }
@@ -76,6 +82,9 @@ pub struct Error {
     pub code: Code,
     pub message: String,
     pub hint: String,
+    /// Extra members of `error.data` beside code and hint (for example the
+    /// actions an element does expose).
+    pub data: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Error {
@@ -84,7 +93,14 @@ impl Error {
             code,
             message: message.into(),
             hint: hint.into(),
+            data: serde_json::Map::new(),
         }
+    }
+
+    /// Adds a member to `error.data`.
+    pub fn with_data(mut self, key: &str, value: serde_json::Value) -> Self {
+        self.data.insert(key.to_owned(), value);
+        self
     }
 
     pub fn invalid_params(message: impl Into<String>) -> Self {

@@ -22,6 +22,7 @@ pub mod server;
 pub mod types;
 pub mod xconn;
 
+pub mod a11y;
 pub mod apps;
 pub mod clipboard;
 pub mod epoch;

@@ -372,6 +372,8 @@ struct ErrorObject<'a> {
 struct ErrorData<'a> {
     code: &'a str,
     hint: &'a str,
+    #[serde(flatten)]
+    extra: &'a serde_json::Map<String, Value>,
 }
 
 /// Encodes a success response. A result that cannot be encoded, or whose
@@ -410,6 +412,7 @@ pub fn failure(id: &Value, err: &Error) -> Vec<u8> {
             data: ErrorData {
                 code: err.code.name(),
                 hint: &err.hint,
+                extra: &err.data,
             },
         },
     };

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::a11y::A11y;
 use crate::capture::encode::ImageFormat;
 use crate::capture::{self, mask, Capturer};
 use crate::clipboard::{Clipboard, Selection};
@@ -16,7 +17,7 @@ use crate::displays::{self, Display};
 use crate::error::{Code, Error, Result};
 use crate::patch;
 use crate::protocol::{self, FrameError, FrameReader, Message};
-use crate::types::{Point, Rect, Size};
+use crate::types::{Point, Rect, Size, Window};
 use crate::windows::Wm;
 use crate::xconn::{self, Extensions, XConn};
 
@@ -41,6 +42,7 @@ const ALL_CAPABILITIES: &[&str] = &[
     "clipboard.cut_buffer",
     "hide",
     "teach",
+    "a11y",
 ];
 /// The methods that need the handshake first.
 const METHODS: &[&str] = &[
@@ -58,6 +60,10 @@ const METHODS: &[&str] = &[
     "teach_show",
     "teach_poll",
     "teach_hide",
+    "a11y_apps",
+    "a11y_tree",
+    "a11y_element",
+    "a11y_act",
 ];
 /// Capabilities that need the window-manager view (`Wm`).
 const WM_CAPABILITIES: &[&str] = &[
@@ -192,6 +198,7 @@ pub struct Server {
     x: XState,
     clipboard: Option<Clipboard>,
     next_capture_id: u64,
+    a11y: A11y,
 }
 
 impl Server {
@@ -210,6 +217,7 @@ impl Server {
             x,
             clipboard: None,
             next_capture_id: 1,
+            a11y: A11y::new(),
         }
     }
 
@@ -318,6 +326,10 @@ impl Server {
             "teach_show" => crate::teach::call_show(id, self.config.display.as_deref(), &p.map)?,
             "teach_poll" => crate::teach::call_poll(id)?,
             "teach_hide" => crate::teach::call_hide(id)?,
+            "a11y_apps" => self.a11y.call_apps(id, &p, &x_windows(&mut self.x))?,
+            "a11y_tree" => self.a11y.call_tree(id, &p, &x_windows(&mut self.x))?,
+            "a11y_element" => self.a11y.call_element(id, &p, &x_windows(&mut self.x))?,
+            "a11y_act" => self.a11y.call_act(id, &p)?,
             _ => {
                 return Err(Error::internal(format!(
                     "{method} is known but not dispatched"
@@ -882,7 +894,23 @@ impl CaptureParams {
 
 /// Typed access to a request's params with messages that name the field.
 /// Absent and null fields are the same; unknown fields are ignored.
-struct Params<'a> {
+/// Every top-level window, hidden ones included, for matching accessible
+/// windows to X windows; none while X or the window list is down (the
+/// accessibility methods then work without X window ids).
+fn x_windows(x: &mut XState) -> Vec<Window> {
+    let XState::Up(s) = x else {
+        return Vec::new();
+    };
+    match s.wm() {
+        Ok(wm) => wm
+            .list(&s.x.conn, s.x.root, true)
+            .map(|l| l.windows)
+            .unwrap_or_default(),
+        Err(_) => Vec::new(),
+    }
+}
+
+pub(crate) struct Params<'a> {
     method: &'a str,
     map: Map<String, Value>,
 }
@@ -902,15 +930,15 @@ impl<'a> Params<'a> {
         }
     }
 
-    fn bad(&self, what: String) -> Error {
+    pub(crate) fn bad(&self, what: String) -> Error {
         Error::invalid_params(format!("{}: {what}", self.method))
     }
 
-    fn get(&self, name: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Value> {
         self.map.get(name).filter(|v| !v.is_null())
     }
 
-    fn int(&self, name: &str, min: i64, max: i64) -> Result<Option<i64>> {
+    pub(crate) fn int(&self, name: &str, min: i64, max: i64) -> Result<Option<i64>> {
         let Some(v) = self.get(name) else {
             return Ok(None);
         };
@@ -922,7 +950,7 @@ impl<'a> Params<'a> {
         }
     }
 
-    fn required_int(&self, name: &str, min: i64, max: i64) -> Result<i64> {
+    pub(crate) fn required_int(&self, name: &str, min: i64, max: i64) -> Result<i64> {
         self.int(name, min, max)?.ok_or_else(|| {
             self.bad(format!(
                 "\"{name}\" is required (an integer in {min}..={max})"
@@ -930,7 +958,7 @@ impl<'a> Params<'a> {
         })
     }
 
-    fn bool(&self, name: &str) -> Result<Option<bool>> {
+    pub(crate) fn bool(&self, name: &str) -> Result<Option<bool>> {
         match self.get(name) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -938,7 +966,7 @@ impl<'a> Params<'a> {
         }
     }
 
-    fn str(&self, name: &str) -> Result<Option<&str>> {
+    pub(crate) fn str(&self, name: &str) -> Result<Option<&str>> {
         match self.get(name) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),

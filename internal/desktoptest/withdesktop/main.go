@@ -12,13 +12,19 @@
 //	-size WxH        screen size (default 1920x1080)
 //	-depth N         colour depth (default 24)
 //	-wm NAME         window manager: openbox (default), none, or a program
-//	-apps LIST       comma-separated apps to start first: xterm, gtk
+//	-apps LIST       comma-separated apps to start first: xterm, gtk,
+//	                 gtk3-widget-factory, gtk4-widget-factory
+//	-a11y            start a private session bus and AT-SPI (at-spi-bus-launcher
+//	                 and the registry) before the apps, with accessibility on
 //	-monitors LIST   RandR monitors, e.g. LEFT:960x1080+0+0*,RIGHT:960x1080+960+0
 //	                 ('*' marks the primary one)
 //
 // The command runs with DISPLAY set to the new display, DESKHAND_DESKTOP_ID
 // set to the desktop's id, and DESKHAND_WINDOW_XTERM / DESKHAND_WINDOW_GTK
-// set to the decimal X window ids of the started apps. SIGINT, SIGTERM and
+// set to the decimal X window ids of the started apps (DESKHAND_WINDOW_GTK3_WIDGET_FACTORY
+// and so on for the others) and DESKHAND_PID_<APP> to their pids. With -a11y
+// DBUS_SESSION_BUS_ADDRESS names the private session bus and
+// DESKHAND_A11Y_BUS the accessibility bus. SIGINT, SIGTERM and
 // SIGHUP are passed to the command; the desktop is torn down either way.
 // The exit status is the command's, 128+N when a signal N killed it, 125
 // when the desktop could not start, and 127 when the command was not found.
@@ -54,7 +60,8 @@ func run(args []string) int {
 	size := fs.String("size", "1920x1080", "screen size `WxH`")
 	depth := fs.Int("depth", 24, "colour depth in bits")
 	wm := fs.String("wm", "openbox", "window manager: openbox, none, or a program")
-	apps := fs.String("apps", "", "comma-separated apps to start first: xterm, gtk")
+	apps := fs.String("apps", "", "comma-separated apps to start first: xterm, gtk, gtk3-widget-factory, gtk4-widget-factory")
+	a11y := fs.Bool("a11y", false, "start a private session bus and AT-SPI before the apps")
 	monitors := fs.String("monitors", "", "RandR monitors, NAME:WxH+X+Y[*],...")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: withdesktop [flags] -- command [args...]")
@@ -86,10 +93,10 @@ func run(args []string) int {
 	for _, a := range strings.Split(*apps, ",") {
 		switch a = strings.TrimSpace(a); a {
 		case "":
-		case "xterm", "gtk":
+		case "xterm", "gtk", "gtk3-widget-factory", "gtk4-widget-factory":
 			appNames = append(appNames, a)
 		default:
-			fmt.Fprintf(os.Stderr, "withdesktop: -apps: unknown app %q (known: xterm, gtk)\n", a)
+			fmt.Fprintf(os.Stderr, "withdesktop: -apps: unknown app %q (known: xterm, gtk, gtk3-widget-factory, gtk4-widget-factory)\n", a)
 			return 2
 		}
 	}
@@ -106,7 +113,18 @@ func run(args []string) int {
 	}
 	defer d.Close()
 
+	if *a11y {
+		a, err := d.LaunchAccessibility()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "withdesktop: starting accessibility: %v\n", err)
+			return exitHarness
+		}
+		fmt.Fprintf(os.Stderr, "withdesktop: DBUS_SESSION_BUS_ADDRESS=%s (accessibility bus %s)\n", a.SessionBus, a.Bus)
+	}
 	env := d.Env()
+	if a := d.Accessibility(); a != nil {
+		env = append(env, "DESKHAND_A11Y_BUS="+a.Bus)
+	}
 	for _, a := range appNames {
 		var w *desktoptest.Window
 		var err error
@@ -115,12 +133,17 @@ func run(args []string) int {
 			w, err = d.LaunchXterm(desktoptest.XtermOptions{Title: "withdesktop xterm", Geometry: "80x24+20+20"})
 		case "gtk":
 			w, err = d.LaunchGTK("withdesktop gtk")
+		case "gtk3-widget-factory":
+			w, err = d.LaunchApp(desktoptest.GTK3WidgetFactory())
+		case "gtk4-widget-factory":
+			w, err = d.LaunchApp(desktoptest.GTK4WidgetFactory())
 		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "withdesktop: starting %s: %v\n", a, err)
 			return exitHarness
 		}
-		env = append(env, fmt.Sprintf("DESKHAND_WINDOW_%s=%d", strings.ToUpper(a), w.ID))
+		key := strings.ToUpper(strings.ReplaceAll(a, "-", "_"))
+		env = append(env, fmt.Sprintf("DESKHAND_WINDOW_%s=%d", key, w.ID), fmt.Sprintf("DESKHAND_PID_%s=%d", key, w.PID))
 	}
 	fmt.Fprintf(os.Stderr, "withdesktop: DISPLAY=%s\n", d.Display())
 	select {

@@ -1,0 +1,182 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// The accessibility methods (helpers/PROTOCOL.md, "Accessibility"): the
+// helper reads the toolkits' accessibility trees (AT-SPI on Linux, AX on
+// macOS) and acts on their elements through the accessibility API alone,
+// without synthetic input.
+
+// Error names the accessibility methods add to the protocol's.
+const (
+	ErrNameA11yUnavailable = "a11y_unavailable"
+	ErrNameStaleElement    = "stale_element"
+	ErrNameUnsupported     = "unsupported"
+)
+
+// A11yRect is a rectangle of the accessibility methods, in the global
+// logical space. It decodes both {x,y,w,h} and {x,y,width,height}.
+type A11yRect Rect
+
+// UnmarshalJSON accepts either spelling of the size.
+func (r *A11yRect) UnmarshalJSON(b []byte) error {
+	var v struct {
+		X      int  `json:"x"`
+		Y      int  `json:"y"`
+		W      *int `json:"w"`
+		H      *int `json:"h"`
+		Width  *int `json:"width"`
+		Height *int `json:"height"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = A11yRect{X: v.X, Y: v.Y}
+	if v.W != nil {
+		r.Width = *v.W
+	}
+	if v.H != nil {
+		r.Height = *v.H
+	}
+	if v.Width != nil {
+		r.Width = *v.Width
+	}
+	if v.Height != nil {
+		r.Height = *v.Height
+	}
+	return nil
+}
+
+// Rect returns r as a Rect.
+func (r A11yRect) Rect() Rect { return Rect(r) }
+
+// A11yWindow is an app's top-level accessible window.
+type A11yWindow struct {
+	Ref   string `json:"ref"`
+	Title string `json:"title"`
+	// Window is the X window id, 0 when the toolkit does not say.
+	Window uint32    `json:"window,omitempty"`
+	Bounds *A11yRect `json:"bounds,omitempty"`
+}
+
+// A11yApp is one application on the accessibility bus.
+type A11yApp struct {
+	PID     int          `json:"pid"`
+	Name    string       `json:"name"`
+	Toolkit string       `json:"toolkit,omitempty"`
+	Bus     string       `json:"bus,omitempty"`
+	Windows []A11yWindow `json:"windows"`
+}
+
+// A11yApps is the answer to a11y_apps. Available is false, with the
+// Reason, when there is no accessibility bus.
+type A11yApps struct {
+	Available bool      `json:"available"`
+	Reason    string    `json:"reason,omitempty"`
+	Apps      []A11yApp `json:"apps"`
+}
+
+// A11yRange is the Value interface of a node.
+type A11yRange struct {
+	Min     float64  `json:"min"`
+	Max     float64  `json:"max"`
+	Current float64  `json:"current"`
+	Step    *float64 `json:"step,omitempty"`
+}
+
+// A11yNode is one element of an accessibility tree.
+type A11yNode struct {
+	// Ref is opaque and stable for the life of the element.
+	Ref string `json:"ref"`
+	// Parent is the index of the parent in the tree's nodes, -1 for the
+	// window.
+	Parent      int        `json:"parent"`
+	Depth       int        `json:"depth"`
+	Role        string     `json:"role"`
+	Name        string     `json:"name"`
+	Description string     `json:"description,omitempty"`
+	Value       *string    `json:"value,omitempty"`
+	Range       *A11yRange `json:"range,omitempty"`
+	States      []string   `json:"states"`
+	Bounds      *A11yRect  `json:"bounds,omitempty"`
+	Actions     []string   `json:"actions"`
+	Interfaces  []string   `json:"interfaces"`
+}
+
+// A11yTreeRequest asks for one window's tree; zero budgets take the
+// helper's defaults (2000 nodes, depth 60, 2000 ms).
+type A11yTreeRequest struct {
+	PID        int    `json:"pid"`
+	Window     uint32 `json:"window,omitempty"`
+	Title      string `json:"title,omitempty"`
+	MaxNodes   int    `json:"max_nodes,omitempty"`
+	MaxDepth   int    `json:"max_depth,omitempty"`
+	DeadlineMS int    `json:"deadline_ms,omitempty"`
+}
+
+// A11yTree is the answer to a11y_tree: the nodes in depth-first
+// pre-order. Truncated is "nodes", "depth" or "time" when a budget cut the
+// tree, "" otherwise.
+type A11yTree struct {
+	Window    A11yWindow `json:"window"`
+	Nodes     []A11yNode `json:"nodes"`
+	Truncated string     `json:"truncated,omitempty"`
+	ElapsedMS int        `json:"elapsed_ms"`
+}
+
+// A11yActRequest is one a11y_act call: Op is "action" (with Action),
+// "set_text" or "insert_text" (with Text), "set_value" (with Value),
+// "focus", "scroll_to" or "select".
+type A11yActRequest struct {
+	PID    int      `json:"pid"`
+	Ref    string   `json:"ref"`
+	Op     string   `json:"op"`
+	Action string   `json:"action,omitempty"`
+	Text   *string  `json:"text,omitempty"`
+	Value  *float64 `json:"value,omitempty"`
+}
+
+// A11yApps lists the applications on the accessibility bus.
+func (c *Client) A11yApps(ctx context.Context) (*A11yApps, error) {
+	var res A11yApps
+	if err := c.Call(ctx, "a11y_apps", struct{}{}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// A11yTree reads one window's accessibility tree.
+func (c *Client) A11yTree(ctx context.Context, req A11yTreeRequest) (*A11yTree, error) {
+	var res A11yTree
+	if err := c.Call(ctx, "a11y_tree", req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// A11yElement reads one element afresh; a *Error named stale_element
+// when the ref no longer resolves.
+func (c *Client) A11yElement(ctx context.Context, pid int, ref string) (*A11yNode, error) {
+	var res struct {
+		Node A11yNode `json:"node"`
+	}
+	params := struct {
+		PID int    `json:"pid"`
+		Ref string `json:"ref"`
+	}{pid, ref}
+	if err := c.Call(ctx, "a11y_element", params, &res); err != nil {
+		return nil, err
+	}
+	return &res.Node, nil
+}
+
+// A11yAct acts on an element through the accessibility API.
+func (c *Client) A11yAct(ctx context.Context, req A11yActRequest) error {
+	var res struct {
+		OK bool `json:"ok"`
+	}
+	return c.Call(ctx, "a11y_act", req, &res)
+}

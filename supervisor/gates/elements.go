@@ -1,0 +1,197 @@
+package gates
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/catalog"
+	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/mcpserver"
+)
+
+// The element tools (list_apps, get_app_state, click, set_value …) name
+// the app they act on by pid. Its identity, which the grants are keyed
+// by, is that of its windows in the helper's window list: the same source
+// the coordinate tools' target gate reads, so one app has one tier
+// whichever family of tools reaches it.
+
+// checkPID holds an element tool to its app's tier (kind.pidTier): the
+// app must have a window deskhand can identify and a grant at least that
+// high. A read-tier app's tree may be read; nothing in it is acted on.
+func (g *Gates) checkPID(ctx context.Context, a *mcpserver.Action, k kind) error {
+	if a.PID == 0 || k.pidTier == catalog.TierNone {
+		return nil
+	}
+	app, err := g.appForPID(ctx, a.PID)
+	if err != nil {
+		return err
+	}
+	tier := g.opts.Consent.Tier(app)
+	if tier == catalog.TierNone {
+		return fmt.Errorf("pid %d is %s, which is not approved for this session, so its windows may not be read or acted on. Call request_access for %s if the task needs it. %s",
+			a.PID, appName(app), appName(app), consent.AntiSubversionHint)
+	}
+	if tier < k.pidTier {
+		return fmt.Errorf("pid %d is %s. %s", a.PID, appName(app), consent.TierRefusal(app, tier, k.pidTier, k.what))
+	}
+	return nil
+}
+
+// appForPID finds the identity of the app with that pid from its windows,
+// hidden ones included (an approved app may be minimised).
+func (g *Gates) appForPID(ctx context.Context, pid int) (bridge.App, error) {
+	list, err := g.listWindows(ctx, true)
+	if err != nil {
+		return bridge.App{}, fmt.Errorf("finding the app of pid %d: %w", pid, err)
+	}
+	if app, ok := appOfPID(list, pid); ok {
+		return app, nil
+	}
+	return bridge.App{}, fmt.Errorf("no window belongs to pid %d, so deskhand cannot tell which app it is and acts on nothing of it. Call list_apps for the running apps and their pids", pid)
+}
+
+func appOfPID(list *bridge.WindowList, pid int) (bridge.App, bool) {
+	for _, w := range list.Windows {
+		if w.App.PID == pid {
+			return w.App, true
+		}
+	}
+	return bridge.App{}, false
+}
+
+// readApp: an element tool that only reads the app (get_app_state,
+// wait_for).
+func readApp(what string) func(*mcpserver.Action) kind {
+	return func(*mcpserver.Action) kind { return kind{pidTier: catalog.TierRead, what: what} }
+}
+
+// elementClick: a left click (1–3) needs the click tier, a hover the read
+// tier (like mouse_move), right and middle clicks the full tier. The
+// coordinate path (an action with a Target) is also held to the tier at
+// its point and to the pixels of the latest state's screenshot.
+func elementClick(a *mcpserver.Action) kind {
+	switch {
+	case a.Button == mcpserver.ButtonRight || a.Button == mcpserver.ButtonMiddle:
+		return kind{input: true, pointTier: catalog.TierFull, pidTier: catalog.TierFull, what: "a " + string(a.Button) + " click", checkPixels: true}
+	case a.Count == 0:
+		return kind{input: true, pointTier: catalog.TierRead, pidTier: catalog.TierRead, what: "moving the pointer", bareOK: true}
+	}
+	return kind{input: true, pointTier: catalog.TierClick, pidTier: catalog.TierClick, what: "a left click", checkPixels: true}
+}
+
+// clickActions are the accessibility actions that do what a left click
+// on the element does: perform_action with one of them needs the click
+// tier; any other action (paste, delete, a toolkit's custom verbs) may
+// edit, so it needs the full tier. An allowlist, so that an action name
+// deskhand does not know is judged the strict way.
+var clickActions = map[string]bool{
+	"click": true, "press": true, "activate": true, "toggle": true, "jump": true,
+	"expand or contract": true, "expand": true, "collapse": true, "open": true,
+	"show menu": true, "showmenu": true, "select": true, "check": true, "uncheck": true,
+}
+
+// IsClickAction reports whether an accessibility action name is one a
+// left click does (see clickActions).
+func IsClickAction(name string) bool {
+	return clickActions[strings.ToLower(strings.TrimSpace(name))]
+}
+
+func performAction(a *mcpserver.Action) kind {
+	if IsClickAction(a.Op) {
+		return kind{input: true, pidTier: catalog.TierClick, what: fmt.Sprintf("the %q action", a.Op)}
+	}
+	return kind{input: true, pidTier: catalog.TierFull, what: fmt.Sprintf("the %q action", a.Op)}
+}
+
+// typeText: through the accessibility API the text goes to the element
+// only; typed, it goes to the focused window, like type.
+func typeText(a *mcpserver.Action) kind {
+	if a.Background {
+		return kind{input: true, pidTier: catalog.TierFull, what: "typing"}
+	}
+	return kind{input: true, keys: true, pidTier: catalog.TierFull, what: "typing"}
+}
+
+// The element methods of the guarded executor. Reading a tree or an
+// element is refused for an app without a grant even though the chain
+// has already checked the action's pid: a tool that reads another pid
+// than its action named (wait_for's window) must not get that app's
+// contents either. Titles of unapproved apps' windows are left out of
+// the app list, as their pixels are left out of every screenshot.
+
+func (e *guarded) Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error) {
+	list, err := e.inner.Windows(ctx, includeHidden)
+	if err != nil {
+		return nil, err
+	}
+	out := *list
+	out.Windows = make([]bridge.Window, len(list.Windows))
+	for i, w := range list.Windows {
+		if e.g.opts.Consent.Tier(w.App) == catalog.TierNone {
+			w.Title = ""
+		}
+		out.Windows[i] = w
+	}
+	return &out, nil
+}
+
+func (e *guarded) A11yApps(ctx context.Context) (*bridge.A11yApps, error) {
+	apps, err := e.inner.A11yApps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := e.g.listWindows(ctx, true)
+	if err != nil {
+		return nil, fmt.Errorf("finding which apps are approved: %w", err)
+	}
+	out := *apps
+	out.Apps = make([]bridge.A11yApp, len(apps.Apps))
+	for i, app := range apps.Apps {
+		if id, ok := appOfPID(list, app.PID); !ok || e.g.opts.Consent.Tier(id) == catalog.TierNone {
+			wins := make([]bridge.A11yWindow, len(app.Windows))
+			for j, w := range app.Windows {
+				wins[j] = bridge.A11yWindow{Ref: w.Ref, Window: w.Window}
+			}
+			app.Windows = wins
+		}
+		out.Apps[i] = app
+	}
+	return &out, nil
+}
+
+func (e *guarded) approved(ctx context.Context, pid int) error {
+	app, err := e.g.appForPID(ctx, pid)
+	if err != nil {
+		return err
+	}
+	if e.g.opts.Consent.Tier(app) == catalog.TierNone {
+		return fmt.Errorf("pid %d is %s, which is not approved for this session, so its accessibility tree may not be read. Call request_access for it if the task needs it. %s", pid, appName(app), consent.AntiSubversionHint)
+	}
+	return nil
+}
+
+func (e *guarded) A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*bridge.A11yTree, error) {
+	if err := e.approved(ctx, req.PID); err != nil {
+		return nil, err
+	}
+	return e.inner.A11yTree(ctx, req)
+}
+
+func (e *guarded) A11yElement(ctx context.Context, pid int, ref string) (*bridge.A11yNode, error) {
+	if err := e.approved(ctx, pid); err != nil {
+		return nil, err
+	}
+	return e.inner.A11yElement(ctx, pid, ref)
+}
+
+// A11yAct has been judged by the chain (the pid's tier for the action);
+// what it changes on screen is the staleness gate's new reference, and a
+// click-tier app's clipboard is cleared after it as after a click.
+func (e *guarded) A11yAct(ctx context.Context, req bridge.A11yActRequest) error {
+	if err := e.approved(ctx, req.PID); err != nil {
+		return err
+	}
+	return e.after(ctx, e.inner.A11yAct(ctx, req))
+}
