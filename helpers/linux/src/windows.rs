@@ -560,6 +560,7 @@ impl Wm {
         let rects = ghosts
             .recent(Instant::now())
             .iter()
+            .filter(|g| !crate::teach::is_tooltip(g.window))
             .filter(|g| match clients_in.get(&g.window) {
                 Some(clients) => clients.iter().any(|&c| selection.masks(c)),
                 None => selection.masks(g.window),

@@ -37,8 +37,25 @@ fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Every window a tooltip was ever shown in: a capture moves it aside and
+/// it goes away when hidden, and neither may leave a masked "ghost" of an
+/// unapproved window where it stood (see [`is_tooltip`]).
+static TOOLTIPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
 pub(crate) fn set_shown(shown: Option<(u32, Rect)>) {
+    if let Some((window, _)) = shown {
+        let mut own = locked(&TOOLTIPS);
+        if !own.contains(&window) {
+            own.push(window);
+        }
+    }
     *locked(&SHOWN) = shown;
+}
+
+/// Whether window is (or was) the teaching tooltip: deskhand's own,
+/// never an app whose old place must be masked.
+pub fn is_tooltip(window: u32) -> bool {
+    locked(&TOOLTIPS).contains(&window)
 }
 
 /// Whether `teach_show` can work on this server: the handshake lists the
