@@ -39,8 +39,9 @@ type desktopPlatform interface {
 	// is the input's keyPress, telling deskhand's own presses apart.
 	WatchEscape(onEscape func()) (own func(code uint8), stop func(), err error)
 	// KeepClipboard keeps the clipboard text a turn put back after
-	// deskhand exits, where the platform's clipboard needs an owner.
-	KeepClipboard(ctx context.Context, s cleanup.Stash) error
+	// deskhand exits, where the platform's clipboard needs an owner; the
+	// keeper is the capture helper at helper (X11: its keep mode).
+	KeepClipboard(ctx context.Context, helper string, s cleanup.Stash) error
 	// Notify tells the user that deskhand stopped using the computer.
 	Notify(ctx context.Context, summary, body string) error
 	// ResolveApp finds the identity of an app open_application names;

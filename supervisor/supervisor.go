@@ -66,9 +66,6 @@ func Main(ctx context.Context, args []string, io Stdio) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		args = append([]string{"serve"}, args...)
 	}
-	if status, ok := hiddenCommand(args[0], io.In, io.Out); ok { // serve starts these itself
-		return status
-	}
 	for _, c := range commands() {
 		if c.name != args[0] {
 			continue

@@ -23,4 +23,5 @@ pub mod xconn;
 
 pub mod apps;
 pub mod clipboard;
+pub mod keeper;
 pub mod windows;

@@ -160,11 +160,11 @@ func (d *Desktop) WatchEscape(onEscape func()) (own func(code uint8), stop func(
 	return w.Own, w.Close, nil
 }
 
-// KeepClipboard hands the clipboard and PRIMARY text of s to a keeper
-// process: an X selection lives only as long as its owner, and the helper
-// exits with deskhand.
-func (d *Desktop) KeepClipboard(ctx context.Context, s cleanup.Stash) error {
-	return Keep(ctx, "", d.display, s)
+// KeepClipboard hands the clipboard and PRIMARY text of s to a keeper,
+// the capture helper at helper in its keep mode: an X selection lives
+// only as long as its owner, and the serving helper exits with deskhand.
+func (d *Desktop) KeepClipboard(ctx context.Context, helper string, s cleanup.Stash) error {
+	return Keep(ctx, helper, d.display, s)
 }
 
 // Notify shows a freedesktop.org desktop notification.
