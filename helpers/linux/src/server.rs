@@ -39,6 +39,7 @@ const ALL_CAPABILITIES: &[&str] = &[
     "clipboard.primary",
     "clipboard.cut_buffer",
     "hide",
+    "apps",
 ];
 /// The methods that need the handshake first.
 const METHODS: &[&str] = &[
@@ -52,6 +53,7 @@ const METHODS: &[&str] = &[
     "clipboard_write",
     "hide",
     "restore",
+    "apps",
 ];
 /// Capabilities that need the window-manager view (`Wm`).
 const WM_CAPABILITIES: &[&str] = &["capture.mask", "windows", "window_at", "hide"];
@@ -169,6 +171,8 @@ pub struct Server {
     handshaken: bool,
     x: XState,
     clipboard: Option<Clipboard>,
+    /// The desktop-entry index `apps` answers from, built on first use.
+    apps: Option<crate::apps::Apps>,
     next_capture_id: u64,
 }
 
@@ -187,6 +191,7 @@ impl Server {
             handshaken: false,
             x,
             clipboard: None,
+            apps: None,
             next_capture_id: 1,
         }
     }
@@ -310,6 +315,7 @@ impl Server {
                 self.next_capture_id += 1;
                 body
             }
+            "apps" => protocol::success(id, &self.apps()),
             "windows" => {
                 let include_hidden = p.bool("include_hidden")?.unwrap_or(false);
                 let s = self.session()?;
@@ -458,7 +464,7 @@ impl Server {
                 (caps, Some(s.x.display.clone()), extensions, None)
             }
             XState::Down(e) => (
-                Vec::new(),
+                vec!["apps"], // reads files only
                 xconn::display_name(self.config.display.as_deref()),
                 Extensions::default(),
                 Some(format!("{} ({})", e.message, e.hint)),
@@ -520,6 +526,11 @@ impl Server {
         self.clipboard = None;
         self.x = XState::Down(lost.clone());
         Some(lost)
+    }
+
+    fn apps(&mut self) -> Value {
+        let apps = self.apps.get_or_insert_with(crate::apps::Apps::from_env);
+        serde_json::json!({ "apps": apps.entries() })
     }
 
     fn clipboard(&mut self) -> Result<&mut Clipboard> {
