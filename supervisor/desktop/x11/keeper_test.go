@@ -18,14 +18,15 @@ import (
 // (xclip -o) for it.
 func keeperDesktop(t *testing.T) (*desktoptest.Desktop, func(sel, target string) string) {
 	t.Helper()
-	desktoptest.Require(t, "Xvfb", "xclip")
+	desktoptest.Require(t, "Xvfb", "xclip", "timeout")
 	d := desktoptest.Start(t, desktoptest.Options{WindowManager: "none"})
 	return d, func(sel, target string) string {
 		args := []string{"-o", "-selection", sel}
 		if target != "" {
 			args = append(args, "-t", target)
 		}
-		out, _ := d.Command("xclip", args...).Output()
+		// Bounded: a reader waits forever on an owner that died mid-INCR.
+		out, _ := d.Command("timeout", append([]string{"10", "xclip"}, args...)...).Output()
 		return string(out)
 	}
 }
