@@ -24,4 +24,5 @@ pub mod xconn;
 pub mod apps;
 pub mod clipboard;
 pub mod epoch;
+pub mod keeper;
 pub mod windows;

@@ -39,7 +39,7 @@ public final class RequestHandler {
     /// The methods that need the handshake first.
     static let methods: Set<String> = [
         "displays", "capture", "windows", "window_at", "patch_check", "clipboard_read", "clipboard_write",
-        "hide", "restore", "permissions",
+        "hide", "restore", "permissions", "apps",
     ]
 
     /// Longest `fault.sleep`.
@@ -146,6 +146,12 @@ public final class RequestHandler {
             result = ["restored": .array(try await desktop.restore(ids).map { JSON($0) })]
         case "permissions":
             result = try await permissions(p)
+        case "apps":
+            // macOS apps are bundles, named by bundle id (open_application
+            // launches through Launch Services); there are no desktop entries.
+            throw ProtocolError(
+                .unsupported, "macOS has no freedesktop.org desktop entries; apps are bundles, named by bundle id",
+                hint: "Name the app by its bundle id or name; open_application launches it through Launch Services.")
         default:
             throw ProtocolError.internal("\(method) is known but not dispatched")
         }
