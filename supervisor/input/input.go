@@ -402,8 +402,11 @@ func (in *Input) do(ctx context.Context, fn func(context.Context, *op) error) er
 }
 
 // Close releases everything still held (see ReleaseAll), restores any
-// borrowed keycode and closes the X connections. It is safe to call more
-// than once; later calls return the first call's result.
+// borrowed keycode and closes the X connections. On a display that does
+// not answer it returns ErrStalled instead of waiting, after shutting the
+// connections so that the worker, and the process's exit, do not wait on
+// the server either. It is safe to call more than once; later calls return
+// the first call's result.
 func (in *Input) Close() error {
 	in.closeOnce.Do(func() {
 		close(in.quit)
