@@ -8,16 +8,6 @@ BIN        := bin
 HELPER     := $(BIN)/deskhand-helper
 WITH_DESKTOP := $(BIN)/withdesktop --
 SWIFT_LINT := helpers/macos/lint
-# Packages vetted for darwin too: those that build without cgo or the
-# Linux-only test harness. The macOS input code is vetted through
-# supervisor/input, the macOS platform through supervisor/desktop/macos;
-# the darwin build of cmd/deskhand compiles the whole macOS composition.
-DARWIN_VET := ./cmd/... ./installer/archive ./installer/fetch ./installer/manifest \
-  ./installer/release ./installer/store ./supervisor/catalog ./supervisor/consent \
-  ./supervisor/executor ./supervisor/geometry ./supervisor/input ./supervisor/keyblock \
-  ./supervisor/mcpserver ./supervisor/platform ./supervisor/cli ./supervisor/desktop/macos \
-  ./supervisor/desktop/x11/vdisplay
-
 
 PACKAGING_TOOLS := packaging/tools
 
@@ -62,24 +52,30 @@ go-test: ## the Go packages that go-race does not cover, without -race
 go-race: ## go test -race on the concurrency-heavy packages
 	GORACE=halt_on_error=1 DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 
-# The exit-while-X-is-stopped tests, without -race: a -race server does
-# not exit while X is stopped (open problem), so go-race skips them.
+# The exit-while-X-is-stopped tests again, without -race: go-race runs
+# them against a -race deskhand, whose exit runs the C atexit handlers,
+# and the normal build's os.Exit does not, so both paths are tested.
 go-test-exit:
 	DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -count=1 -timeout 10m -run '^TestDeadlinesExitOn' ./supervisor
 
 rust-test:
 	$(WITH_DESKTOP) $(CARGO) test --locked --workspace
 
+# Every package, its tests included, is vetted for darwin too: vet
+# type-checks the _test.go files, so a Linux-only field or function in a
+# test (Pdeathsig, /proc parsing) fails lint here rather than `go test` on
+# a Mac. The darwin build of cmd/deskhand compiles the whole macOS
+# composition.
 lint: deps swift-lint-deps ## go vet (linux and darwin), gofmt, cargo clippy -D warnings, cargo fmt --check, Swift parse check
 	$(GO) vet ./...
-	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet $(DARWIN_VET)
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet ./...
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build ./cmd/deskhand ./bridge ./installer
 	@out=$$(gofmt -l $$(git ls-files '*.go') 2>&1); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 	$(CARGO) fmt --all --check
 	node --test $(SWIFT_LINT)/swift-parse-check.test.js
 	node $(SWIFT_LINT)/swift-parse-check.js Package.swift helpers/macos
-	cd packaging/check && $(GO) vet ./...
+	cd packaging/check && $(GO) vet ./... && GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet ./...
 
 swift-lint-deps:
 	npm ci --prefix $(SWIFT_LINT) --ignore-scripts --no-audit --no-fund --loglevel=error

@@ -193,6 +193,14 @@ func (c *Client) Start(ctx context.Context) error {
 	return err
 }
 
+// Path is the helper binary the client runs (found by Options.Locate
+// once it has started), or "" before that.
+func (c *Client) Path() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.opts.Path
+}
+
 // PID returns the process id of the running helper, or 0 when none runs.
 func (c *Client) PID() int {
 	c.mu.Lock()

@@ -363,3 +363,32 @@ func windowsParam(ids []uint32) windowsParams {
 	}
 	return windowsParams{Windows: ids}
 }
+
+// DesktopEntry is one application desktop entry as the Linux helper's
+// index holds it (PROTOCOL.md `apps`): the helper is the one place
+// desktop entries are read, for window identity and launching alike.
+type DesktopEntry struct {
+	ID             string   `json:"id"`
+	File           string   `json:"file,omitempty"`
+	Name           string   `json:"name,omitempty"`
+	GenericName    string   `json:"generic_name,omitempty"`
+	StartupWMClass string   `json:"startup_wm_class,omitempty"`
+	Exec           []string `json:"exec,omitempty"` // split, field codes kept
+	Icon           string   `json:"icon,omitempty"`
+	WorkDir        string   `json:"work_dir,omitempty"`
+	Terminal       bool     `json:"terminal"`
+	Keywords       []string `json:"keywords,omitempty"`
+	NoDisplay      bool     `json:"no_display"`
+}
+
+// Apps lists the installed applications' desktop entries, most important
+// data directory first.
+func (c *Client) Apps(ctx context.Context) ([]DesktopEntry, error) {
+	var res struct {
+		Apps []DesktopEntry `json:"apps"`
+	}
+	if err := c.Call(ctx, "apps", struct{}{}, &res); err != nil {
+		return nil, err
+	}
+	return res.Apps, nil
+}

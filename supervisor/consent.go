@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -59,9 +60,16 @@ func (a appSource) RunningApps(ctx context.Context) ([]bridge.App, error) {
 	return apps, nil
 }
 
-func (appSource) InstalledApps(context.Context) ([]bridge.App, error) {
+func (a appSource) InstalledApps(ctx context.Context) ([]bridge.App, error) {
+	entries, err := freedesktop.LoadEntries(ctx, a.helper)
+	if be := (*bridge.Error)(nil); errors.As(err, &be) && be.Code == bridge.CodeUnsupported {
+		return nil, nil // macOS: apps are bundles, found running or by name
+	}
+	if err != nil {
+		return nil, err
+	}
 	var apps []bridge.App
-	for _, e := range freedesktop.LoadEntries(freedesktop.DataDirs()) {
+	for _, e := range entries {
 		app := bridge.App{Name: e.Name, DesktopID: e.ID, Class: e.StartupWMClass}
 		if argv, err := e.Command(); err == nil && len(argv) > 0 {
 			app.Exe = filepath.Base(argv[0])

@@ -53,7 +53,7 @@ func RepairOptions(helper *bridge.Client, xdisplay string, logger *slog.Logger) 
 	return cleanup.Options{
 		Restore:       restoreExisting(helper),
 		Selections:    helper,
-		KeepClipboard: clipboardKeeper(xdisplay),
+		KeepClipboard: clipboardKeeper(helper, xdisplay),
 		Logger:        logger,
 	}
 }

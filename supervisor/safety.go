@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -77,9 +78,11 @@ func newSafety(f *safetyConfig, plat desktopPlatform, helper *bridge.Client, exe
 		Selections: helper,
 		// The helper exits with deskhand; where the clipboard needs an
 		// owner, the platform keeps what is put back at exit.
-		KeepClipboard: plat.KeepClipboard,
-		Unlock:        s.lock.Release,
-		Notify:        plat.Notify,
+		KeepClipboard: func(ctx context.Context, st cleanup.Stash) error {
+			return plat.KeepClipboard(ctx, helper.Path(), st)
+		},
+		Unlock: s.lock.Release,
+		Notify: plat.Notify,
 		// The user's Escape ends more than the turn: nothing more may
 		// happen until the user approves again.
 		Revoke:      func(string) { sess.Revoke() },

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"io"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
@@ -40,8 +39,9 @@ type desktopPlatform interface {
 	// is the input's keyPress, telling deskhand's own presses apart.
 	WatchEscape(onEscape func()) (own func(code uint8), stop func(), err error)
 	// KeepClipboard keeps the clipboard text a turn put back after
-	// deskhand exits, where the platform's clipboard needs an owner.
-	KeepClipboard(ctx context.Context, s cleanup.Stash) error
+	// deskhand exits, where the platform's clipboard needs an owner; the
+	// keeper is the capture helper at helper (X11: its keep mode).
+	KeepClipboard(ctx context.Context, helper string, s cleanup.Stash) error
 	// Notify tells the user that deskhand stopped using the computer.
 	Notify(ctx context.Context, summary, body string) error
 	// ResolveApp finds the identity of an app open_application names;
@@ -53,10 +53,4 @@ type desktopPlatform interface {
 	WrapExecutor(exec mcpserver.Executor, helper *bridge.Client, sess *consent.Session) mcpserver.Executor
 	// Close stops what opening the platform started.
 	Close()
-}
-
-// HiddenCommand runs a command the platform starts deskhand with itself
-// (the X11 clipboard keeper), reporting ok false for any other name.
-func HiddenCommand(name string, in io.Reader, out io.Writer) (status int, ok bool) {
-	return hiddenCommand(name, in, out)
 }

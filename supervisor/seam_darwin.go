@@ -2,15 +2,15 @@ package supervisor
 
 import (
 	"context"
-	"io"
 	"log/slog"
 
+	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/desktop/macos"
 )
 
 // clipboardKeeper: the macOS pasteboard needs no keeper.
-func clipboardKeeper(string) func(context.Context, cleanup.Stash) error {
+func clipboardKeeper(*bridge.Client, string) func(context.Context, cleanup.Stash) error {
 	return func(context.Context, cleanup.Stash) error { return nil }
 }
 
@@ -19,6 +19,3 @@ func clipboardKeeper(string) func(context.Context, cleanup.Stash) error {
 func openPlatform(ctx context.Context, virtualDisplay string, logger *slog.Logger) (desktopPlatform, error) {
 	return macos.Open(ctx, macos.Options{VirtualDisplay: virtualDisplay, Logger: logger})
 }
-
-// hiddenCommand: macOS has none (the pasteboard needs no keeper).
-func hiddenCommand(string, io.Reader, io.Writer) (int, bool) { return 0, false }

@@ -4,10 +4,10 @@ package supervisor
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"os"
 
+	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/desktop/x11"
 )
@@ -15,8 +15,8 @@ import (
 // clipboardKeeper keeps the clipboard text put back on display after
 // deskhand exits, as the platform's KeepClipboard does, for the turn
 // journal's repair outside serve (doctor --repair).
-func clipboardKeeper(display string) func(context.Context, cleanup.Stash) error {
-	return func(ctx context.Context, s cleanup.Stash) error { return x11.Keep(ctx, "", display, s) }
+func clipboardKeeper(helper *bridge.Client, display string) func(context.Context, cleanup.Stash) error {
+	return func(ctx context.Context, s cleanup.Stash) error { return x11.Keep(ctx, helper.Path(), display, s) }
 }
 
 // openPlatform opens the X11 desktop: the user's DISPLAY, or a private
@@ -25,13 +25,4 @@ func clipboardKeeper(display string) func(context.Context, cleanup.Stash) error 
 // runs on its XWayland display, which the display gate refuses.
 func openPlatform(ctx context.Context, virtualDisplay string, logger *slog.Logger) (desktopPlatform, error) {
 	return x11.Open(ctx, x11.Options{VirtualDisplay: virtualDisplay, Env: os.Environ(), Logger: logger})
-}
-
-// hiddenCommand runs the commands deskhand starts itself with: the X11
-// clipboard keeper.
-func hiddenCommand(name string, in io.Reader, out io.Writer) (status int, ok bool) {
-	if name != x11.KeeperCommand {
-		return 0, false
-	}
-	return x11.RunKeeper(in, out), true
 }

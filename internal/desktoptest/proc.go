@@ -48,7 +48,7 @@ func startProc(name string, cmd *exec.Cmd, logPath string, deathSig syscall.Sign
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
-	cmd.SysProcAttr.Pdeathsig = deathSig
+	setDeathSig(cmd.SysProcAttr, deathSig)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}

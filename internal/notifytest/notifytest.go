@@ -60,7 +60,8 @@ func Start(t testing.TB) *Bus {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	sock := filepath.Join(dir, "bus")
 	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1", "--address=unix:path="+sock)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setDeathSig(cmd.SysProcAttr, syscall.SIGKILL)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,7 @@
 // the usage and runs the requested command. By default that is serve,
 // which turns its flags into supervisor.ServeOptions for the composition
 // root (package supervisor); install, doctor, grants and helper are the
-// commands around it, and the hidden commands the platform starts itself
-// with (the X11 clipboard keeper) are run through supervisor.HiddenCommand.
+// commands around it.
 package cli
 
 import (
@@ -63,9 +62,6 @@ func Main(ctx context.Context, args []string, io Stdio) int {
 	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		args = append([]string{"serve"}, args...)
-	}
-	if status, ok := supervisor.HiddenCommand(args[0], io.In, io.Out); ok { // serve starts these itself
-		return status
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {

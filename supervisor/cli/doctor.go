@@ -93,9 +93,9 @@ func runDoctorCommand(ctx context.Context, args []string, io Stdio) error {
 func doctor(ctx context.Context, explicitHelper string) []check {
 	var checks []check
 	display := os.Getenv("DISPLAY")
-	dc, own := displayChecks(ctx, display, envOr("DESKHAND_VIRTUAL_DISPLAY", "auto"))
+	dc, state := displayChecks(ctx, display, envOr("DESKHAND_VIRTUAL_DISPLAY", "auto"))
 	checks = append(checks, dc...)
-	checks = append(checks, helperChecks(ctx, explicitHelper, display, own)...)
+	checks = append(checks, helperChecks(ctx, explicitHelper, display, state)...)
 	checks = append(checks, storeChecks()...)
 	checks = append(checks, sessionLockCheck(display))
 	checks = append(checks, waylandChecks(ctx, explicitHelper)...)
@@ -128,10 +128,27 @@ func sessionLockCheck(display string) check {
 		path, o.PID, o.SessionID, o.Acquired.Local().Format("15:04:05"), display)}
 }
 
+// displayState is what the display checks found, as far as the helper
+// check needs to know.
+type displayState int
+
+const (
+	// displayReached: the X server answered (usable or not).
+	displayReached displayState = iota
+	// displayOwn: serve would start its own private desktop.
+	displayOwn
+	// displayDown: there is no display to use, or it does not answer.
+	displayDown
+)
+
 // helperChecks finds the helper the way serve does (without downloading)
-// and handshakes with it. ownDesktop: serve would start its own desktop,
-// so the helper's complaint that it has no display now is expected.
-func helperChecks(ctx context.Context, explicit, display string, ownDesktop bool) []check {
+// and handshakes with it. With displayOwn, serve would start its own
+// desktop, so the helper's complaint that it has no display now is
+// expected. With displayDown the helper is checked without the display:
+// it would wait on a stopped X server until its handshake deadline, and
+// then be blamed, with a reinstall as the fix, for what the display line
+// already reports.
+func helperChecks(ctx context.Context, explicit, display string, state displayState) []check {
 	loc, err := supervisor.FindHelper(ctx, supervisor.LocateOptions{Explicit: explicit, NoDownload: true})
 	if err != nil {
 		fix := "run `deskhand install` to download and verify it, or build it with `make build`"
@@ -152,7 +169,12 @@ func helperChecks(ctx context.Context, explicit, display string, ownDesktop bool
 	if loc.Note != "" {
 		where += ", " + loc.Note
 	}
-	client := bridge.New(bridge.Options{Path: loc.Path, Env: []string{"DISPLAY=" + display, "DESKHAND_HELPER_BACKEND=x11"}, MaxRestarts: 1, ClientName: "deskhand-doctor"})
+	helperDisplay := display
+	if state == displayDown {
+		helperDisplay = ""
+		where += ", checked without the display, which failed above"
+	}
+	client := bridge.New(bridge.Options{Path: loc.Path, Env: []string{"DISPLAY=" + helperDisplay, "DESKHAND_HELPER_BACKEND=x11"}, MaxRestarts: 1, ClientName: "deskhand-doctor"})
 	defer client.Close()
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -165,7 +187,7 @@ func helperChecks(ctx context.Context, explicit, display string, ownDesktop bool
 		loc.Path, where, info.HelperVersion, info.ProtocolVersion, info.Platform)}}
 	var raw map[string]any
 	if err := client.Call(hctx, "handshake", map[string]any{"protocol_versions": bridge.ProtocolVersions()}, &raw); err == nil {
-		if de, ok := raw["display_error"].(string); ok && de != "" && !ownDesktop {
+		if de, ok := raw["display_error"].(string); ok && de != "" && state == displayReached {
 			out = append(out, check{status: "FAIL", name: "helper", detail: "the helper cannot use the display: " + de,
 				fix: "fix the display problem above; the helper reads DISPLAY from deskhand's environment"})
 		}

@@ -11,13 +11,13 @@ import (
 
 // displayChecks reports the macOS permissions with the display gate's own
 // check (macos.CheckPermissions), through the helper serve would use.
-func displayChecks(ctx context.Context, _, virtualDisplay string) (checks []check, ownDesktop bool) {
+func displayChecks(ctx context.Context, _, virtualDisplay string) ([]check, displayState) {
 	if _, err := macos.Open(ctx, macos.Options{VirtualDisplay: virtualDisplay}); err != nil {
-		return []check{{status: "FAIL", name: "display", detail: err.Error(), fix: "unset DESKHAND_VIRTUAL_DISPLAY"}}, false
+		return []check{{status: "FAIL", name: "display", detail: err.Error(), fix: "unset DESKHAND_VIRTUAL_DISPLAY"}}, displayReached
 	}
 	loc, err := supervisor.FindHelper(ctx, supervisor.LocateOptions{NoDownload: true})
 	if err != nil {
-		return []check{{status: "warn", name: "display", detail: "the permissions are checked through the helper, and there is none yet (see below)"}}, false
+		return []check{{status: "warn", name: "display", detail: "the permissions are checked through the helper, and there is none yet (see below)"}}, displayReached
 	}
 	defer loc.Release()
 	client := bridge.New(bridge.Options{Path: loc.Path, MaxRestarts: 1, ClientName: "deskhand-doctor"})
@@ -25,7 +25,7 @@ func displayChecks(ctx context.Context, _, virtualDisplay string) (checks []chec
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := macos.CheckPermissions(hctx, client); err != nil {
-		return []check{{status: "FAIL", name: "display", detail: err.Error(), fix: "open the pane named above, switch deskhand's app on, and restart it"}}, false
+		return []check{{status: "FAIL", name: "display", detail: err.Error(), fix: "open the pane named above, switch deskhand's app on, and restart it"}}, displayReached
 	}
-	return []check{{status: "ok", name: "display", detail: "the user's screen; Screen Recording and Accessibility are granted"}}, false
+	return []check{{status: "ok", name: "display", detail: "the user's screen; Screen Recording and Accessibility are granted"}}, displayReached
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/user"
 
 	"github.com/deskhand/deskhand/supervisor/desktop/x11"
 	"github.com/deskhand/deskhand/supervisor/desktop/x11/vdisplay"
@@ -16,8 +17,8 @@ import (
 // disagree. virtualDisplay is serve's --virtual-display default
 // ($DESKHAND_VIRTUAL_DISPLAY, else auto): with DISPLAY unset, serve starts
 // its own private desktop, and doctor checks that it can instead of
-// failing. ownDesktop reports that case.
-func displayChecks(ctx context.Context, display, virtualDisplay string) (checks []check, ownDesktop bool) {
+// failing.
+func displayChecks(ctx context.Context, display, virtualDisplay string) ([]check, displayState) {
 	plan, err := x11.PlanDisplay(virtualDisplay, display)
 	if err != nil {
 		c := check{status: "FAIL", name: "display", detail: err.Error(),
@@ -25,27 +26,27 @@ func displayChecks(ctx context.Context, display, virtualDisplay string) (checks 
 		if os.Getenv("WAYLAND_DISPLAY") != "" || os.Getenv("XDG_SESSION_TYPE") == "wayland" {
 			c.detail = "this is a Wayland session without XWayland's DISPLAY, and --virtual-display is off; deskhand drives X11 only for now"
 		}
-		return []check{c}, false
+		return []check{c}, displayDown
 	}
 	if plan.Virtual && display == "" {
 		what := fmt.Sprintf("DISPLAY is not set, so `deskhand serve` starts its own private %dx%d desktop (Xvfb and openbox) for each session and stops it on exit", plan.Width, plan.Height)
 		if err := vdisplay.CheckTools(""); err != nil {
 			return []check{{status: "FAIL", name: "display", detail: what + ", but " + err.Error(),
-				fix: "install it (`deskhand` needs Xvfb and openbox for a private desktop), or run deskhand inside an X11 session"}}, true
+				fix: "install it (`deskhand` needs Xvfb and openbox for a private desktop), or run deskhand inside an X11 session"}}, displayOwn
 		}
-		return []check{{status: "ok", name: "display", detail: what + "; to use your own screen, run deskhand inside your X11 session"}}, true
+		return []check{{status: "ok", name: "display", detail: what + "; to use your own screen, run deskhand inside your X11 session"}}, displayOwn
 	}
 	if plan.Virtual {
 		// An explicit --virtual-display size: the user's display is left
 		// alone, but it is what doctor can probe.
 		if err := vdisplay.CheckTools(""); err != nil {
-			return []check{{status: "FAIL", name: "display", detail: "DESKHAND_VIRTUAL_DISPLAY asks for a private desktop, but " + err.Error(), fix: "install it"}}, true
+			return []check{{status: "FAIL", name: "display", detail: "DESKHAND_VIRTUAL_DISPLAY asks for a private desktop, but " + err.Error(), fix: "install it"}}, displayOwn
 		}
 	}
 	p, conn, err := x11.ProbeDisplay(ctx, display)
 	if err != nil {
 		return []check{{status: "FAIL", name: "display", detail: err.Error(),
-			fix: fmt.Sprintf("check that the X server for %s runs and that this user may connect (`xset -q` should work; `xhost +si:localuser:%s` grants access)", display, os.Getenv("USER"))}}, false
+			fix: fmt.Sprintf("check that the X server for %s runs and is not stopped (`xset -q` should answer at once) and that this user may connect (`xhost +si:localuser:%s` grants access)", display, userName())}}, displayDown
 	}
 	conn.Close()
 	out := []check{{status: "ok", name: "display", detail: fmt.Sprintf("X11 at %s, %dx%d, server %q", display, p.Width, p.Height, p.Vendor)}}
@@ -75,5 +76,16 @@ func displayChecks(ctx context.Context, display, virtualDisplay string) (checks 
 			out = append(out, check{status: "warn", name: ext.name, detail: "missing: " + ext.why, fix: ext.fix})
 		}
 	}
-	return out, false
+	return out, displayReached
+}
+
+// userName is the user doctor runs as, for the commands its fixes name.
+func userName() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if name := os.Getenv("USER"); name != "" {
+		return name
+	}
+	return "$(id -un)"
 }

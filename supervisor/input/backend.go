@@ -4,6 +4,13 @@ import "time"
 
 // backend is the display-specific half of Input. Every method is called on
 // Input's worker goroutine only, which is locked to one OS thread.
+// abandoner is a backend that can give up its connection from another
+// goroutine than the worker's, while the worker is stuck in a call (see
+// Input.Close).
+type abandoner interface {
+	abandon()
+}
+
 type backend interface {
 	// alive reports an error once the connection to the display is lost.
 	alive() error

@@ -18,7 +18,10 @@
 // it may press nothing more. When the server answers again, the worker
 // finishes that operation, releases every button and key the Input holds
 // and takes calls again. Opening the display is bounded too (10 s), and
-// Close gives up on a worker stuck on the display.
+// Close gives up on a worker stuck on the display: it shuts the X
+// connections' sockets, so the stuck call fails as a lost connection and
+// nothing, robotgo's atexit XCloseDisplay included, waits on the server
+// after that.
 //
 // # Pointer: robotgo
 //

@@ -189,6 +189,9 @@ type Input struct {
 	closeOnce sync.Once
 	closeErr  error
 	shutErr   error // the worker's shutdown result, read once done is closed
+	// abandon, when the backend has one, is set before New returns and
+	// called by a Close that leaves a stuck worker behind.
+	abandon func()
 
 	// Owned by the worker goroutine.
 	be    backend
@@ -280,6 +283,9 @@ func (in *Input) loop(open func(string) (backend, string, error), ready chan<- e
 		return
 	}
 	in.be, in.display = watch(be, &in.watch, name), name
+	if a, ok := be.(abandoner); ok {
+		in.abandon = a.abandon
+	}
 	in.startGuard()
 	ready <- nil
 
@@ -396,8 +402,11 @@ func (in *Input) do(ctx context.Context, fn func(context.Context, *op) error) er
 }
 
 // Close releases everything still held (see ReleaseAll), restores any
-// borrowed keycode and closes the X connections. It is safe to call more
-// than once; later calls return the first call's result.
+// borrowed keycode and closes the X connections. On a display that does
+// not answer it returns ErrStalled instead of waiting, after shutting the
+// connections so that the worker, and the process's exit, do not wait on
+// the server either. It is safe to call more than once; later calls return
+// the first call's result.
 func (in *Input) Close() error {
 	in.closeOnce.Do(func() {
 		close(in.quit)
@@ -412,6 +421,9 @@ func (in *Input) Close() error {
 				// A display that does not answer must not keep the
 				// process from exiting; the worker is left behind.
 				if err := in.watch.check(in.display); err != nil {
+					if in.abandon != nil {
+						in.abandon()
+					}
 					in.closeErr = fmt.Errorf("closing the input: %w", err)
 					return
 				}

@@ -365,10 +365,11 @@ import (
 // requests on ours are synced (dirty); robotgo syncs its own after each
 // call.
 type x11 struct {
-	dpy   *C.Display
-	name  string
-	dirty bool
-	pings int64
+	dpy     *C.Display
+	robotgo *C.Display // robotgo's own connection, for abandon
+	name    string
+	dirty   bool
+	pings   int64
 }
 
 var (
@@ -424,7 +425,7 @@ func openBackend(display string) (backend, string, error) {
 		return nil, "", fmt.Errorf("opening X display %q for robotgo: cannot connect", name)
 	}
 	robotgoInUse = true
-	return &x11{dpy: dpy, name: name}, name, nil
+	return &x11{dpy: dpy, robotgo: C.XGetMainDisplay(), name: name}, name, nil
 }
 
 func (x *x11) close() {

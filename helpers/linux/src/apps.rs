@@ -30,18 +30,43 @@ pub struct Clues {
     pub gtk_application_id: Option<String>,
 }
 
-/// One parsed `.desktop` file: the fields that identify an application.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One parsed `.desktop` file: the fields that identify and launch an
+/// application. The helper is the one place desktop entries are read
+/// (PROTOCOL.md `apps`): the supervisor resolves open_application's names
+/// and launches from this same index, so a launched window's identity and
+/// the launch gate's agree.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct DesktopEntry {
     /// The desktop-file id without `.desktop` (path below `applications/`
     /// with `/` turned into `-`).
     pub id: String,
+    /// The file it was read from.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub file: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generic_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub startup_wm_class: Option<String>,
+    /// `Exec` split into arguments (quoting and escapes undone, field
+    /// codes kept for the launcher to expand).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exec: Vec<String>,
     /// Base name of the program in `Exec` (after any `env VAR=...` prefix).
+    #[serde(skip)]
     pub exec_program: Option<String>,
     /// Base name of the program in `TryExec`.
+    #[serde(skip)]
     pub try_exec_program: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icon: Option<String>,
+    /// The `Path` key: the working directory to launch in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<String>,
+    pub terminal: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub keywords: Vec<String>,
     pub no_display: bool,
 }
 
@@ -64,7 +89,9 @@ pub fn applications_dirs(
     xdg_data_dirs: Option<OsString>,
 ) -> Vec<PathBuf> {
     let mut bases = Vec::new();
-    match xdg_data_home.filter(|v| !v.is_empty()) {
+    // A relative XDG_DATA_HOME is invalid (XDG Base Directory spec) and
+    // ignored, like an unset one.
+    match xdg_data_home.filter(|v| Path::new(v).is_absolute()) {
         Some(dir) => bases.push(PathBuf::from(dir)),
         None => {
             if let Some(home) = home.filter(|v| !v.is_empty()) {
@@ -142,14 +169,70 @@ pub fn parse_desktop_entry(id: &str, text: &str) -> Option<DesktopEntry> {
     Some(DesktopEntry {
         id: id.to_string(),
         name: text_field("Name"),
+        generic_name: text_field("GenericName"),
         startup_wm_class: text_field("StartupWMClass"),
+        exec: fields.get("Exec").map(|v| exec_args(v)).unwrap_or_default(),
         exec_program: fields.get("Exec").and_then(|v| exec_program(v)),
         try_exec_program: fields.get("TryExec").and_then(|v| {
             let v = unescape_string(v);
             base_name(&v).map(str::to_string)
         }),
+        icon: text_field("Icon"),
+        work_dir: text_field("Path"),
+        terminal: flag("Terminal"),
+        keywords: text_field("Keywords")
+            .map(|k| {
+                k.split(';')
+                    .map(str::trim)
+                    .filter(|k| !k.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
         no_display: flag("NoDisplay"),
+        file: String::new(),
     })
+}
+
+/// Whether a `TryExec` program exists: an absolute path must be an
+/// executable file, a bare name one on `PATH`. An entry whose `TryExec`
+/// is missing is not installed (Desktop Entry spec) and is left out.
+fn try_exec_installed(text: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(program) = try_exec_value(text) else {
+        return true;
+    };
+    let executable = |p: &Path| {
+        fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return executable(Path::new(&program));
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| executable(&dir.join(&program))))
+}
+
+/// The unescaped `TryExec` of the main group, if any.
+fn try_exec_value(text: &str) -> Option<String> {
+    let mut in_main_group = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            if in_main_group {
+                return None;
+            }
+            in_main_group = line == "[Desktop Entry]";
+            continue;
+        }
+        if in_main_group {
+            if let Some((key, value)) = line.split_once('=') {
+                if key.trim() == "TryExec" {
+                    return Some(unescape_string(value.trim())).filter(|v| !v.is_empty());
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Undoes the escapes of the desktop-entry `string` type.
@@ -265,7 +348,11 @@ impl DesktopIndex {
                 let Ok(text) = fs::read_to_string(&path) else {
                     continue;
                 };
-                if let Some(entry) = parse_desktop_entry(&id, &text) {
+                if !try_exec_installed(&text) {
+                    continue;
+                }
+                if let Some(mut entry) = parse_desktop_entry(&id, &text) {
+                    entry.file = path.to_string_lossy().into_owned();
                     entries.push(entry);
                 }
             }
@@ -450,6 +537,15 @@ impl Apps {
         self.matches.clear();
     }
 
+    /// Every application entry of the index, rebuilt first if a folder
+    /// changed (PROTOCOL.md `apps`).
+    pub fn entries(&mut self) -> &[DesktopEntry] {
+        self.refresh();
+        self.index
+            .as_ref()
+            .map_or(&[], |(_, index)| index.entries())
+    }
+
     /// The identity of the program behind a window.
     pub fn resolve(&mut self, clues: &Clues) -> App {
         if self.index.is_none() {
@@ -542,7 +638,11 @@ mod tests {
             .collect();
         assert_eq!(dirs, want);
 
-        let dirs = applications_dirs(None, Some("/home/u".into()), Some("".into()));
+        let dirs = applications_dirs(
+            Some("relative/data".into()),
+            Some("/home/u".into()),
+            Some("".into()),
+        );
         let want: Vec<PathBuf> = ["/home/u/.local/share", "/usr/local/share", "/usr/share"]
             .iter()
             .map(|d| Path::new(d).join("applications"))
@@ -565,7 +665,15 @@ mod tests {
                 startup_wm_class: Some("Editor".into()),
                 exec_program: Some("editor".into()),
                 try_exec_program: Some("editor".into()),
+                exec: vec![
+                    "env".into(),
+                    "GTK_THEME=x".into(),
+                    "/opt/ed/bin/editor".into(),
+                    "--new".into(),
+                    "%U".into()
+                ],
                 no_display: true,
+                ..DesktopEntry::default()
             }
         );
     }
@@ -726,6 +834,7 @@ mod tests {
             exec_program: None,
             try_exec_program: None,
             no_display: false,
+            ..DesktopEntry::default()
         };
         let c = clues("inst", "Class");
         assert_eq!(best_name(Some(&entry), &c, Some("/bin/prog")), "Entry");

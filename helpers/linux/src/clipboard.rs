@@ -643,6 +643,22 @@ impl Clipboard {
     }
 }
 
+impl Clipboard {
+    /// Blocks until other clients have taken every selection this
+    /// Clipboard serves (the cut buffer needs no owner), or its X
+    /// connection breaks (the server went away); the keep mode's life.
+    pub fn wait_until_taken(&self) {
+        let mut state = lock(&self.shared);
+        while state.broken.is_none() && state.owned[..2].iter().any(Option::is_some) {
+            state = self
+                .shared
+                .changed
+                .wait(state)
+                .unwrap_or_else(|poison| poison.into_inner());
+        }
+    }
+}
+
 impl Drop for Clipboard {
     fn drop(&mut self) {
         let quit =
@@ -701,6 +717,8 @@ impl Server<'_> {
                             .is_some_and(|o| e.time >= o.since || e.time == CURRENT_TIME)
                         {
                             *owned = None;
+                            // A keeper waits for this (wait_until_taken).
+                            self.shared.changed.notify_all();
                         }
                     }
                 }

@@ -26,6 +26,7 @@ pub mod a11y;
 pub mod apps;
 pub mod clipboard;
 pub mod epoch;
+pub mod keeper;
 pub mod teach;
 pub mod wayland;
 pub mod windows;

@@ -1,6 +1,6 @@
 //! deskhand-helper: deskhand's Linux capture helper.
 //!
-//! Usage: deskhand-helper [--version] [--help]
+//! Usage: deskhand-helper [--version] [--help] [--keep-clipboard]
 //!
 //! It speaks JSON-RPC 2.0 with Content-Length framing on stdin/stdout
 //! (helpers/PROTOCOL.md) and logs to stderr. Environment:
@@ -16,11 +16,16 @@ use deskhand_helper::{log, log_debug, log_error};
 const USAGE: &str = "\
 deskhand-helper: deskhand's Linux capture helper (X11 and wlroots Wayland)
 
-Usage: deskhand-helper [--version] [--help]
+Usage: deskhand-helper [--version] [--help] [--keep-clipboard]
 
 Started by deskhand, it answers JSON-RPC 2.0 requests framed with
 Content-Length headers on stdin and writes responses to stdout, as described
 in helpers/PROTOCOL.md. Logs go to stderr. It exits when stdin closes.
+
+With --keep-clipboard it is the clipboard keeper deskhand starts as it
+exits: it reads {\"clipboard\": text, \"primary\": text} (each optional)
+on stdin, owns those selections, writes \"ready\" to stdout, and serves
+them until other applications have taken both (helpers/PROTOCOL.md).
 
 Environment:
   DISPLAY                    the X display to serve
@@ -40,6 +45,7 @@ fn main() -> ExitCode {
                 println!("deskhand-helper {HELPER_VERSION}");
                 ExitCode::SUCCESS
             }
+            "--keep-clipboard" => keep_clipboard(),
             "--help" | "-h" => {
                 print!("{USAGE}");
                 ExitCode::SUCCESS
@@ -79,6 +85,28 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The keeper mode (see `deskhand_helper::keeper`): it must outlive
+/// deskhand, so unlike serving it does not die with its parent.
+fn keep_clipboard() -> ExitCode {
+    let (status, clipboard) = deskhand_helper::keeper::run(io::stdin().lock(), io::stdout());
+    // Nothing more is written anywhere: the parent stops reading.
+    // SAFETY: open and dup2 take a C string and fds and touch no memory
+    // of ours.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null >= 0 {
+            for fd in 0..3 {
+                libc::dup2(null, fd);
+            }
+            libc::close(null);
+        }
+    }
+    if let Some(clipboard) = clipboard {
+        clipboard.wait_until_taken();
+    }
+    ExitCode::from(status)
 }
 
 /// Asks the kernel to kill the helper when deskhand dies, so a crashed

@@ -41,6 +41,7 @@ const ALL_CAPABILITIES: &[&str] = &[
     "clipboard.primary",
     "clipboard.cut_buffer",
     "hide",
+    "apps",
     "teach",
     "a11y",
 ];
@@ -57,6 +58,7 @@ const METHODS: &[&str] = &[
     "clipboard_write",
     "hide",
     "restore",
+    "apps",
     "teach_show",
     "teach_poll",
     "teach_hide",
@@ -197,6 +199,8 @@ pub struct Server {
     handshaken: bool,
     x: XState,
     clipboard: Option<Clipboard>,
+    /// The desktop-entry index `apps` answers from, built on first use.
+    apps: Option<crate::apps::Apps>,
     next_capture_id: u64,
     a11y: A11y,
 }
@@ -216,6 +220,7 @@ impl Server {
             handshaken: false,
             x,
             clipboard: None,
+            apps: None,
             next_capture_id: 1,
             a11y: A11y::new(),
         }
@@ -314,6 +319,7 @@ impl Server {
         let body = match method {
             "displays" => self.call_displays(id)?,
             "capture" => self.call_capture(id, &p)?,
+            "apps" => self.call_apps(id)?,
             "windows" => self.call_windows(id, &p)?,
             "windows_epoch" => self.call_windows_epoch(id)?,
             "window_at" => self.call_window_at(id, &p)?,
@@ -372,6 +378,10 @@ impl Server {
         let body = self.session()?.capture(id, &request, capture_id)?;
         self.next_capture_id += 1;
         Ok(body)
+    }
+
+    fn call_apps(&mut self, id: &Value) -> Result<Vec<u8>> {
+        Ok(protocol::success(id, &self.apps()))
     }
 
     fn call_windows(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
@@ -540,7 +550,7 @@ impl Server {
                 (caps, Some(s.x.display.clone()), extensions, None)
             }
             XState::Down(e) => (
-                Vec::new(),
+                vec!["apps"], // reads files only
                 xconn::display_name(self.config.display.as_deref()),
                 Extensions::default(),
                 Some(format!("{} ({})", e.message, e.hint)),
@@ -602,6 +612,11 @@ impl Server {
         self.clipboard = None;
         self.x = XState::Down(lost.clone());
         Some(lost)
+    }
+
+    fn apps(&mut self) -> Value {
+        let apps = self.apps.get_or_insert_with(crate::apps::Apps::from_env);
+        serde_json::json!({ "apps": apps.entries() })
     }
 
     fn clipboard(&mut self) -> Result<&mut Clipboard> {
@@ -1143,7 +1158,11 @@ mod tests {
             serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "handshake", "params": {"protocol_versions": [1, 2]}}),
         );
         assert_eq!(r["result"]["protocol_version"], 1);
-        assert_eq!(r["result"]["capabilities"], serde_json::json!([]));
+        assert_eq!(
+            r["result"]["capabilities"],
+            serde_json::json!(["apps"]),
+            "only apps, which reads files, works without X"
+        );
         assert!(r["result"]["display_error"]
             .as_str()
             .unwrap()

@@ -1,238 +1,75 @@
 package freedesktop
 
 import (
-	"bufio"
+	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/deskhand/deskhand/bridge"
 )
 
 // DesktopEntry is an application's .desktop file (the freedesktop.org
-// Desktop Entry Specification), with the keys a launcher needs.
+// Desktop Entry Specification), with the keys a launcher needs. The
+// capture helper reads the files (PROTOCOL.md `apps`): it is the one
+// place desktop entries are parsed, so the app open_application resolves
+// and launches is the app the helper names its windows after. Entries
+// that are Hidden, not applications, or whose TryExec program is missing
+// are not in its index.
 type DesktopEntry struct {
 	// ID is the desktop-file id: the path below applications/ with "/"
 	// replaced by "-", without ".desktop".
-	ID             string
-	File           string
-	Name           string
-	GenericName    string
-	Exec           string
-	TryExec        string
+	ID          string
+	File        string
+	Name        string
+	GenericName string
+	// Exec is the Exec key split into words, field codes not expanded.
+	Exec           []string
 	Icon           string
 	WorkDir        string // the Path key
 	Terminal       bool
 	NoDisplay      bool
-	Hidden         bool
 	StartupWMClass string
 	Keywords       []string
 }
 
-// DataDirs returns the XDG data directories in order of importance:
-// $XDG_DATA_HOME (default ~/.local/share), then $XDG_DATA_DIRS (default
-// /usr/local/share:/usr/share).
-func DataDirs() []string {
-	var dirs []string
-	home := os.Getenv("XDG_DATA_HOME")
-	if !filepath.IsAbs(home) {
-		home = ""
-		if h, err := os.UserHomeDir(); err == nil {
-			home = filepath.Join(h, ".local", "share")
-		}
-	}
-	if home != "" {
-		dirs = append(dirs, home)
-	}
-	sys := os.Getenv("XDG_DATA_DIRS")
-	if sys == "" {
-		sys = "/usr/local/share:/usr/share"
-	}
-	for _, d := range strings.Split(sys, ":") {
-		if filepath.IsAbs(d) {
-			dirs = append(dirs, d)
-		}
-	}
-	return dirs
+// AppIndex is where the desktop entries come from: the capture helper
+// (*bridge.Client satisfies it).
+type AppIndex interface {
+	Apps(ctx context.Context) ([]bridge.DesktopEntry, error)
 }
 
-// LoadEntries reads the application entries under dir/applications for
-// each dir. An id found in an earlier directory hides the same id in later
-// ones (as the specification orders them); entries that are Hidden, not of
-// Type=Application, or whose TryExec program is missing are left out.
-func LoadEntries(dirs []string) []DesktopEntry {
-	seen := map[string]bool{}
-	var out []DesktopEntry
-	for _, dir := range dirs {
-		root := filepath.Join(dir, "applications")
-		var found []DesktopEntry
-		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".desktop") {
-				return nil
-			}
-			rel, err := filepath.Rel(root, path)
-			if err != nil {
-				return nil
-			}
-			id := strings.TrimSuffix(strings.ReplaceAll(rel, string(filepath.Separator), "-"), ".desktop")
-			if seen[id] {
-				return nil
-			}
-			seen[id] = true // a hidden entry still hides later ones
-			f, err := os.Open(path)
-			if err != nil {
-				return nil
-			}
-			e, ok, err := ParseEntry(f)
-			f.Close()
-			if err != nil || !ok || e.Hidden {
-				return nil
-			}
-			if e.TryExec != "" {
-				if _, err := lookPath(e.TryExec); err != nil {
-					return nil
-				}
-			}
-			e.ID, e.File = id, path
-			found = append(found, e)
-			return nil
+// LoadEntries returns the installed applications' entries from the
+// helper's index, most important data directory first: an id in an
+// earlier XDG data directory hides the same id in later ones.
+func LoadEntries(ctx context.Context, index AppIndex) ([]DesktopEntry, error) {
+	if index == nil {
+		return nil, errors.New("reading the desktop entries: no capture helper to read them")
+	}
+	list, err := index.Apps(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the desktop entries through the capture helper: %w", err)
+	}
+	out := make([]DesktopEntry, 0, len(list))
+	for _, e := range list {
+		out = append(out, DesktopEntry{
+			ID: e.ID, File: e.File, Name: e.Name, GenericName: e.GenericName, Exec: e.Exec,
+			Icon: e.Icon, WorkDir: e.WorkDir, Terminal: e.Terminal, NoDisplay: e.NoDisplay,
+			StartupWMClass: e.StartupWMClass, Keywords: e.Keywords,
 		})
-		sort.Slice(found, func(i, j int) bool { return found[i].ID < found[j].ID })
-		out = append(out, found...)
 	}
-	return out
+	return out, nil
 }
 
-func lookPath(prog string) (string, error) {
-	if filepath.IsAbs(prog) {
-		fi, err := os.Stat(prog)
-		if err != nil {
-			return "", err
-		}
-		if fi.IsDir() || fi.Mode()&0o111 == 0 {
-			return "", fmt.Errorf("%s is not executable", prog)
-		}
-		return prog, nil
-	}
-	return execLookPath(prog)
-}
-
-// ParseEntry reads the [Desktop Entry] group of a .desktop file. ok is
-// false when the file describes something other than an application.
-func ParseEntry(r io.Reader) (e DesktopEntry, ok bool, err error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	inGroup := false
-	typ := ""
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if strings.HasPrefix(line, "[") {
-			inGroup = line == "[Desktop Entry]"
-			continue
-		}
-		if !inGroup {
-			continue
-		}
-		key, value, found := strings.Cut(line, "=")
-		if !found {
-			continue
-		}
-		key = strings.TrimSpace(key)
-		if strings.Contains(key, "[") {
-			continue // a localized value; the untranslated one is used
-		}
-		value = unescapeValue(strings.TrimSpace(value))
-		switch key {
-		case "Type":
-			typ = value
-		case "Name":
-			e.Name = value
-		case "GenericName":
-			e.GenericName = value
-		case "Exec":
-			e.Exec = value
-		case "TryExec":
-			e.TryExec = value
-		case "Icon":
-			e.Icon = value
-		case "Path":
-			e.WorkDir = value
-		case "Terminal":
-			e.Terminal = value == "true"
-		case "NoDisplay":
-			e.NoDisplay = value == "true"
-		case "Hidden":
-			e.Hidden = value == "true"
-		case "StartupWMClass":
-			e.StartupWMClass = value
-		case "Keywords":
-			for _, k := range strings.Split(value, ";") {
-				if k = strings.TrimSpace(k); k != "" {
-					e.Keywords = append(e.Keywords, k)
-				}
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return DesktopEntry{}, false, err
-	}
-	return e, typ == "Application" && e.Exec != "", nil
-}
-
-// unescapeValue applies the string escapes of the specification: \s \n \t
-// \r \\. Other backslashes are kept for the Exec quoting rules.
-func unescapeValue(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			switch s[i+1] {
-			case 's':
-				b.WriteByte(' ')
-				i++
-				continue
-			case 'n':
-				b.WriteByte('\n')
-				i++
-				continue
-			case 't':
-				b.WriteByte('\t')
-				i++
-				continue
-			case 'r':
-				b.WriteByte('\r')
-				i++
-				continue
-			case '\\':
-				b.WriteByte('\\')
-				i++
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// Command returns the entry's Exec line as arguments: split with the
-// specification's quoting rules, field codes expanded for a launch without
+// Command returns the entry's Exec line as arguments (split by the
+// helper with the specification's quoting rules), field codes expanded for a launch without
 // files (%f %F %u %U dropped, %i the icon, %c the name, %k the file, %%
 // a percent sign).
 func (e DesktopEntry) Command() ([]string, error) {
-	words, err := splitExec(e.Exec)
-	if err != nil {
-		return nil, fmt.Errorf("desktop entry %s: Exec %q: %w", e.ID, e.Exec, err)
-	}
 	var out []string
-	for _, w := range words {
+	for _, w := range e.Exec {
 		switch w {
 		case "%f", "%F", "%u", "%U", "%d", "%D", "%n", "%N", "%v", "%m":
 			continue
@@ -263,45 +100,9 @@ func (e DesktopEntry) Command() ([]string, error) {
 		out = append(out, b.String())
 	}
 	if len(out) == 0 || out[0] == "" {
-		return nil, fmt.Errorf("desktop entry %s: Exec %q names no program", e.ID, e.Exec)
+		return nil, fmt.Errorf("desktop entry %s: Exec %q names no program", e.ID, strings.Join(e.Exec, " "))
 	}
 	return out, nil
-}
-
-// splitExec splits an Exec value into words: whitespace separates them,
-// double quotes group them, and inside quotes a backslash escapes ", `, $
-// and \.
-func splitExec(s string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	inWord, quoted := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quoted && c == '\\' && i+1 < len(s) && strings.IndexByte("\"`$\\", s[i+1]) >= 0:
-			cur.WriteByte(s[i+1])
-			i++
-		case c == '"':
-			quoted = !quoted
-			inWord = true
-		case !quoted && (c == ' ' || c == '\t'):
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if quoted {
-		return nil, errors.New("unterminated quote")
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
 }
 
 // ErrNoSuchApp is wrapped by the error of an application name that matches
@@ -351,11 +152,10 @@ func idTail(id string) string {
 }
 
 func programName(e *DesktopEntry) string {
-	words, err := splitExec(e.Exec)
-	if err != nil || len(words) == 0 {
+	if len(e.Exec) == 0 {
 		return ""
 	}
-	return filepath.Base(words[0])
+	return filepath.Base(e.Exec[0])
 }
 
 func noSuchApp(entries []DesktopEntry, q string) error {

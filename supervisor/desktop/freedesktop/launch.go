@@ -21,22 +21,24 @@ var execLookPath = exec.LookPath
 // DefaultLaunchTimeout bounds how long OpenApplication waits for a window.
 const DefaultLaunchTimeout = 15 * time.Second
 
-// Windows lists the desktop's windows; *bridge.Client satisfies it.
-type Windows interface {
+// Helper lists the desktop's windows and its installed applications'
+// desktop entries; *bridge.Client satisfies it.
+type Helper interface {
 	Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error)
+	AppIndex
 }
+
+// resolveTimeout bounds reading the desktop entries for ResolveApp.
+const resolveTimeout = 10 * time.Second
 
 // LauncherOptions configure NewLauncher.
 type LauncherOptions struct {
-	// Windows is the capture helper, which sees the new window. Required.
-	Windows Windows
+	// Helper is the capture helper, which reads the desktop entries and
+	// sees the new window. Required.
+	Helper Helper
 	// Env is the environment applications are launched with (it names
 	// the display); nil means os.Environ().
 	Env []string
-	// DataDirs are the XDG data directories searched for
-	// applications/*.desktop, most important first; nil means
-	// $XDG_DATA_HOME and $XDG_DATA_DIRS (see DataDirs).
-	DataDirs []string
 	// Timeout bounds the wait for a launched application's window; 0
 	// means DefaultLaunchTimeout.
 	Timeout time.Duration
@@ -47,21 +49,17 @@ type LauncherOptions struct {
 // Launcher starts applications from their desktop entries, the way
 // freedesktop.org desktops (X11 and Wayland alike) do.
 type Launcher struct {
-	helper  Windows
+	helper  Helper
 	env     []string
-	dirs    []string
 	timeout time.Duration
 	log     *slog.Logger
 }
 
 // NewLauncher returns a launcher.
 func NewLauncher(opts LauncherOptions) *Launcher {
-	e := &Launcher{helper: opts.Windows, env: opts.Env, dirs: opts.DataDirs, timeout: opts.Timeout, log: opts.Logger}
+	e := &Launcher{helper: opts.Helper, env: opts.Env, timeout: opts.Timeout, log: opts.Logger}
 	if e.env == nil {
 		e.env = os.Environ()
-	}
-	if e.dirs == nil {
-		e.dirs = DataDirs()
 	}
 	if e.timeout <= 0 {
 		e.timeout = DefaultLaunchTimeout
@@ -75,7 +73,13 @@ func NewLauncher(opts LauncherOptions) *Launcher {
 // ResolveApp finds the identity of the app name names (see Resolve): its
 // desktop-entry id, name, StartupWMClass and executable.
 func (e *Launcher) ResolveApp(name string) (bridge.App, error) {
-	entry, err := Resolve(LoadEntries(e.dirs), name)
+	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+	defer cancel()
+	entries, err := LoadEntries(ctx, e.helper)
+	if err != nil {
+		return bridge.App{}, err
+	}
+	entry, err := Resolve(entries, name)
 	if err != nil {
 		return bridge.App{}, err
 	}
@@ -90,7 +94,10 @@ func (e *Launcher) ResolveApp(name string) (bridge.App, error) {
 // gtk-launch: detached in its own session, with the launcher's environment,
 // and waits until a new window of it maps.
 func (e *Launcher) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
-	entries := LoadEntries(e.dirs)
+	entries, err := LoadEntries(ctx, e.helper)
+	if err != nil {
+		return nil, err
+	}
 	entry, err := Resolve(entries, app)
 	if err != nil {
 		return nil, err

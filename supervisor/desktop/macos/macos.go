@@ -177,7 +177,7 @@ func (d *Desktop) WatchEscape(func()) (own func(code uint8), stop func(), err er
 
 // KeepClipboard does nothing: the general pasteboard keeps what the
 // helper wrote after the helper exits.
-func (d *Desktop) KeepClipboard(context.Context, cleanup.Stash) error { return nil }
+func (d *Desktop) KeepClipboard(context.Context, string, cleanup.Stash) error { return nil }
 
 // Notify shows a Notification Center banner. The texts go to osascript as
 // arguments, never into the script.

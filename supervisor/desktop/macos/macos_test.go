@@ -240,7 +240,7 @@ func TestNotifyPassesTextAsArguments(t *testing.T) {
 		t.Fatalf("notification ran %q", call)
 	}
 	// The pasteboard outlives the helper: nothing to keep.
-	if err := d.KeepClipboard(context.Background(), cleanup.Stash{Clipboard: cleanup.Clip{Text: "x", Had: true}}); err != nil {
+	if err := d.KeepClipboard(context.Background(), "", cleanup.Stash{Clipboard: cleanup.Clip{Text: "x", Had: true}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,9 +2,7 @@ package x11
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -14,62 +12,6 @@ import (
 	"github.com/deskhand/deskhand/internal/desktoptest"
 	"github.com/deskhand/deskhand/supervisor/input"
 )
-
-// TestMain lets the test binary be the clipboard keeper HandOff starts.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == KeeperCommand {
-		os.Exit(RunKeeper(os.Stdin, os.Stdout))
-	}
-	os.Exit(m.Run())
-}
-
-// TestKeeperOnXvfb: the text handed off stays on the clipboard after the
-// process that handed it off is done with it, in UTF-8 and Latin-1, until
-// another client takes the clipboard.
-func TestKeeperOnXvfb(t *testing.T) {
-	desktoptest.Require(t, "Xvfb", "xclip")
-	d := desktoptest.Start(t, desktoptest.Options{WindowManager: "none"})
-	read := func(target string) string {
-		out, _ := d.Command("xclip", "-o", "-selection", "clipboard", "-t", target).Output()
-		return string(out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := HandOff(ctx, os.Args[0], d.Display(), "kept: déjà vu"); err != nil {
-		t.Fatal(err)
-	}
-	if got := read("UTF8_STRING"); got != "kept: déjà vu" {
-		t.Fatalf("UTF8_STRING = %q", got)
-	}
-	if got := read("STRING"); got != "kept: d\xe9j\xe0 vu" {
-		t.Fatalf("STRING = %q", got)
-	}
-	if got := read("TARGETS"); !strings.Contains(got, "UTF8_STRING") || !strings.Contains(got, "TARGETS") {
-		t.Fatalf("TARGETS = %q", got)
-	}
-	if err := HandOff(ctx, os.Args[0], d.Display(), "€ only in UTF-8"); err != nil {
-		t.Fatal(err)
-	}
-	if got := read("UTF8_STRING"); got != "€ only in UTF-8" {
-		t.Fatalf("second keeper: UTF8_STRING = %q", got)
-	}
-	if err := HandOff(ctx, os.Args[0], d.Display(), strings.Repeat("x", MaxKeptBytes+1)); !errors.Is(err, ErrTooLargeToKeep) {
-		t.Fatalf("HandOff of too much text: %v", err)
-	}
-	// Another owner takes over; the keeper goes away.
-	cmd := d.Command("xclip", "-i", "-selection", "clipboard")
-	cmd.Stdin = strings.NewReader("someone else")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(3 * time.Second)
-	for got := read("UTF8_STRING"); got != "someone else"; got = read("UTF8_STRING") {
-		if time.Now().After(deadline) {
-			t.Fatalf("after xclip took it: %q", got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // TestWatcherOnXvfb drives a real X server: an Escape sent from outside
 // deskhand (xdotool, as a remote-desktop server would) interrupts; other

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,53 +14,57 @@ import (
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 )
 
-// KeeperCommand is the hidden deskhand command that keeps the clipboard:
-// deskhand runs itself with it when it restores the user's clipboard (and
-// PRIMARY selection) just before exiting. An X selection lives only as
-// long as the client that owns it, so text put back by the capture helper
-// (which exits with deskhand) would vanish at once; the keeper owns it
-// instead, in its own session, until other clients have taken every
-// selection it keeps, as xclip does.
-const KeeperCommand = "clipboard-keeper"
+// KeepFlag runs the capture helper as the clipboard keeper. An X
+// selection lives only as long as the client that owns it, so text put
+// back by the helper that serves deskhand (and exits with it) would
+// vanish at once. deskhand instead runs the helper binary once more with
+// this flag, in a session of its own: it owns the text (in UTF-8 and
+// Latin-1, large text through INCR, as clipboard_write does) until other
+// clients have taken every selection it keeps, as xclip does. The helper
+// is the only X selection owner deskhand has (helpers/PROTOCOL.md, "The
+// clipboard keeper").
+const KeepFlag = "--keep-clipboard"
 
-// MaxKeptBytes bounds the text a keeper serves per selection: one X
-// request carries it
-// (no INCR transfers), and the core protocol's request limit is 256 KiB.
-const MaxKeptBytes = 200 * 1024
+// MaxKeptBytes bounds the text a keeper serves per selection: the
+// helper's limit on a clipboard_write.
+const MaxKeptBytes = 1 << 20
 
-// ErrTooLargeToKeep is returned by HandOff for text over MaxKeptBytes.
+// ErrTooLargeToKeep is returned by Keep for text over MaxKeptBytes.
 var ErrTooLargeToKeep = fmt.Errorf("clipboard text over %d bytes cannot be kept after deskhand exits", MaxKeptBytes)
 
-// HandOff starts a keeper for text on the clipboard of X display
-// display; see Keep.
-func HandOff(ctx context.Context, exe, display, text string) error {
-	return Keep(ctx, exe, display, cleanup.Stash{Clipboard: cleanup.Clip{Text: text, Had: true}})
+// keepRequest is what the keeper reads on stdin; a nil selection is not
+// kept.
+type keepRequest struct {
+	Clipboard *string `json:"clipboard,omitempty"`
+	Primary   *string `json:"primary,omitempty"`
 }
 
 // Keep starts a keeper for the clipboard and PRIMARY clips of s that have
 // Had set (the cut buffer needs none: it outlives its writer), on X
-// display display, and returns once it owns their selections. The keeper is the
-// program at exe (deskhand itself; "" means os.Executable) run with
-// KeeperCommand, in a session of its own so it outlives deskhand.
-func Keep(ctx context.Context, exe, display string, s cleanup.Stash) error {
+// display display, and returns once it owns their selections. The keeper
+// is the capture helper at helper run with KeepFlag.
+func Keep(ctx context.Context, helper, display string, s cleanup.Stash) error {
 	if len(s.Clipboard.Text) > MaxKeptBytes || len(s.Primary.Text) > MaxKeptBytes {
 		return ErrTooLargeToKeep
 	}
-	s.CutBuffer = cleanup.Clip{}
-	if !s.Clipboard.Had && !s.Primary.Had {
+	var req keepRequest
+	if s.Clipboard.Had {
+		req.Clipboard = &s.Clipboard.Text
+	}
+	if s.Primary.Had {
+		req.Primary = &s.Primary.Text
+	}
+	if req.Clipboard == nil && req.Primary == nil {
 		return nil
 	}
-	in, err := json.Marshal(s)
+	if helper == "" {
+		return errors.New("keeping the clipboard after deskhand exits: no capture helper to keep it (it was never started)")
+	}
+	in, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return fmt.Errorf("finding deskhand's executable for the clipboard keeper: %w", err)
-		}
-	}
-	cmd := exec.Command(exe, KeeperCommand)
+	cmd := exec.Command(helper, KeepFlag)
 	cmd.Env = append(os.Environ(), "DISPLAY="+display)
 	cmd.Stdin = strings.NewReader(string(in))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -83,7 +86,7 @@ func Keep(ctx context.Context, exe, display string, s cleanup.Stash) error {
 			cmd.Process.Kill()
 			cmd.Wait()
 			if line == "" {
-				line = "no answer"
+				line = "no answer (is the helper older than --keep-clipboard?)"
 			}
 			return fmt.Errorf("the clipboard keeper failed: %s", line)
 		}
@@ -95,52 +98,3 @@ func Keep(ctx context.Context, exe, display string, s cleanup.Stash) error {
 	// Not waited for: it lives on after deskhand, and init reaps it.
 	return cmd.Process.Release()
 }
-
-// maxKeeperInput bounds the keeper's JSON input: two selections of
-// MaxKeptBytes each, every byte escaped as \u00XX at worst.
-const maxKeeperInput = 2*6*MaxKeptBytes + 1024
-
-// RunKeeper is the keeper's main: it reads a Stash as JSON from in, takes
-// the selections of $DISPLAY that it has text for, writes "ready" (or
-// "error: …") to out and serves the text until other clients have taken
-// them all. It returns the exit status.
-func RunKeeper(in io.Reader, out io.Writer) int {
-	var s cleanup.Stash
-	data, err := io.ReadAll(io.LimitReader(in, maxKeeperInput+1))
-	switch {
-	case err != nil:
-	case len(data) > maxKeeperInput:
-		err = ErrTooLargeToKeep
-	default:
-		err = json.Unmarshal(data, &s)
-	}
-	if err == nil && (len(s.Clipboard.Text) > MaxKeptBytes || len(s.Primary.Text) > MaxKeptBytes) {
-		err = ErrTooLargeToKeep
-	}
-	if err != nil {
-		fmt.Fprintf(out, "error: %v\n", err)
-		return 1
-	}
-	serve, err := keepSelections(os.Getenv("DISPLAY"), s)
-	if err != nil {
-		fmt.Fprintf(out, "error: %v\n", err)
-		return 1
-	}
-	fmt.Fprintln(out, "ready")
-	if c, ok := out.(io.Closer); ok {
-		c.Close()
-	}
-	// Nothing more is written anywhere: the parent is gone.
-	if null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
-		syscall.Dup2(int(null.Fd()), 1)
-		syscall.Dup2(int(null.Fd()), 2)
-	}
-	if err := serve(); err != nil && !errors.Is(err, errLostClipboard) {
-		return 1
-	}
-	return 0
-}
-
-// errLostClipboard ends a keeper normally: other clients took every
-// selection it kept.
-var errLostClipboard = errors.New("other clients took the selections")

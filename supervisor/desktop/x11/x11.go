@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
@@ -88,6 +89,9 @@ type Desktop struct {
 	virtual *vdisplay.Display
 	check   *DisplayCheck
 	log     *slog.Logger
+
+	mu       sync.Mutex
+	launcher *freedesktop.Launcher // set by Launcher
 }
 
 // Open chooses the display and, when the plan says so, starts the private
@@ -164,11 +168,11 @@ func (d *Desktop) WatchEscape(onEscape func()) (own func(code uint8), stop func(
 	return w.Own, w.Close, nil
 }
 
-// KeepClipboard hands the clipboard and PRIMARY text of s to a keeper
-// process: an X selection lives only as long as its owner, and the helper
-// exits with deskhand.
-func (d *Desktop) KeepClipboard(ctx context.Context, s cleanup.Stash) error {
-	return Keep(ctx, "", d.display, s)
+// KeepClipboard hands the clipboard and PRIMARY text of s to a keeper,
+// the capture helper at helper in its keep mode: an X selection lives
+// only as long as its owner, and the serving helper exits with deskhand.
+func (d *Desktop) KeepClipboard(ctx context.Context, helper string, s cleanup.Stash) error {
+	return Keep(ctx, helper, d.display, s)
 }
 
 // Notify shows a freedesktop.org desktop notification.
@@ -176,14 +180,27 @@ func (d *Desktop) Notify(ctx context.Context, summary, body string) error {
 	return (&freedesktop.Notifier{}).Notify(ctx, summary, body)
 }
 
-// ResolveApp finds an app's identity from its desktop entry.
+// ResolveApp finds an app's identity from its desktop entry, in the
+// capture helper's index (the one the helper names windows from), once
+// Launcher has been given the helper.
 func (d *Desktop) ResolveApp(name string) (bridge.App, error) {
-	return freedesktop.NewLauncher(freedesktop.LauncherOptions{}).ResolveApp(name)
+	d.mu.Lock()
+	l := d.launcher
+	d.mu.Unlock()
+	if l == nil {
+		return bridge.App{}, errors.New("resolving an app: the capture helper is not set up yet")
+	}
+	return l.ResolveApp(name)
 }
 
-// Launcher launches apps from their desktop entries, on this display.
+// Launcher launches apps from their desktop entries, read by helper, on
+// this display; ResolveApp uses the same helper.
 func (d *Desktop) Launcher(helper *bridge.Client) executor.Launcher {
-	return freedesktop.NewLauncher(freedesktop.LauncherOptions{Windows: helper, Env: d.env, Logger: d.log.With("component", "launch")})
+	l := freedesktop.NewLauncher(freedesktop.LauncherOptions{Helper: helper, Env: d.env, Logger: d.log.With("component", "launch")})
+	d.mu.Lock()
+	d.launcher = l
+	d.mu.Unlock()
+	return l
 }
 
 // WrapExecutor returns exec: on X11 the gates' masking is all a capture

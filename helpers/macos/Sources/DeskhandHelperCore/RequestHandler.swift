@@ -39,7 +39,7 @@ public final class RequestHandler {
     /// The methods that need the handshake first.
     static let methods: Set<String> = [
         "displays", "capture", "windows", "window_at", "patch_check", "clipboard_read", "clipboard_write",
-        "hide", "restore", "permissions", "key_layout", "a11y_apps", "a11y_tree", "a11y_element", "a11y_act",
+        "hide", "restore", "permissions", "apps", "key_layout", "a11y_apps", "a11y_tree", "a11y_element", "a11y_act",
         "teach_show", "teach_poll", "teach_hide",
     ]
 
@@ -147,6 +147,12 @@ public final class RequestHandler {
             result = ["restored": .array(try await desktop.restore(ids).map { JSON($0) })]
         case "permissions":
             result = try await permissions(p)
+        case "apps":
+            // macOS apps are bundles, named by bundle id (open_application
+            // launches through Launch Services); there are no desktop entries.
+            throw ProtocolError(
+                .unsupported, "macOS has no freedesktop.org desktop entries; apps are bundles, named by bundle id",
+                hint: "Name the app by its bundle id or name; open_application launches it through Launch Services.")
         case "key_layout":
             result = try await desktop.keyLayout()
         case "a11y_apps":
