@@ -220,7 +220,7 @@ func find(t *testing.T, tree *a11yTree, what string, match func(a11yNode) bool) 
 // TestA11yHelperActs acts on gtk3-widget-factory while an xterm covers it
 // and has the focus: a toggle button's Click presses it, set_text changes
 // an entry, set_value moves a slider, a check box toggles and an expander
-// opens, each read back from the tree; the pointer position and the focused
+// (gtk4-widget-factory's) opens and closes, each read back from the tree; the pointer position and the focused
 // window (xdotool) stay as they were.
 func TestA11yHelperActs(t *testing.T) {
 	d, c := a11yDesktop(t)
@@ -228,6 +228,15 @@ func TestA11yHelperActs(t *testing.T) {
 	w := d.StartApp(t, desktoptest.GTK3WidgetFactory())
 	tree := waitTree(t, c, w.PID, func(tr *a11yTree) error {
 		return rolesMissing(tr, "toggle button", "text", "check box", "slider")
+	})
+	// gtk3-widget-factory has no expander; gtk4-widget-factory's is a
+	// button with the expandable state.
+	w4 := d.StartApp(t, desktoptest.GTK4WidgetFactory())
+	tree4 := waitTree(t, c, w4.PID, func(tr *a11yTree) error {
+		if !slices.ContainsFunc(tr.Nodes, func(n a11yNode) bool { return n.has("expandable") }) {
+			return fmt.Errorf("no expandable element among %d nodes", len(tr.Nodes))
+		}
+		return nil
 	})
 	cover := d.StartXterm(t, desktoptest.XtermOptions{Title: "cover", Geometry: "200x60+0+0"})
 	d.Focus(t, cover.ID)
@@ -278,14 +287,18 @@ func TestA11yHelperActs(t *testing.T) {
 		}
 	})
 	t.Run("expander", func(t *testing.T) {
-		n := find(t, tree, "collapsed expandable element", func(n a11yNode) bool {
-			return n.has("expandable") && !n.has("expanded") && usable(n) && len(n.Actions) > 0
+		// Combo boxes are expandable too, but opening one grabs the pointer.
+		n := find(t, tree4, "expander", func(n a11yNode) bool {
+			return n.has("expandable") && n.has("sensitive") && n.Role == "push button" && slices.Contains(n.Actions, "Activate")
 		})
-		act(t, c, w.PID, n.Ref, map[string]any{"op": "action", "action": n.Actions[0]})
-		waitElement(t, c, w.PID, n.Ref, "expands", func(m a11yNode) bool { return m.has("expanded") })
+		was := n.has("expanded")
+		act(t, c, w4.PID, n.Ref, map[string]any{"op": "action", "action": "Activate"})
+		waitElement(t, c, w4.PID, n.Ref, "expander toggles", func(m a11yNode) bool { return m.has("expanded") != was })
+		act(t, c, w4.PID, n.Ref, map[string]any{"op": "action", "action": "Activate"})
+		waitElement(t, c, w4.PID, n.Ref, "expander toggles back", func(m a11yNode) bool { return m.has("expanded") == was })
 	})
 	t.Run("refusals", func(t *testing.T) {
-		n := tree.Nodes[len(tree.Nodes)/2]
+		n := find(t, tree, "element with actions", func(n a11yNode) bool { return len(n.Actions) > 0 })
 		var herr *bridge.Error
 		err := c.Call(ctx(t), "a11y_act", map[string]any{"pid": w.PID, "ref": n.Ref, "op": "action", "action": "no such action"}, nil)
 		if !errors.As(err, &herr) || herr.Name != "unsupported" || !strings.Contains(herr.Message, "exposes") {

@@ -32,7 +32,8 @@ mod tests {
     #[test]
     fn role_names_are_libatspi_names() {
         use atspi_common::Role;
-        assert_eq!(role_name(Role::PushButton as u32), "push button");
+        assert_eq!(role_name(Role::Button as u32), "push button");
+        assert_eq!(role_name(Role::ToggleButton as u32), "toggle button");
         assert_eq!(role_name(Role::CheckBox as u32), "check box");
         assert_eq!(role_name(Role::MenuItem as u32), "menu item");
         assert_eq!(role_name(Role::Text as u32), "text");
@@ -115,7 +116,12 @@ pub struct Extra {
 /// own `name()` is a shorter English label ("button"), so the name is
 /// spelled from the variant instead.
 pub fn role_name(n: u32) -> String {
-    match atspi_common::Role::try_from(n) {
+    use atspi_common::Role;
+    match Role::try_from(n) {
+        // The variants whose names are not libatspi's nick.
+        Ok(Role::Button) => "push button".into(),
+        Ok(Role::HTMLContainer) => "html container".into(),
+        Ok(Role::CHART) => "chart".into(),
         Ok(r) => {
             let camel = format!("{r:?}");
             let mut out = String::with_capacity(camel.len() + 4);
