@@ -194,7 +194,9 @@ func TestA11yHelperTrees(t *testing.T) {
 				t.Errorf("window bounds %+v, xwininfo says %v", *b, w.Client)
 			}
 			for _, n := range tree.Nodes {
-				if n.Role != "push button" || n.Bounds == nil || !n.has("showing") && !n.has("visible") || n.Bounds.Width == 0 {
+				// GTK 3 places widgets of hidden pages at -2147483648;
+				// GTK 4 gives them empty bounds.
+				if n.Role != "push button" || n.Bounds == nil || n.Bounds.X < -1<<30 || n.Bounds.Width == 0 {
 					continue
 				}
 				if n.Bounds.X < b.X-tol || n.Bounds.Y < b.Y-tol || n.Bounds.X+n.Bounds.Width > b.X+b.Width+tol {
