@@ -260,9 +260,7 @@ where
         ),
     )
     .await?;
-    msg.body()
-        .deserialize::<R>()
-        .map_err(|e| CallError::Bus(e.into()))
+    msg.body().deserialize::<R>().map_err(CallError::Bus)
 }
 
 /// One property of an accessible object.

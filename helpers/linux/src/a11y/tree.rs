@@ -25,6 +25,40 @@ pub const COORD_SCREEN: u32 = 0;
 /// Longest text read into a node's value.
 const MAX_VALUE_CHARS: i32 = 4096;
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn role_names_are_libatspi_names() {
+        use atspi_common::Role;
+        assert_eq!(role_name(Role::Button as u32), "push button");
+        assert_eq!(role_name(Role::ToggleButton as u32), "toggle button");
+        assert_eq!(role_name(Role::CheckBox as u32), "check box");
+        assert_eq!(role_name(Role::MenuItem as u32), "menu item");
+        assert_eq!(role_name(Role::Text as u32), "text");
+        assert_eq!(role_name(100_000), "role 100000");
+    }
+
+    #[test]
+    fn states_skip_unknown_bits() {
+        // Bit 4 is ATSPI_STATE_CHECKED; bit 63 is beyond every known state.
+        assert_eq!(state_names(&[1 << 4, 1 << 31]), vec!["checked".to_owned()]);
+        assert!(state_names(&[0, 0]).is_empty());
+    }
+
+    #[test]
+    fn refs_round_trip() {
+        let o = Obj::parse_ref(":1.42/org/a11y/atspi/accessible/7").unwrap();
+        assert_eq!(o.bus, ":1.42");
+        assert_eq!(o.path, "/org/a11y/atspi/accessible/7");
+        assert_eq!(o.to_ref(), ":1.42/org/a11y/atspi/accessible/7");
+        for bad in ["", "org.a11y/x", ":1.2", ":1.2/bad path", "/x", ":/x"] {
+            assert!(Obj::parse_ref(bad).is_none(), "{bad}");
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Range {
     pub min: f64,
@@ -77,9 +111,28 @@ pub struct Extra {
     pub range: Option<Range>,
 }
 
-fn role_name(n: u32) -> String {
-    match atspi_common::Role::try_from(n) {
-        Ok(r) => r.name().to_owned(),
+/// The AT-SPI role name libatspi gives (`atspi_role_get_name`): the enum
+/// nick with spaces, "push button", "check box", "menu item". atspi-common's
+/// own `name()` is a shorter English label ("button"), so the name is
+/// spelled from the variant instead.
+pub fn role_name(n: u32) -> String {
+    use atspi_common::Role;
+    match Role::try_from(n) {
+        // The variants whose names are not libatspi's nick.
+        Ok(Role::Button) => "push button".into(),
+        Ok(Role::HTMLContainer) => "html container".into(),
+        Ok(Role::CHART) => "chart".into(),
+        Ok(r) => {
+            let camel = format!("{r:?}");
+            let mut out = String::with_capacity(camel.len() + 4);
+            for (i, ch) in camel.chars().enumerate() {
+                if ch.is_ascii_uppercase() && i > 0 {
+                    out.push(' ');
+                }
+                out.push(ch.to_ascii_lowercase());
+            }
+            out
+        }
         Err(_) => format!("role {n}"),
     }
 }
