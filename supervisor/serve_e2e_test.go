@@ -452,8 +452,9 @@ func TestServeToolsAndHelp(t *testing.T) {
 	}
 
 	start := time.Now()
-	// Without the teaching tools (teach_e2e_test.go covers them).
-	e := serve(t, d, "--teach", "off")
+	// The coordinate tools alone (elements_e2e_test.go covers the element
+	// family, teach_e2e_test.go the teaching tools).
+	e := serve(t, d, "--tools", "coordinates", "--teach", "off")
 	res, err := e.cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -1164,7 +1165,8 @@ func TestServeInspectorCLI(t *testing.T) {
 	run := func(args ...string) []byte {
 		t.Helper()
 		full := append([]string{"-y", "@modelcontextprotocol/inspector@" + inspectorVersion, "-e", "XDG_CONFIG_HOME=" + configHome, "--cli",
-			bin, "serve", "--virtual-display", "1280x800", "--state-dir", "none", "--helper", helper, "--allow", "xterm"}, args...)
+			bin, "serve", "--virtual-display", "1280x800", "--state-dir", "none", "--helper", helper, "--allow", "xterm",
+			"--tools", "coordinates", "--teach", "off"}, args...)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "npx", full...)
@@ -1195,7 +1197,7 @@ func TestServeInspectorCLI(t *testing.T) {
 		t.Fatalf("inspector tools/list output is not JSON: %v\n%.2000s", err, out)
 	}
 	if len(list.Tools) != 24 {
-		t.Errorf("the inspector lists %d tools, want 24", len(list.Tools))
+		t.Errorf("the inspector lists %d tools, want the 24 coordinate tools", len(list.Tools))
 	}
 
 	var call struct {

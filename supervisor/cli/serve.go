@@ -97,7 +97,8 @@ ends the lesson with nothing run. The tooltip never appears in
 deskhand's screenshots. With --teach auto (the default) the tools are
 offered where the capture helper can show the tooltip; --teach on offers
 them always (a step fails with an explanation where it cannot be shown),
---teach off never.
+--teach off never. They go with the coordinate tools: --tools elements
+offers none of them.
 
 Nothing may be used until the model calls request_access and the user
 approves the apps in a dialog; with clients that cannot show one, only the

@@ -65,9 +65,11 @@ type teachState struct {
 // EnableTeaching offers the teaching tools, once; a server made with
 // Options.Teach has them from the start. Clients connected meanwhile are
 // told that the tool list changed. It does nothing for the openai
-// profile, whose one tool cannot teach.
+// profile, whose one tool cannot teach, nor for the elements family.
 func (s *Server) EnableTeaching() {
-	if s.profile != ProfileDefault {
+	// A step's actions are computer_batch actions, so teaching goes with
+	// the coordinate tools; --tools elements offers seed 002's tools alone.
+	if s.profile != ProfileDefault || s.family == ToolsElements {
 		return
 	}
 	s.teach.mu.Lock()

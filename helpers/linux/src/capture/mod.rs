@@ -276,6 +276,17 @@ impl Capturer {
         Ok(())
     }
 
+    /// The last capture's id when nothing was drawn inside its area since
+    /// its pixels were read, so that `rebaseline` may be skipped. Ask it
+    /// before any server grab, which would hold the tracker's connection.
+    pub fn quiet_since_read(&mut self) -> Option<u64> {
+        let (id, source) = self.last.as_ref().map(|s| (s.id, s.source))?;
+        match self.with_damage(|d| d.drawn_within(source)) {
+            Some(false) => Some(id),
+            _ => None,
+        }
+    }
+
     /// Reads the last capture's source rectangle from the screen again
     /// and makes those pixels the ones `patch_check` compares against,
     /// keeping the capture id; no image is produced. Returns how many
@@ -292,10 +303,6 @@ impl Capturer {
         let Some((id, source)) = self.last.as_ref().map(|s| (s.id, s.source)) else {
             return Ok(None);
         };
-        if self.with_damage(|d| d.drawn_within(source)) == Some(false) {
-            // Nothing was drawn there since the stored pixels were read.
-            return Ok(Some((id, 0)));
-        }
         // grab fills the SHM slot the last capture does not use, so the old
         // pixels stay readable for the comparison.
         let (store, layout, _) = self.grab(conn, root, format, screen, source)?;

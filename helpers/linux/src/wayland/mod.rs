@@ -35,7 +35,7 @@ use crate::capture::mask;
 use crate::displays::{fnv1a32, Display};
 use crate::error::{Code, Error, Result};
 use crate::protocol::{self, FrameError, FrameReader, Message};
-use crate::server::{HELPER_VERSION, PROTOCOL_VERSIONS};
+use crate::server::{Params, HELPER_VERSION, PROTOCOL_VERSIONS};
 use crate::types::{App, Point, Rect, Size, Window};
 use state::Wl;
 
@@ -376,9 +376,9 @@ impl Server {
         let wanted = p.int("display", 0, u32::MAX as i64)?.map(|d| d as u32);
         let rect = p.rect("rect")?;
         let selection = mask::Selection {
-            mask: p.ids("mask")?.unwrap_or_default(),
+            mask: p.window_ids("mask")?.unwrap_or_default(),
             others: p.bool("mask_others")?.unwrap_or(false),
-            keep: p.ids("keep")?.unwrap_or_default(),
+            keep: p.window_ids("keep")?.unwrap_or_default(),
         };
         let mask_color = match p.get("mask_color") {
             None => [0, 0, 0],
@@ -633,7 +633,7 @@ impl Server {
     }
 
     fn hide(&mut self, p: &Params<'_>) -> Result<Value> {
-        let ids = p.required_ids("windows")?;
+        let ids = p.required_window_ids("windows")?;
         let wl = self.wl()?;
         let list = window_list(wl, true);
         let mut hidden = Vec::new();
@@ -663,7 +663,7 @@ impl Server {
     }
 
     fn restore(&mut self, p: &Params<'_>) -> Result<Value> {
-        let ids = p.required_ids("windows")?;
+        let ids = p.required_window_ids("windows")?;
         let wl = self.wl()?;
         let mut restored = Vec::new();
         for id in ids {
@@ -1098,113 +1098,4 @@ struct CaptureResult<'a> {
     mask_others: bool,
     method: &'static str,
     capture_id: u64,
-}
-
-/// Typed access to a request's params with messages that name the field.
-struct Params<'a> {
-    method: &'a str,
-    map: Map<String, Value>,
-}
-
-impl<'a> Params<'a> {
-    fn new(method: &'a str, params: Value) -> Result<Params<'a>> {
-        match params {
-            Value::Null => Ok(Params {
-                method,
-                map: Map::new(),
-            }),
-            Value::Object(map) => Ok(Params { method, map }),
-            other => Err(Error::invalid_params(format!(
-                "{method}: params must be an object, not {}",
-                protocol::kind(&other)
-            ))),
-        }
-    }
-
-    fn bad(&self, what: String) -> Error {
-        Error::invalid_params(format!("{}: {what}", self.method))
-    }
-
-    fn get(&self, name: &str) -> Option<&Value> {
-        self.map.get(name).filter(|v| !v.is_null())
-    }
-
-    fn int(&self, name: &str, min: i64, max: i64) -> Result<Option<i64>> {
-        let Some(v) = self.get(name) else {
-            return Ok(None);
-        };
-        match v.as_i64() {
-            Some(i) if (min..=max).contains(&i) => Ok(Some(i)),
-            _ => Err(self.bad(format!(
-                "\"{name}\" must be an integer in {min}..={max}, got {v}"
-            ))),
-        }
-    }
-
-    fn required_int(&self, name: &str, min: i64, max: i64) -> Result<i64> {
-        self.int(name, min, max)?.ok_or_else(|| {
-            self.bad(format!(
-                "\"{name}\" is required (an integer in {min}..={max})"
-            ))
-        })
-    }
-
-    fn bool(&self, name: &str) -> Result<Option<bool>> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(v) => Err(self.bad(format!("\"{name}\" must be true or false, got {v}"))),
-        }
-    }
-
-    fn str(&self, name: &str) -> Result<Option<&str>> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(v) => Err(self.bad(format!(
-                "\"{name}\" must be a string, got {}",
-                protocol::kind(v)
-            ))),
-        }
-    }
-
-    fn ids(&self, name: &str) -> Result<Option<Vec<u32>>> {
-        let Some(v) = self.get(name) else {
-            return Ok(None);
-        };
-        let bad = || {
-            self.bad(format!(
-                "\"{name}\" must be an array of window ids, got {v}"
-            ))
-        };
-        let Value::Array(items) = v else {
-            return Err(bad());
-        };
-        items
-            .iter()
-            .map(|i| {
-                i.as_u64()
-                    .filter(|&i| i <= u32::MAX as u64)
-                    .map(|i| i as u32)
-                    .ok_or_else(bad)
-            })
-            .collect::<Result<Vec<u32>>>()
-            .map(Some)
-    }
-
-    fn required_ids(&self, name: &str) -> Result<Vec<u32>> {
-        self.ids(name)?
-            .ok_or_else(|| self.bad(format!("\"{name}\" is required (an array of window ids)")))
-    }
-
-    fn rect(&self, name: &str) -> Result<Option<Rect>> {
-        let Some(v) = self.get(name) else {
-            return Ok(None);
-        };
-        let r: Option<Rect> = serde_json::from_value(v.clone()).ok();
-        match r {
-            Some(r) if r.width > 0 && r.height > 0 => Ok(Some(r)),
-            _ => Err(self.bad(format!("\"{name}\" must be {{\"x\", \"y\", \"width\", \"height\"}} with a positive size, got {v}"))),
-        }
-    }
 }
