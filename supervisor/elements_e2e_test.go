@@ -157,16 +157,16 @@ func TestElementsBackground(t *testing.T) {
 	if !strings.Contains(apps, "pid "+strconv.Itoa(dlg.PID)) || !strings.Contains(apps, "element entry") {
 		t.Fatalf("list_apps lacks zenity (pid %d):\n%s", dlg.PID, apps)
 	}
-	state := e.waitState(dlg.PID, `button "OK"`)
+	state := e.waitState(dlg.PID, `push button "OK"`)
 	entry := elementID(t, state, "text", "")
-	ok := elementID(t, state, "button", "OK")
+	ok := elementID(t, state, "push button", "OK")
 	// The screenshot is the window's frame as xwininfo has it, and the
 	// element bounds lie inside its client area.
 	frame := d.WindowInfo(t, dlg.ID).Frame
 	if want := fmt.Sprintf(`"screen_rect":{"x":%d,"y":%d,"width":%d,"height":%d}`, frame.X, frame.Y, frame.Width, frame.Height); !strings.Contains(state, want) {
 		t.Errorf("the state's screenshot is not the window's frame %s (xwininfo):\n%s", frame, state)
 	}
-	m := regexp.MustCompile(`\[` + ok + `\] button "OK"[^@]*@\((\d+),(\d+) (\d+)x(\d+)\)`).FindStringSubmatch(state)
+	m := regexp.MustCompile(`\[` + ok + `\] push button "OK"[^@]*@\((\d+),(\d+) (\d+)x(\d+)\)`).FindStringSubmatch(state)
 	if m == nil {
 		t.Fatalf("OK has no bounds: %q", lineOf(state, ok))
 	}
@@ -220,19 +220,19 @@ func TestElementsSliderAndTiers(t *testing.T) {
 		if l := lineOf(state, slider); !strings.Contains(l, "range=42") {
 			t.Errorf("after set_value(42) the slider is %q:\n%s", l, state)
 		}
-		e.ok("click", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state+e.state(dlg.PID, map[string]any{"disableDiff": true}), "button", "OK")})
+		e.ok("click", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state+e.state(dlg.PID, map[string]any{"disableDiff": true}), "push button", "OK")})
 		waitFile(t, out, "42")
 	})
 	t.Run("click tier refuses type_text", func(t *testing.T) {
 		d := a11yDesktop(t)
 		dlg, out := zenity(t, d, "--entry", "--title", "click tier entry")
 		e := elementsServer(t, d, "click")
-		state := e.waitState(dlg.PID, `button "OK"`)
+		state := e.waitState(dlg.PID, `push button "OK"`)
 		entry := elementID(t, state, "text", "")
 		e.bad("type_text", map[string]any{"pid": dlg.PID, "element_id": entry, "text": "leak"}, "full", antiSubversion)
 		e.bad("set_value", map[string]any{"pid": dlg.PID, "element_id": entry, "value": "leak"}, "full", antiSubversion)
 		e.bad("press_key", map[string]any{"pid": dlg.PID, "key": "a"}, "full")
-		e.ok("click", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state, "button", "OK")})
+		e.ok("click", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state, "push button", "OK")})
 		waitProcessExit(t, dlg)
 		if b, _ := os.ReadFile(out); strings.Contains(string(b), "leak") {
 			t.Errorf("the refused text reached the entry: zenity printed %q", b)
@@ -242,9 +242,9 @@ func TestElementsSliderAndTiers(t *testing.T) {
 		d := a11yDesktop(t)
 		dlg, out := zenity(t, d, "--entry", "--title", "read tier entry")
 		e := elementsServer(t, d, "read")
-		state := e.waitState(dlg.PID, `button "OK"`)
-		e.bad("click", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state, "button", "OK")}, "read", antiSubversion)
-		e.bad("perform_action", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state, "button", "OK"), "action": "click"}, antiSubversion)
+		state := e.waitState(dlg.PID, `push button "OK"`)
+		e.bad("click", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state, "push button", "OK")}, "read", antiSubversion)
+		e.bad("perform_action", map[string]any{"pid": dlg.PID, "element_id": elementID(t, state, "push button", "OK"), "action": "click"}, antiSubversion)
 		// Still running a second later: the click did not reach OK.
 		time.Sleep(time.Second)
 		if err := dlg.Cmd.Process.Signal(syscall.Signal(0)); err != nil {
@@ -287,7 +287,7 @@ func TestElementsStaleAndDiff(t *testing.T) {
 	e := elementsServer(t, d, "full")
 	state := e.waitState(dlg.PID, `label "step one"`)
 	label := elementID(t, state, "label", "step one")
-	cancel := elementID(t, state, "button", "Cancel")
+	cancel := elementID(t, state, "push button", "Cancel")
 	e.state(dlg.PID, nil) // the reference for the diff
 
 	if _, err := feed.WriteString("# step two\n"); err != nil {
@@ -385,7 +385,7 @@ func TestElementsWidgetFactory(t *testing.T) {
 	e := elementsServer(t, d, "full")
 	e.access([]string{"gtk3-widget-factory"})
 	state := e.waitState(w.PID, `check box`)
-	for _, role := range []string{"button", "text", "check box", "slider"} {
+	for _, role := range []string{"push button", "text", "check box", "slider"} {
 		if !strings.Contains(state, "] "+role) {
 			t.Errorf("the tree lists no %s", role)
 		}
@@ -408,7 +408,7 @@ func TestElementsWidgetFactory(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		s := e.state(w.PID, map[string]any{"disableDiff": true})
-		if strings.Contains(lineOf(s, menu), "checked") && regexp.MustCompile(`\] button "About Widget Factory" @\(\d`).MatchString(s) {
+		if strings.Contains(lineOf(s, menu), "checked") && regexp.MustCompile(`\] push button "About Widget Factory" @\(\d`).MatchString(s) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -455,7 +455,7 @@ func TestElementsMasking(t *testing.T) {
 		t.Fatalf("the secret colour covers only %d pixels of the entry dialog's frame on the real screen; the test would prove nothing", n)
 	}
 	e := elementsServer(t, d, "full", "--hide-unapproved=false", "--format", "png")
-	e.waitState(dlg.PID, `button "OK"`)
+	e.waitState(dlg.PID, `push button "OK"`)
 	res := e.ok("get_app_state", map[string]any{"pid": dlg.PID, "disableDiff": true})
 	img := imageOf(t, res)
 	if b := img.Bounds(); b.Dx() < 500 {
