@@ -224,8 +224,16 @@ func TestWaylandServeNoStackingGuess(t *testing.T) {
 	e := wlServe(t, w, t.TempDir(), "--allow", "gtkprobe.py=full", "--hide-unapproved=false")
 	e.access([]string{"gtkprobe.py"})
 	e.screenshot("screenshot", nil)
-	msg := e.bad("left_click", map[string]any{"coordinate": e.at(secret.Rect.X+secret.Rect.Width/2, secret.Rect.Y+secret.Rect.Height/2)},
-		"Wayland does not tell a client which window is under a point")
+	res := e.call("left_click", map[string]any{"coordinate": e.at(secret.Rect.X+secret.Rect.Width/2, secret.Rect.Y+secret.Rect.Height/2)})
+	msg := resultText(res)
+	if !res.IsError {
+		// Show where the click went: the terminal on top reports it.
+		got := wlWaitFile(t, mouse, func(s string) bool { return s != "" })
+		t.Fatalf("the click was sent (%q) and the unapproved terminal received it: %q", msg, got)
+	}
+	if !strings.Contains(msg, "Wayland does not tell a client which window is under a point") {
+		t.Fatalf("refusal %q does not give the Wayland reason", msg)
+	}
 	t.Logf("refusal: %s", msg)
 	// A key the terminal would echo through cat proves it is alive and
 	// reading: only the probe's focus is sent keys, so nothing goes there;
