@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -230,6 +231,13 @@ func (in *Input) wlKey(ctx context.Context, combos []Combo) error {
 	names := make([][]string, len(combos))
 	for i, c := range combos {
 		for _, k := range c.Keys {
+			// An upper-case letter is the shifted key, as on X11 (ParseCombo).
+			if k >= 'A' && k <= 'Z' {
+				if !slices.Contains(names[i], "shift") {
+					names[i] = append(names[i], "shift")
+				}
+				k += 'a' - 'A'
+			}
 			n, err := waylandKeyName(k)
 			if err != nil {
 				return fmt.Errorf("nothing was pressed: %w", err)
