@@ -107,6 +107,9 @@ func newSafety(f *safetyConfig, plat desktopPlatform, helper *bridge.Client, exe
 		ResolveApp:            plat.ResolveApp,
 		Logger:                logger.With("component", "gates"),
 	}
+	if ns, ok := plat.(interface{ NoStacking() error }); ok {
+		s.gateOpts.NoStacking = ns.NoStacking()
+	}
 	s.gates, err = gates.New(s.gateOpts)
 	if err != nil {
 		s.close(cleanup.ReasonExit)

@@ -14,7 +14,8 @@ import (
 // desktopPlatform is what differs between the desktops deskhand drives.
 // serve composes one per platform (openPlatform: seam_x11.go on Linux and
 // the other Unix systems, package desktop/x11; seam_darwin.go on macOS,
-// package desktop/macos; a Wayland one goes beside them); everything else,
+// package desktop/macos; seam_wayland.go for a native wlroots session, package
+// desktop/wayland); everything else,
 // the MCP layer, the gates, consent, geometry, the turn cleanup and the
 // catalog, is shared and names no platform's type (seam_test.go checks).
 type desktopPlatform interface {

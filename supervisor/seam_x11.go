@@ -19,10 +19,13 @@ func clipboardKeeper(helper *bridge.Client, display string) func(context.Context
 	return func(ctx context.Context, s cleanup.Stash) error { return x11.Keep(ctx, helper.Path(), display, s) }
 }
 
-// openPlatform opens the X11 desktop: the user's DISPLAY, or a private
-// Xvfb desktop (see x11.PlanDisplay). A Wayland platform would be chosen
-// here, by WAYLAND_DISPLAY, once one exists; until then a Wayland session
-// runs on its XWayland display, which the display gate refuses.
+// openPlatform opens the native Wayland session when WAYLAND_DISPLAY is
+// set and DISPLAY is not (seam_wayland.go; the display gate then checks
+// for the wlroots protocols), else the X11 desktop: the user's DISPLAY,
+// or a private Xvfb desktop (see x11.PlanDisplay).
 func openPlatform(ctx context.Context, virtualDisplay string, logger *slog.Logger) (desktopPlatform, error) {
+	if display, ok := useWayland(os.Environ(), virtualDisplay); ok {
+		return openWayland(display, os.Environ(), logger), nil
+	}
 	return x11.Open(ctx, x11.Options{VirtualDisplay: virtualDisplay, Env: os.Environ(), Logger: logger})
 }

@@ -67,6 +67,7 @@ package gates
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 
@@ -124,6 +125,10 @@ type Options struct {
 	// NoWindowCache lists the windows afresh for every check, even when
 	// the Desktop can tell that nothing changed (table.go).
 	NoWindowCache bool
+	// NoStacking, when set, says the desktop gives no stacking order
+	// (Wayland): a point inside more than one visible window is refused
+	// with it rather than given to whichever is listed first.
+	NoStacking error
 	// MaskColor paints unapproved windows; nil means the helper's default.
 	MaskColor *[3]uint8
 	// Logger receives the records; nil discards them.
@@ -382,11 +387,21 @@ func (g *Gates) windowAt(ctx context.Context, a *mcpserver.Action, pt geometry.P
 	if err != nil {
 		return nil, err
 	}
+	var found *bridge.WindowAt
 	for _, w := range list.Windows {
 		if !w.Minimized && !w.Hidden && w.Bounds.Contains(pt) {
+			if found != nil {
+				return nil, fmt.Errorf("%q and %q both cover it: %w", found.Window.Title, w.Title, g.opts.NoStacking)
+			}
 			w, app := w, w.App
-			return &bridge.WindowAt{Window: &w, App: &app}, nil
+			found = &bridge.WindowAt{Window: &w, App: &app}
+			if g.opts.NoStacking == nil {
+				return found, nil
+			}
 		}
+	}
+	if found != nil {
+		return found, nil
 	}
 	return &bridge.WindowAt{}, nil
 }

@@ -2,6 +2,15 @@
 // inside the deskhand process, for the MCP tools (clicks, drags, scrolling,
 // key combinations, typing).
 //
+// # Wayland
+//
+// On a native wlroots session, [NewWayland] returns an Input that sends
+// through the capture helper's Wayland input methods instead (wayland.go
+// says what carries over from X11 and what does not map): the same
+// allowlist, Guard and per-call deadline; no hold_key, no modifiers held
+// through a click, drag or scroll, and no pointer position but the last
+// one deskhand moved to.
+//
 // # Threading
 //
 // Every X call runs on one goroutine locked to an OS thread, fed through a

@@ -192,6 +192,9 @@ type Input struct {
 	// abandon, when the backend has one, is set before New returns and
 	// called by a Close that leaves a stuck worker behind.
 	abandon func()
+	// wl, when set, sends through the helper on Wayland (wayland.go)
+	// and there is no worker.
+	wl *wayland
 
 	// Owned by the worker goroutine.
 	be    backend
@@ -408,6 +411,9 @@ func (in *Input) do(ctx context.Context, fn func(context.Context, *op) error) er
 // the server either. It is safe to call more than once; later calls return
 // the first call's result.
 func (in *Input) Close() error {
+	if in.wl != nil {
+		return in.wlClose()
+	}
 	in.closeOnce.Do(func() {
 		close(in.quit)
 		tick := time.NewTicker(in.watch.timeout / 8)
@@ -552,6 +558,9 @@ func (in *Input) releaseAll() error {
 // last pressed first, restores any keycode it borrowed, and puts back XKB
 // controls deskhand's keys changed (see guard.go).
 func (in *Input) ReleaseAll(ctx context.Context) error {
+	if in.wl != nil {
+		return in.wlReleaseAll(ctx)
+	}
 	// Cleanup must run even when the caller's context is already done.
 	return in.do(context.WithoutCancel(ctx), func(context.Context, *op) error {
 		return in.releaseAll()
@@ -573,6 +582,9 @@ func (in *Input) Move(ctx context.Context, x, y int) error {
 	if err := checkPoint(x, y); err != nil {
 		return err
 	}
+	if in.wl != nil {
+		return in.wlMove(ctx, x, y)
+	}
 	return in.do(ctx, func(context.Context, *op) error {
 		return in.be.move(x, y)
 	})
@@ -580,6 +592,9 @@ func (in *Input) Move(ctx context.Context, x, y int) error {
 
 // Position reports where the pointer is.
 func (in *Input) Position(ctx context.Context) (Point, error) {
+	if in.wl != nil {
+		return in.wlPosition()
+	}
 	var p Point
 	err := in.do(ctx, func(context.Context, *op) error {
 		var err error
@@ -601,6 +616,9 @@ func (in *Input) Click(ctx context.Context, button Button, count int, mods []str
 	}
 	if count < 1 || count > 3 {
 		return fmt.Errorf("click count %d is out of range: use 1 (single), 2 (double) or 3 (triple)", count)
+	}
+	if in.wl != nil {
+		return in.wlClick(ctx, button, count, mods)
 	}
 	modSyms, err := parseMods(mods)
 	if err != nil {
@@ -663,6 +681,9 @@ func (in *Input) Down(ctx context.Context, button Button) error {
 	if err := button.validate(); err != nil {
 		return err
 	}
+	if in.wl != nil {
+		return in.wlButton(ctx, button, true)
+	}
 	return in.do(ctx, func(_ context.Context, o *op) error {
 		if err := o.press(pressed{button: true, code: uint8(button)}); err != nil {
 			return fmt.Errorf("pressing the %s button: %w", button, err)
@@ -679,6 +700,9 @@ func (in *Input) Down(ctx context.Context, button Button) error {
 func (in *Input) Up(ctx context.Context, button Button) error {
 	if err := button.validate(); err != nil {
 		return err
+	}
+	if in.wl != nil {
+		return in.wlButton(context.WithoutCancel(ctx), button, false)
 	}
 	return in.do(context.WithoutCancel(ctx), func(_ context.Context, o *op) error {
 		if err := in.release(pressed{button: true, code: uint8(button)}); err != nil {
@@ -697,6 +721,9 @@ func (in *Input) Drag(ctx context.Context, from, to Point, mods ...string) error
 	}
 	if err := checkPoint(to.X, to.Y); err != nil {
 		return err
+	}
+	if in.wl != nil {
+		return in.wlDrag(ctx, from, to, mods)
 	}
 	modSyms, err := parseMods(mods)
 	if err != nil {
@@ -786,6 +813,9 @@ func (in *Input) Scroll(ctx context.Context, x, y int, direction string, amount 
 	if amount < 1 {
 		return fmt.Errorf("scroll amount %d is out of range: scroll at least 1 click", amount)
 	}
+	if in.wl != nil {
+		return in.wlScroll(ctx, x, y, wheel, amount, mods)
+	}
 	modSyms, err := parseMods(mods)
 	if err != nil {
 		return err
@@ -824,6 +854,9 @@ func (in *Input) Key(ctx context.Context, keys string) error {
 	combos, err := ParseKeys(keys)
 	if err != nil {
 		return err
+	}
+	if in.wl != nil {
+		return in.wlKey(ctx, combos)
 	}
 	return in.do(ctx, func(ctx context.Context, o *op) error {
 		kb, err := in.openKeyboard(false)
@@ -887,6 +920,9 @@ func (in *Input) HoldKey(ctx context.Context, combo string, d time.Duration) err
 	}
 	if d < 0 {
 		return fmt.Errorf("hold duration %s is negative", d)
+	}
+	if in.wl != nil {
+		return fmt.Errorf("holding %s is %w: the helper presses and releases a combination in one step; use key instead", combo, ErrWaylandUnsupported)
 	}
 	var keys []pressed
 	var borrowed, norepeat []keycode
@@ -1041,6 +1077,9 @@ func (in *Input) Type(ctx context.Context, text string) error {
 	}
 	if len(items) == 0 {
 		return nil
+	}
+	if in.wl != nil {
+		return in.wlType(ctx, items)
 	}
 	return in.do(ctx, func(ctx context.Context, o *op) error {
 		kb, err := in.openKeyboard(true)

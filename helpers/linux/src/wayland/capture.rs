@@ -121,8 +121,26 @@ pub struct Request<'a> {
     pub mask_color: [u8; 3],
 }
 
+/// The last capture's pixels before masking, which patch_check compares
+/// the live screen with.
+pub struct Reference {
+    pub id: u64,
+    pub output: u32,
+    /// The capture's source rectangle, in layout coordinates.
+    pub source: Rect,
+    /// The output's origin and scale, to turn layout into buffer pixels.
+    pub origin: (i32, i32),
+    pub scale: f64,
+    /// The captured part of the output, in its buffer pixels.
+    pub crop: Rect,
+    pub layout: Layout4,
+    pub pixels: Vec<u8>,
+}
+
 #[derive(Default)]
 pub struct Capturer {
+    /// The last capture, unmasked; `capture` sets it when given an id.
+    pub last: Option<Reference>,
     shm: Option<ShmFile>,
     native: Vec<u8>,
     scaled: Vec<u8>,
@@ -232,9 +250,38 @@ impl Capturer {
         Ok(layout_of(format).expect("chosen for its layout"))
     }
 
-    /// Captures, masks, scales and encodes into `self.base64`.
-    pub fn capture(&mut self, wl: &mut Wl, req: &Request<'_>) -> Result<()> {
+    /// Copies `crop` (buffer pixels) of `output` as it is now, tightly
+    /// packed, with its layout: the live side of patch_check.
+    pub fn grab_patch(&mut self, wl: &mut Wl, output: u32, crop: Rect) -> Result<(Layout4, &[u8])> {
+        let req = Request {
+            output,
+            crop,
+            size: crop.size(),
+            format: ImageFormat::Png,
+            quality: 0,
+            mask: &[],
+            mask_color: [0, 0, 0],
+        };
+        let layout = self.grab(wl, &req)?;
+        Ok((layout, &self.native))
+    }
+
+    /// Captures, masks, scales and encodes into `self.base64`; `reference`
+    /// (the pixels not yet filled in) becomes `self.last` with the
+    /// unmasked pixels.
+    pub fn capture(
+        &mut self,
+        wl: &mut Wl,
+        req: &Request<'_>,
+        reference: Option<Reference>,
+    ) -> Result<()> {
         let layout = self.grab(wl, req)?;
+        if let Some(mut r) = reference {
+            r.layout = layout;
+            r.pixels.clear();
+            r.pixels.extend_from_slice(&self.native);
+            self.last = Some(r);
+        }
         let native_size = req.crop.size();
         mask::paint(
             &mut self.native,

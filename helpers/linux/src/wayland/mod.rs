@@ -293,6 +293,7 @@ impl Server {
             "capture" => return self.capture(id, &p),
             "windows" => self.windows(&p)?,
             "window_at" => return Err(no_window_at()),
+            "patch_check" => self.patch_check(&p)?,
             "clipboard_read" => self.clipboard_read(&p)?,
             "clipboard_write" => self.clipboard_write(&p)?,
             "hide" => self.hide(&p)?,
@@ -464,8 +465,23 @@ impl Server {
             mask: &mask_rects,
             mask_color,
         };
+        let reference = capture::Reference {
+            id: capture_id,
+            output: req.output,
+            source,
+            origin: (chosen.origin.x, chosen.origin.y),
+            scale,
+            crop,
+            layout: crate::capture::pixfmt::Layout4::BGRX,
+            pixels: self
+                .capturer
+                .last
+                .take()
+                .map(|r| r.pixels)
+                .unwrap_or_default(),
+        };
         self.capturer
-            .capture(self.wl.as_mut().expect("connected"), &req)?;
+            .capture(self.wl.as_mut().expect("connected"), &req, Some(reference))?;
         Ok(protocol::success(
             id,
             &CaptureResult {
@@ -481,6 +497,77 @@ impl Server {
                 capture_id,
             },
         ))
+    }
+
+    /// Has the screen around a point changed since the last capture? As
+    /// on X11 (patch.rs), compared with the capture's unmasked pixels,
+    /// against a fresh screencopy of the patch.
+    fn patch_check(&mut self, p: &Params<'_>) -> Result<Value> {
+        let x = p.required_int("x", i32::MIN as i64, i32::MAX as i64)?;
+        let y = p.required_int("y", i32::MIN as i64, i32::MAX as i64)?;
+        let size = p.int("size", 1, 63)?.unwrap_or(9);
+        if size % 2 == 0 {
+            return Err(p.bad(format!(
+                "\"size\" must be odd (the patch is centred on the point), got {size}"
+            )));
+        }
+        let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0) as u8;
+        self.wl()?;
+        let (output, crop) = {
+            let last = self.capturer.last.as_ref().ok_or_else(|| {
+                Error::new(
+                    Code::NoCapture,
+                    "patch_check compares against the last capture, and there has been none",
+                    "Call capture first, then patch_check points inside it.",
+                )
+            })?;
+            let rect = crate::patch::patch_rect(x, y, size as u32, last.source)?;
+            let side = ((size as f64) * last.scale).round().max(1.0) as u32;
+            let bx = ((rect.x - last.origin.0) as f64 * last.scale).round() as i32;
+            let by = ((rect.y - last.origin.1) as f64 * last.scale).round() as i32;
+            // Kept inside the reference: rounding must not step out of it.
+            let bx = bx.clamp(
+                last.crop.x,
+                last.crop.x + last.crop.width as i32 - side as i32,
+            );
+            let by = by.clamp(
+                last.crop.y,
+                last.crop.y + last.crop.height as i32 - side as i32,
+            );
+            (
+                last.output,
+                Rect {
+                    x: bx,
+                    y: by,
+                    width: side,
+                    height: side,
+                },
+            )
+        };
+        let (layout, live) =
+            self.capturer
+                .grab_patch(self.wl.as_mut().expect("connected"), output, crop)?;
+        let bgrx: Vec<u8> = live
+            .chunks_exact(4)
+            .flat_map(|px| {
+                let [r, g, b] = layout.rgb(px);
+                [b, g, r, 0]
+            })
+            .collect();
+        let last = self.capturer.last.as_ref().expect("checked above");
+        let snapshot = crate::capture::Snapshot {
+            id: last.id,
+            source: last.crop,
+            layout: last.layout,
+            pixels: &last.pixels,
+        };
+        let (differing, max_delta) = crate::patch::compare(&snapshot, crop, &bgrx, tolerance);
+        Ok(json!({
+            "changed": differing > 0,
+            "differing_pixels": differing,
+            "max_delta": max_delta,
+            "capture_id": last.id,
+        }))
     }
 
     fn windows(&mut self, p: &Params<'_>) -> Result<Value> {
@@ -799,6 +886,7 @@ const METHODS: &[&str] = &[
     "capture",
     "windows",
     "window_at",
+    "patch_check",
     "clipboard_read",
     "clipboard_write",
     "hide",
@@ -824,7 +912,7 @@ fn capabilities(wl: &Wl) -> (Vec<&'static str>, Vec<String>) {
     };
     need(
         g.screencopy.is_some(),
-        &["capture", "capture.png", "capture.jpeg"],
+        &["capture", "capture.png", "capture.jpeg", "patch_check"],
         "wlr-screencopy (screenshots)",
     );
     need(
@@ -876,6 +964,13 @@ fn selection(p: &Params<'_>) -> Result<bool> {
     match p.str("selection")? {
         None | Some("clipboard") => Ok(false),
         Some("primary") => Ok(true),
+        // X11's cut buffer does not exist here; unsupported, as on macOS,
+        // lets a caller that goes through every selection skip it.
+        Some("cut_buffer") => Err(Error::new(
+            Code::Unsupported,
+            "Wayland has no cut buffer (it is X11's CUT_BUFFER0)",
+            "Use the \"clipboard\" or \"primary\" selection.",
+        )),
         Some(other) => Err(p.bad(format!(
             "\"selection\" must be \"clipboard\" or \"primary\" on Wayland, got {other:?}"
         ))),

@@ -1,0 +1,153 @@
+//go:build !darwin
+
+package supervisor
+
+import (
+	"context"
+	"errors"
+
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/cleanup"
+	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/desktop/freedesktop"
+	"github.com/deskhand/deskhand/supervisor/desktop/wayland"
+	"github.com/deskhand/deskhand/supervisor/executor"
+	"github.com/deskhand/deskhand/supervisor/input"
+	"github.com/deskhand/deskhand/supervisor/mcpserver"
+)
+
+// waylandPlatform is a native Wayland session on a wlroots compositor,
+// which the capture helper's wayland-wlr backend drives, input included
+// (package desktop/wayland).
+type waylandPlatform struct {
+	display string
+	env     []string
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	helper   *bridge.Client // the serving helper, once serve has one
+	launcher *freedesktop.Launcher
+}
+
+// useWayland reports whether serve drives the native Wayland session in
+// env: WAYLAND_DISPLAY set, DISPLAY not, and no private X11 desktop of a
+// given size asked for (--virtual-display WIDTHxHEIGHT starts Xvfb).
+func useWayland(env []string, virtualDisplay string) (string, bool) {
+	display, ok := wayland.Session(env)
+	if !ok {
+		return "", false
+	}
+	switch strings.ToLower(strings.TrimSpace(virtualDisplay)) {
+	case "", "auto", "off", "none", "no", "false":
+		return display, true
+	}
+	return "", false
+}
+
+func openWayland(display string, env []string, logger *slog.Logger) *waylandPlatform {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger.Info("driving the native Wayland session through the capture helper", "display", display)
+	return &waylandPlatform{display: display, env: env, log: logger}
+}
+
+func (p *waylandPlatform) Display() string { return p.display }
+
+// Private is false: this is the user's session (a private Wayland desktop
+// is not offered yet; --virtual-display WIDTHxHEIGHT starts an X11 one).
+func (p *waylandPlatform) Private() bool { return false }
+
+func (p *waylandPlatform) HelperEnv() []string { return wayland.HelperEnv(p.env) }
+
+func (p *waylandPlatform) setHelper(helper *bridge.Client) {
+	p.mu.Lock()
+	p.helper = helper
+	p.mu.Unlock()
+}
+
+// DisplayGate asks the helper, before each action, whether the compositor
+// answers and offers every wlroots protocol deskhand needs.
+func (p *waylandPlatform) DisplayGate(helper *bridge.Client) func(ctx context.Context) error {
+	p.setHelper(helper)
+	return func(ctx context.Context) error {
+		s, err := wayland.Probe(ctx, helper)
+		if err != nil {
+			return err
+		}
+		return s.Gate()
+	}
+}
+
+// OpenInput sends through the serving helper's input methods. serve
+// opens the input before the helper, so the helper is looked up at each
+// call; keyPress is not called, since there are no keycodes to announce.
+func (p *waylandPlatform) OpenInput(func(code uint8)) (*input.Input, error) {
+	return input.NewWayland(input.WaylandOptions{
+		Display:     p.display,
+		CallTimeout: helperCallTimeout,
+		Logger:      p.log.With("component", "input"),
+		Call: func(ctx context.Context, method string, params, result any) error {
+			p.mu.Lock()
+			h := p.helper
+			p.mu.Unlock()
+			if h == nil {
+				return errors.New("the capture helper is not set up yet")
+			}
+			return h.Call(ctx, method, params, result)
+		},
+	})
+}
+
+// WatchEscape logs that there is no Escape watcher on Wayland and watches
+// nothing: the compositor gives no client the keys pressed in other apps.
+func (p *waylandPlatform) WatchEscape(func()) (own func(code uint8), stop func(), err error) {
+	p.log.Warn("Escape on the keyboard will not stop deskhand on Wayland", "err", wayland.ErrNoEscapeWatcher)
+	return func(uint8) {}, func() {}, nil
+}
+
+// KeepClipboard keeps nothing: on Wayland the helper owns what it wrote
+// until it exits, and there is no keeper process yet, so text put back at
+// exit lasts only until deskhand exits.
+func (p *waylandPlatform) KeepClipboard(context.Context, string, cleanup.Stash) error {
+	p.log.Warn("the clipboard text deskhand put back is lost when it exits: there is no clipboard keeper on Wayland yet")
+	return nil
+}
+
+func (p *waylandPlatform) Notify(ctx context.Context, summary, body string) error {
+	return (&freedesktop.Notifier{}).Notify(ctx, summary, body)
+}
+
+func (p *waylandPlatform) ResolveApp(name string) (bridge.App, error) {
+	p.mu.Lock()
+	l := p.launcher
+	p.mu.Unlock()
+	if l == nil {
+		return bridge.App{}, errors.New("resolving an app: the capture helper is not set up yet")
+	}
+	return l.ResolveApp(name)
+}
+
+// Launcher launches apps from their desktop entries into the Wayland
+// session (the environment names WAYLAND_DISPLAY and no DISPLAY).
+func (p *waylandPlatform) Launcher(helper *bridge.Client) executor.Launcher {
+	l := freedesktop.NewLauncher(freedesktop.LauncherOptions{Helper: helper, Env: p.env, Logger: p.log.With("component", "launch")})
+	p.mu.Lock()
+	p.helper, p.launcher = helper, l
+	p.mu.Unlock()
+	return l
+}
+
+func (p *waylandPlatform) WrapExecutor(exec mcpserver.Executor, _ *bridge.Client, _ *consent.Session) mcpserver.Executor {
+	return exec
+}
+
+// NoStacking is the gates' refusal where a point lies in more than one
+// window: Wayland does not say which of them is on top.
+func (p *waylandPlatform) NoStacking() error { return wayland.ErrNoWindowAt }
+
+func (p *waylandPlatform) Close() {}
