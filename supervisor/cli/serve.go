@@ -26,6 +26,10 @@ X display named by DISPLAY, and when DISPLAY is unset it starts a private
 1920x1080 virtual desktop (Xvfb and openbox) for the session and stops it on
 exit. --virtual-display WIDTHxHEIGHT always starts a private desktop of that
 size, leaving the user's own screen alone; --virtual-display off never does.
+On a native Wayland session (WAYLAND_DISPLAY set, DISPLAY unset) with a
+wlroots compositor (sway and the like), auto and off work on that session
+through the compositor's screencopy, toplevel, data-control and virtual
+input protocols; Escape does not stop deskhand there.
 On macOS deskhand always works on the user's own screen and never starts a
 virtual one; every action then needs Screen Recording and Accessibility
 (System Settings > Privacy & Security) for the app that runs it.
@@ -158,7 +162,7 @@ func serveFlagSet(stdio Stdio) (*flag.FlagSet, *serveFlags, *supervisor.ServeOpt
 	o := &supervisor.ServeOptions{}
 	fs.StringVar(&o.Helper, "helper", "", "path of the capture helper `binary` (default: $DESKHAND_HELPER, then a helper bundled beside this executable, then the installed version, then a verified download on the first tool call)")
 	fs.StringVar(&o.VirtualDisplay, "virtual-display", envOr("DESKHAND_VIRTUAL_DISPLAY", "auto"),
-		"`auto`: use $DISPLAY, or start a private 1920x1080 Xvfb desktop when it is unset; WIDTHxHEIGHT: always start a private desktop of that size; off: never start one (macOS: the user's screen, always)")
+		"`auto`: use $DISPLAY (or a native wlroots Wayland session when only WAYLAND_DISPLAY is set), or start a private 1920x1080 Xvfb desktop when neither is; WIDTHxHEIGHT: always start a private desktop of that size; off: never start one (macOS: the user's screen, always)")
 	fs.StringVar(&f.coordinates, "coordinates", string(geometry.ModePixels),
 		"coordinate `mode` of the tools: pixels (of the latest screenshot) or normalized_0_100 (percent of its width and height)")
 	fs.IntVar(&f.maxLongEdge, "max-long-edge", geometry.DefaultMaxLongEdge, "largest screenshot width or height, in `pixels`")
