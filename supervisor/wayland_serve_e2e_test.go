@@ -246,3 +246,34 @@ func TestWaylandServeNoStackingGuess(t *testing.T) {
 		t.Fatalf("the probe under the terminal recorded %q", b)
 	}
 }
+
+// TestWaylandServeHideMasksTheFrameAfter: with hiding on, the screenshot
+// right after deskhand moves an unapproved window to the scratchpad shows
+// none of it, though sway may draw it for a frame more while the helper
+// already lists it as hidden. Several rounds, since that frame comes only
+// sometimes; each round's server restores the window when it exits.
+func TestWaylandServeHideMasksTheFrameAfter(t *testing.T) {
+	requireWaylandTools(t, "foot", "grim")
+	requireGTKProbe(t)
+	w := desktoptest.StartWayland(t, desktoptest.WaylandOptions{})
+	w.StartApp(t, "/usr/bin/python3", copyProbe(t, w), "button", userFile(t, w, "clicks"))
+	w.WaitView(t, "gtkprobe.py")
+	wlTerminal(t, w, "secret", "ff00ff")
+	magenta := [3]uint8{0xff, 0, 0xff}
+	ref := filepath.Join(t.TempDir(), "grim.png")
+	for round := range 6 {
+		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
+			wlWaitFor(t, "grim to show the terminal", func() bool {
+				w.Run(t, "grim", "-t", "png", ref)
+				b, _ := os.ReadFile(ref)
+				return wlCountColor(decodePNG(t, b), magenta, 0) > 10000
+			})
+			e := wlServe(t, w, t.TempDir(), "--allow", "gtkprobe.py=full", "--format", "png", "--hide-unapproved=true")
+			e.access([]string{"gtkprobe.py"})
+			img, _ := e.screenshot("screenshot", nil)
+			if n := wlCountColor(img, magenta, 0); n != 0 {
+				t.Errorf("%d pixels of the hidden unapproved window's colour show in the screenshot", n)
+			}
+		})
+	}
+}

@@ -164,12 +164,19 @@ struct Outcome {
     exit: Option<u8>,
 }
 
+/// How long a window deskhand hid stays masked where it stood: sway may
+/// still draw it there for a frame after the scratchpad move, while it is
+/// already listed as hidden.
+const HIDDEN_GHOST_TTL: Duration = Duration::from_secs(1);
+
 struct Server {
     handshaken: bool,
     wl: std::result::Result<Wl, Error>,
     capturer: capture::Capturer,
     input: input::Input,
     next_capture_id: u64,
+    /// The windows `hide` took off the screen lately, as they were.
+    just_hidden: Vec<(Window, Instant)>,
 }
 
 impl Server {
@@ -184,7 +191,16 @@ impl Server {
             capturer: capture::Capturer::default(),
             input: input::Input::default(),
             next_capture_id: 1,
+            just_hidden: Vec::new(),
         }
+    }
+
+    /// The windows hidden within [`HIDDEN_GHOST_TTL`], at their old place.
+    fn hidden_ghosts(&mut self) -> Vec<Window> {
+        let now = Instant::now();
+        self.just_hidden
+            .retain(|(_, at)| now.duration_since(*at) < HIDDEN_GHOST_TTL);
+        self.just_hidden.iter().map(|(w, _)| w.clone()).collect()
     }
 
     fn wl(&mut self) -> Result<&mut Wl> {
@@ -397,6 +413,7 @@ impl Server {
         };
         let width = p.int("width", 1, crate::server::MAX_OUTPUT_SIDE)?;
         let height = p.int("height", 1, crate::server::MAX_OUTPUT_SIDE)?;
+        let ghosts = self.hidden_ghosts();
         let capture_id = self.next_capture_id;
         self.next_capture_id += 1;
         let wl = self.wl()?;
@@ -447,7 +464,13 @@ impl Server {
         let (mask_rects, masked) = if selection.is_empty() {
             (Vec::new(), Vec::new())
         } else {
-            let visible: Vec<Window> = windows.into_iter().filter(|w| !w.hidden).collect();
+            // A window just hidden counts as on top where it stood, so a
+            // frame sway still draws of it is painted over.
+            let mut visible: Vec<Window> = ghosts
+                .into_iter()
+                .map(|g| Window { hidden: false, ..g })
+                .collect();
+            visible.extend(windows.into_iter().filter(|w| !w.hidden));
             mask::regions(&visible, &selection, source)
         };
         let mask_rects: Vec<Rect> = mask_rects.iter().map(to_buffer).collect();
@@ -724,6 +747,7 @@ impl Server {
         let wl = self.wl()?;
         let list = window_list(wl, true);
         let mut hidden = Vec::new();
+        let mut moved: Vec<Window> = Vec::new();
         for id in ids {
             let Some(w) = list.iter().find(|w| w.id == id) else {
                 continue;
@@ -740,12 +764,15 @@ impl Server {
             } else if let Some(t) = wl.toplevels().find(|t| t.id == id) {
                 t.handle.set_minimized();
             }
+            moved.push(w.clone());
             hidden.push(id);
         }
         wl.roundtrip()?;
         // Report only what really left the screen.
         let after = window_list(wl, true);
         hidden.retain(|id| after.iter().any(|w| w.id == *id && w.hidden));
+        let now = Instant::now();
+        self.just_hidden.extend(moved.into_iter().map(|w| (w, now)));
         Ok(json!({ "hidden": hidden }))
     }
 
