@@ -100,6 +100,8 @@ pub struct Base {
     /// Full D-Bus interface names.
     pub ifaces: Vec<String>,
     pub children: Vec<Obj>,
+    /// The Accessible's ChildCount; −1 when the toolkit did not say.
+    pub child_count: i32,
 }
 
 /// What the second round adds, per the interfaces.
@@ -192,15 +194,7 @@ pub async fn read_base(
     );
     let kids = async {
         if children {
-            bus::call::<_, Vec<(String, OwnedObjectPath)>>(
-                conn,
-                obj,
-                ACCESSIBLE,
-                "GetChildren",
-                &(),
-                limit,
-            )
-            .await
+            read_children(conn, obj, limit).await
         } else {
             Ok(Vec::new())
         }
@@ -223,12 +217,33 @@ pub async fn read_base(
         description: text("Description"),
         states: state_names(&states?),
         ifaces: ifaces?,
-        children: kids?
-            .into_iter()
-            .map(Obj::from_wire)
-            .filter(|o| !o.is_null())
-            .collect(),
+        children: kids?,
+        child_count: props
+            .get("ChildCount")
+            .and_then(|v| i32::try_from(v.try_clone().ok()?).ok())
+            .unwrap_or(-1),
     })
+}
+
+pub async fn read_children(
+    conn: &Connection,
+    obj: &Obj,
+    limit: Duration,
+) -> Result<Vec<Obj>, CallError> {
+    let kids = bus::call::<_, Vec<(String, OwnedObjectPath)>>(
+        conn,
+        obj,
+        ACCESSIBLE,
+        "GetChildren",
+        &(),
+        limit,
+    )
+    .await?;
+    Ok(kids
+        .into_iter()
+        .map(Obj::from_wire)
+        .filter(|o| !o.is_null())
+        .collect())
 }
 
 /// The second round: bounds, actions, text and range, as the interfaces
@@ -394,16 +409,18 @@ pub fn walk(conn: &Connection, root: &Obj, root_base: Base, budget: Budget) -> W
         let mut next: Vec<(Obj, usize, u32)> = Vec::new();
         for &i in &level {
             let it = &items[i];
-            if it.base.children.is_empty() {
-                continue;
-            }
             if let Some(bounds) = &it.bounds {
                 if hides_children(&it.base.states, bounds.as_ref()) {
                     continue;
                 }
             }
             if it.depth >= budget.max_depth {
-                truncated.get_or_insert("depth");
+                if !it.base.children.is_empty() || it.base.child_count > 0 {
+                    truncated.get_or_insert("depth");
+                }
+                continue;
+            }
+            if it.base.children.is_empty() {
                 continue;
             }
             for c in &it.base.children {
@@ -427,11 +444,30 @@ pub fn walk(conn: &Connection, root: &Obj, root_base: Base, budget: Budget) -> W
         };
         // GetExtents goes out with the rest, whatever the interfaces: an
         // object without Component answers an error as fast as a rect.
-        let reads = next.iter().map(|(obj, _, _)| {
-            future::zip(
-                read_base(conn, obj, left, true),
+        // GetChildren waits for ChildCount, states and bounds: half the
+        // nodes are leaves and many are off screen, and a call saved is
+        // worth more than the round trip (the app answers one at a time).
+        let reads = next.iter().map(|&(ref obj, _, depth)| async move {
+            let (base, bounds) = future::zip(
+                read_base(conn, obj, left, false),
                 read_bounds(conn, obj, left),
             )
+            .await;
+            let mut base = match base {
+                Ok(b) => b,
+                Err(e) => return (Err(e), None),
+            };
+            let bounds = bounds.filter(|_| has(&base.ifaces, COMPONENT));
+            if base.child_count != 0
+                && depth < budget.max_depth
+                && !hides_children(&base.states, bounds.as_ref())
+            {
+                match read_children(conn, obj, left).await {
+                    Ok(kids) => base.children = kids,
+                    Err(e) => return (Err(e), None),
+                }
+            }
+            (Ok(base), bounds)
         });
         let bases = run_all(reads);
         level = Vec::with_capacity(next.len());
@@ -439,7 +475,6 @@ pub fn walk(conn: &Connection, root: &Obj, root_base: Base, budget: Budget) -> W
             match base {
                 Ok(base) => {
                     level.push(items.len());
-                    let bounds = bounds.filter(|_| has(&base.ifaces, COMPONENT));
                     items.push(Item {
                         obj,
                         parent: Some(parent),
