@@ -232,8 +232,14 @@ func TestA11yHelperActs(t *testing.T) {
 		return rolesMissing(tr, "toggle button", "text", "check box", "slider")
 	})
 	// gtk3-widget-factory has no expander; gtk4-widget-factory's is a
-	// button with the expandable state.
+	// button with the expandable state, on page 2, which the tree lists
+	// only once it shows.
 	w4 := d.StartApp(t, desktoptest.GTK4WidgetFactory())
+	tabs := waitTree(t, c, w4.PID, func(tr *a11yTree) error { return rolesMissing(tr, "page tab") })
+	page2 := find(t, tabs, "the Page 2 tab", func(n a11yNode) bool {
+		return n.Role == "page tab" && n.Name == "Page _2" && len(n.Actions) > 0
+	})
+	act(t, c, w4.PID, page2.Ref, map[string]any{"op": "action", "action": page2.Actions[0]})
 	tree4 := waitTree(t, c, w4.PID, func(tr *a11yTree) error {
 		if !slices.ContainsFunc(tr.Nodes, func(n a11yNode) bool { return n.has("expandable") }) {
 			return fmt.Errorf("no expandable element among %d nodes", len(tr.Nodes))

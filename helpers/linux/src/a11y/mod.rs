@@ -493,7 +493,7 @@ impl A11y {
         if base.states.iter().any(|s| s == "defunct") {
             return Err(stale(obj, "the toolkit marks it defunct"));
         }
-        let extra = async_io::block_on(tree::read_extra(&conn, obj, &base, CALL_TIMEOUT));
+        let extra = async_io::block_on(tree::read_extra(&conn, obj, &base, CALL_TIMEOUT, true));
         let mut node = tree::node(obj, -1, 0, &base, extra);
         if let Some(b) = &mut node.bounds {
             let (dx, dy) = self.window_offset(&conn, obj, pid, xwins);

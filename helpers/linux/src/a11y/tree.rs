@@ -100,6 +100,8 @@ pub struct Base {
     /// Full D-Bus interface names.
     pub ifaces: Vec<String>,
     pub children: Vec<Obj>,
+    /// The Accessible's ChildCount; −1 when the toolkit did not say.
+    pub child_count: i32,
 }
 
 /// What the second round adds, per the interfaces.
@@ -192,15 +194,7 @@ pub async fn read_base(
     );
     let kids = async {
         if children {
-            bus::call::<_, Vec<(String, OwnedObjectPath)>>(
-                conn,
-                obj,
-                ACCESSIBLE,
-                "GetChildren",
-                &(),
-                limit,
-            )
-            .await
+            read_children(conn, obj, limit).await
         } else {
             Ok(Vec::new())
         }
@@ -223,38 +217,50 @@ pub async fn read_base(
         description: text("Description"),
         states: state_names(&states?),
         ifaces: ifaces?,
-        children: kids?
-            .into_iter()
-            .map(Obj::from_wire)
-            .filter(|o| !o.is_null())
-            .collect(),
+        children: kids?,
+        child_count: props
+            .get("ChildCount")
+            .and_then(|v| i32::try_from(v.try_clone().ok()?).ok())
+            .unwrap_or(-1),
     })
+}
+
+pub async fn read_children(
+    conn: &Connection,
+    obj: &Obj,
+    limit: Duration,
+) -> Result<Vec<Obj>, CallError> {
+    let kids = bus::call::<_, Vec<(String, OwnedObjectPath)>>(
+        conn,
+        obj,
+        ACCESSIBLE,
+        "GetChildren",
+        &(),
+        limit,
+    )
+    .await?;
+    Ok(kids
+        .into_iter()
+        .map(Obj::from_wire)
+        .filter(|o| !o.is_null())
+        .collect())
 }
 
 /// The second round: bounds, actions, text and range, as the interfaces
 /// allow. A call that fails leaves its part out rather than the node.
-pub async fn read_extra(conn: &Connection, obj: &Obj, base: &Base, limit: Duration) -> Extra {
+pub async fn read_extra(
+    conn: &Connection,
+    obj: &Obj,
+    base: &Base,
+    limit: Duration,
+    want_bounds: bool,
+) -> Extra {
     let ifaces = &base.ifaces;
     let bounds = async {
-        if !has(ifaces, COMPONENT) {
+        if !want_bounds || !has(ifaces, COMPONENT) {
             return None;
         }
-        let (x, y, w, h) = bus::call::<_, (i32, i32, i32, i32)>(
-            conn,
-            obj,
-            COMPONENT,
-            "GetExtents",
-            &(COORD_SCREEN,),
-            limit,
-        )
-        .await
-        .ok()?;
-        (w >= 0 && h >= 0).then_some(Rect {
-            x,
-            y,
-            width: w as u32,
-            height: h as u32,
-        })
+        read_bounds(conn, obj, limit).await
     };
     let actions = async {
         if !has(ifaces, ACTION) {
@@ -287,6 +293,40 @@ pub async fn read_extra(conn: &Connection, obj: &Obj, base: &Base, limit: Durati
         value,
         range,
     }
+}
+
+/// Component.GetExtents in screen coordinates; None when the object has
+/// no Component or the call fails.
+pub async fn read_bounds(conn: &Connection, obj: &Obj, limit: Duration) -> Option<Rect> {
+    let (x, y, w, h) = bus::call::<_, (i32, i32, i32, i32)>(
+        conn,
+        obj,
+        COMPONENT,
+        "GetExtents",
+        &(COORD_SCREEN,),
+        limit,
+    )
+    .await
+    .ok()?;
+    (w >= 0 && h >= 0).then_some(Rect {
+        x,
+        y,
+        width: w as u32,
+        height: h as u32,
+    })
+}
+
+/// Whether a node's children are left out of the tree because the node is
+/// not on screen: it is not showing, and either not visible either (GTK 3's
+/// closed menus, Qt's and Chromium's hidden parts) or of no size (GTK 4,
+/// which marks only top-levels showing, gives its hidden stack pages 0×0).
+/// Reading what nobody can see or act on cost GTK 4 two thirds of its tree.
+pub fn hides_children(states: &[String], bounds: Option<&Rect>) -> bool {
+    let has_state = |s: &str| states.iter().any(|x| x == s);
+    if has_state("showing") {
+        return false;
+    }
+    !has_state("visible") || bounds.is_some_and(|b| b.width == 0 || b.height == 0)
 }
 
 pub async fn read_range(conn: &Connection, obj: &Obj, limit: Duration) -> Result<Range, CallError> {
@@ -351,12 +391,16 @@ pub fn walk(conn: &Connection, root: &Obj, root_base: Base, budget: Budget) -> W
         parent: Option<usize>,
         depth: u32,
         base: Base,
+        /// Read with the first round (below the root), so that a node off
+        /// screen can be known before its children are read.
+        bounds: Option<Option<Rect>>,
     }
     let mut items = vec![Item {
         obj: root.clone(),
         parent: None,
         depth: 0,
         base: root_base,
+        bounds: None,
     }];
     let mut truncated = None;
     let mut level: Vec<usize> = vec![0];
@@ -365,11 +409,18 @@ pub fn walk(conn: &Connection, root: &Obj, root_base: Base, budget: Budget) -> W
         let mut next: Vec<(Obj, usize, u32)> = Vec::new();
         for &i in &level {
             let it = &items[i];
-            if it.base.children.is_empty() {
-                continue;
+            if let Some(bounds) = &it.bounds {
+                if hides_children(&it.base.states, bounds.as_ref()) {
+                    continue;
+                }
             }
             if it.depth >= budget.max_depth {
-                truncated.get_or_insert("depth");
+                if !it.base.children.is_empty() || it.base.child_count > 0 {
+                    truncated.get_or_insert("depth");
+                }
+                continue;
+            }
+            if it.base.children.is_empty() {
                 continue;
             }
             for c in &it.base.children {
@@ -391,12 +442,36 @@ pub fn walk(conn: &Connection, root: &Obj, root_base: Base, budget: Budget) -> W
             truncated = Some("time");
             break;
         };
-        let reads = next
-            .iter()
-            .map(|(obj, _, _)| read_base(conn, obj, left, true));
+        // GetExtents goes out with the rest, whatever the interfaces: an
+        // object without Component answers an error as fast as a rect.
+        // GetChildren waits for ChildCount, states and bounds: half the
+        // nodes are leaves and many are off screen, and a call saved is
+        // worth more than the round trip (the app answers one at a time).
+        let reads = next.iter().map(|&(ref obj, _, depth)| async move {
+            let (base, bounds) = future::zip(
+                read_base(conn, obj, left, false),
+                read_bounds(conn, obj, left),
+            )
+            .await;
+            let mut base = match base {
+                Ok(b) => b,
+                Err(e) => return (Err(e), None),
+            };
+            let bounds = bounds.filter(|_| has(&base.ifaces, COMPONENT));
+            if base.child_count != 0
+                && depth < budget.max_depth
+                && !hides_children(&base.states, bounds.as_ref())
+            {
+                match read_children(conn, obj, left).await {
+                    Ok(kids) => base.children = kids,
+                    Err(e) => return (Err(e), None),
+                }
+            }
+            (Ok(base), bounds)
+        });
         let bases = run_all(reads);
         level = Vec::with_capacity(next.len());
-        for ((obj, parent, depth), base) in next.into_iter().zip(bases) {
+        for ((obj, parent, depth), (base, bounds)) in next.into_iter().zip(bases) {
             match base {
                 Ok(base) => {
                     level.push(items.len());
@@ -405,6 +480,7 @@ pub fn walk(conn: &Connection, root: &Obj, root_base: Base, budget: Budget) -> W
                         parent: Some(parent),
                         depth,
                         base,
+                        bounds: Some(bounds),
                     });
                 }
                 Err(CallError::Timeout(_)) => truncated = Some("time"),
@@ -420,11 +496,15 @@ pub fn walk(conn: &Connection, root: &Obj, root_base: Base, budget: Budget) -> W
         .deadline
         .checked_duration_since(Instant::now())
         .unwrap_or(Duration::from_millis(1));
-    let extras = run_all(
-        items
-            .iter()
-            .map(|it| read_extra(conn, &it.obj, &it.base, left)),
-    );
+    let extras = run_all(items.iter().map(|it| async {
+        match it.bounds {
+            Some(bounds) => Extra {
+                bounds,
+                ..read_extra(conn, &it.obj, &it.base, left, false).await
+            },
+            None => read_extra(conn, &it.obj, &it.base, left, true).await,
+        }
+    }));
     if Instant::now() >= budget.deadline {
         truncated.get_or_insert("time");
     }
