@@ -61,6 +61,48 @@ pub fn unavailable(display: Option<&str>, why: impl std::fmt::Display) -> Error 
     }
 }
 
+/// The highest display number whose TCP port (6000 + n) is a port at all.
+/// x11rb computes that port in a u16 for every display it may reach over
+/// TCP (also as the fallback after the local socket), so a larger number
+/// panics in a debug build and wraps to another server's port in a release
+/// build; it is refused before x11rb sees it.
+pub const MAX_DISPLAY_NUMBER: u32 = u16::MAX as u32 - 6000;
+
+/// Refuses a display name whose number no X server can have: one over
+/// MAX_DISPLAY_NUMBER (`:64999`), whose TCP port would be past 65535.
+pub fn check_display_name(name: &str) -> Result<()> {
+    let Some((_, after)) = name.rsplit_once(':') else {
+        return Ok(());
+    };
+    let digits = after.split('.').next().unwrap_or("");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        // Not a number: x11rb's own parser reports it.
+        return Ok(());
+    }
+    let fits = digits
+        .parse::<u64>()
+        .is_ok_and(|n| n <= u64::from(MAX_DISPLAY_NUMBER));
+    if fits {
+        return Ok(());
+    }
+    Err(Error::new(
+        Code::DisplayUnavailable,
+        format!(
+            "DISPLAY={name} names display number {digits}, but an X display number is at most {MAX_DISPLAY_NUMBER}: its TCP port would be 6000 + {digits}, past the last port (65535)"
+        ),
+        format!(
+            "Set DISPLAY to the display your X server runs on (for example DISPLAY=:0; `ls /tmp/.X11-unix` lists the local ones), or start the X server on a number up to {MAX_DISPLAY_NUMBER}."
+        ),
+    ))
+}
+
+/// Connects x11rb to the display `name`, refusing first a display number
+/// no X server can have (check_display_name).
+pub fn open(name: &str) -> Result<(RustConnection, usize)> {
+    check_display_name(name)?;
+    x11rb::connect(Some(name)).map_err(|e| unavailable(Some(name), e))
+}
+
 impl XConn {
     /// Connects to `display` (None: `$DISPLAY`) and reads the setup.
     pub fn connect(display: Option<&str>, allow_shm: bool) -> Result<XConn> {
@@ -68,8 +110,7 @@ impl XConn {
         let Some(name) = name else {
             return Err(unavailable(None, ""));
         };
-        let (conn, screen_num) =
-            x11rb::connect(Some(&name)).map_err(|e| unavailable(Some(&name), e))?;
+        let (conn, screen_num) = open(&name)?;
         let screen = conn.setup().roots.get(screen_num).ok_or_else(|| {
             unavailable(
                 Some(&name),
@@ -176,4 +217,47 @@ fn present(conn: &RustConnection, name: &'static str) -> Result<bool> {
     conn.extension_information(name)
         .map(|info| info.is_some())
         .map_err(|e| Error::x11(&format!("querying the {name} extension"), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_numbers_past_the_last_tcp_port_are_refused() {
+        for name in [
+            ":64999",
+            ":59536",
+            "localhost:64999.0",
+            "unix:99999",
+            ":18446744073709551616",
+        ] {
+            let err = check_display_name(name).expect_err(name);
+            assert_eq!(err.code, Code::DisplayUnavailable, "{name}");
+            assert!(
+                err.message.contains(name) && err.message.contains("65535"),
+                "check_display_name({name:?}) = {:?}, want a message naming it and the port limit",
+                err.message
+            );
+        }
+    }
+
+    #[test]
+    fn ordinary_display_names_pass() {
+        for name in [
+            ":0",
+            ":1.0",
+            "localhost:10",
+            ":59535",
+            "host:0.1",
+            "/tmp/.X11-unix/X0",
+            "weird",
+            ":x",
+        ] {
+            assert!(
+                check_display_name(name).is_ok(),
+                "check_display_name({name:?}) refused a name x11rb can handle"
+            );
+        }
+    }
 }

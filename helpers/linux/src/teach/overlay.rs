@@ -117,8 +117,7 @@ impl Overlay {
     /// starts the event thread.
     pub fn open(display: Option<&str>) -> Result<Overlay> {
         let name = xconn::display_name(display).ok_or_else(|| xconn::unavailable(None, ""))?;
-        let (conn, screen_num) =
-            x11rb::connect(Some(&name)).map_err(|e| xconn::unavailable(Some(&name), e))?;
+        let (conn, screen_num) = xconn::open(&name)?;
         let root = conn.setup().roots[screen_num].root;
         let format = PixelFormat::of_root(conn.setup(), screen_num)?;
         server_supports(&conn, screen_num)?;
