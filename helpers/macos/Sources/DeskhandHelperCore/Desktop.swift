@@ -122,6 +122,12 @@ public protocol Desktop: Assistive {
     /// The `permission_denied` error for a missing permission, with a hint
     /// that names the settings pane.
     func permissionDenied(_ permission: Permission) -> ProtocolError
+    /// Starts watching the keyboard (macOS: a listen-only event tap) and
+    /// calls `onKeyDown`, on the main actor, with every key press from then
+    /// on, deskhand's own included: the handler tells them apart
+    /// (`EscapeWatch`). A second call only replaces `onKeyDown`. Throws
+    /// `permission_denied`, naming the pane, when the system refuses the tap.
+    func watchKeyboard(_ onKeyDown: @escaping @MainActor (KeyDown) -> Void) throws
 }
 
 /// Scales and encodes pixels (macOS: vImage and ImageIO).

@@ -40,7 +40,7 @@ public final class RequestHandler {
     static let methods: Set<String> = [
         "displays", "capture", "windows", "window_at", "patch_check", "clipboard_read", "clipboard_write",
         "hide", "restore", "permissions", "apps", "key_layout", "a11y_apps", "a11y_tree", "a11y_element", "a11y_act",
-        "teach_show", "teach_poll", "teach_hide",
+        "teach_show", "teach_poll", "teach_hide", "watch_escape",
     ]
 
     /// Longest `fault.sleep`.
@@ -56,6 +56,10 @@ public final class RequestHandler {
     private let encoder: ImageEncoder
     private let log: Log
     private var handshaken = false
+    private var watchingEscape = false
+    /// Writes a framed notification between responses (the Server sets
+    /// it to its output); the Escape watch sends through it.
+    public var notify: ([UInt8]) -> Void = { _ in }
     private var nextCaptureID: UInt64 = 1
     private var last: LastCapture?
 
@@ -174,6 +178,13 @@ public final class RequestHandler {
         case "teach_hide":
             try await desktop.teachHide()
             result = .object(JSONObject())
+        case "watch_escape":
+            try desktop.watchKeyboard { [weak self] key in self?.keyDown(key) }
+            if !watchingEscape {
+                log.info("watching the keyboard for the user's Escape")
+            }
+            watchingEscape = true
+            result = ["watching": true]
         default:
             throw ProtocolError.internal("\(method) is known but not dispatched")
         }
@@ -441,6 +452,20 @@ public final class RequestHandler {
         return .object(object)
     }
 
+    /// One key press the keyboard watch saw: the user's Escape is sent
+    /// to the supervisor as `escape_pressed`; any other key, and deskhand's
+    /// own Escape, is dropped here and never leaves the helper.
+    func keyDown(_ key: KeyDown) {
+        guard EscapeWatch.isUsersEscape(key, ownPIDs: EscapeWatch.ownPIDs) else {
+            if key.keyCode == EscapeWatch.escapeKeyCode {
+                log.debug("Escape from deskhand's own input (pid \(key.sourcePID)); not reported")
+            }
+            return
+        }
+        log.info("the user pressed Escape; telling the supervisor")
+        notify(EscapeWatch.notificationFrame(key))
+    }
+
     private func fault(id: JSON, method: String, params: JSON) async throws -> Outcome {
         let p = try Params(method: method, params: params)
         switch method {
@@ -453,6 +478,17 @@ public final class RequestHandler {
         case "fault.exit":
             let code = try p.requiredInt("code", in: 0...255)
             return Outcome(exit: Int32(code))
+        case "fault.key_down":
+            // A key press as the keyboard watch's tap reports it, through
+            // the same filter: the notification, if any, precedes the reply.
+            let keyCode = try p.requiredInt("key_code", in: 0...0xFFFF)
+            let userData = try p.int("user_data", in: Int64.min...Int64.max) ?? 0
+            var poster = Int64(try p.int("source_pid", in: 0...Int64(Int32.max)) ?? 0)
+            if try p.bool("from_parent") ?? false {
+                poster = Int64(getppid())
+            }
+            keyDown(KeyDown(keyCode: Int64(keyCode), sourceUserData: Int64(userData), sourcePID: poster))
+            return Outcome(reply: successBody(id: id, result: .object(JSONObject())))
         default:
             throw ProtocolError.methodNotFound(method)
         }

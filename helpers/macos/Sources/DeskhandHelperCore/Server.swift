@@ -17,10 +17,21 @@ public final class Server {
 
     /// Serves until the input ends (status 0), framing is lost (status 2),
     /// an `exit` (its status), or writing fails (status 1). Returns the exit
-    /// status; it never exits the process itself.
+    /// status; it never exits the process itself. Notifications (the Escape
+    /// watch's) are written through `write` too, between responses: both
+    /// run on the main actor and write whole frames, so they never interleave.
     public func serve<Input: AsyncSequence>(
-        _ input: Input, write: ([UInt8]) throws -> Void
+        _ input: Input, write: @escaping ([UInt8]) throws -> Void
     ) async -> Int32 where Input.Element == [UInt8] {
+        let log = self.log
+        handler.notify = { frame in
+            do {
+                try write(frame)
+            } catch {
+                log.warn("writing a notification failed: \(error.localizedDescription)")
+            }
+        }
+        defer { handler.notify = { _ in } }
         var decoder = FrameDecoder(cap: FrameLimits.maxRequestBytes)
         do {
             for try await chunk in input {

@@ -13,7 +13,7 @@ public final class MacDesktop: Desktop {
     /// of the protocol (see helpers/macos/README.md).
     public static let capabilities = [
         "displays", "capture", "capture.mask", "capture.include_apps", "capture.png", "capture.jpeg", "windows",
-        "window_at", "patch_check", "clipboard", "hide", "permissions", "key_layout", "a11y", "teach",
+        "window_at", "patch_check", "clipboard", "hide", "permissions", "key_layout", "a11y", "teach", "watch_escape",
     ]
 
     private let log: Log
@@ -22,12 +22,14 @@ public final class MacDesktop: Desktop {
     private let visibility = AppVisibility()
     private let accessibility = Accessibility()
     private let overlay: TeachOverlay
+    private let keyboard: KeyboardWatch
 
     public init(log: Log) {
         self.log = log
         content = ShareableContentCache(log: log)
         capturer = ScreenCapturer(content: content, log: log)
         overlay = TeachOverlay(log: log)
+        keyboard = KeyboardWatch(log: log)
         // The overlay's window must be left out of the next capture's
         // content filter, which cached content from before it would miss.
         overlay.onChange = { [content] in content.invalidate() }
@@ -165,6 +167,11 @@ public final class MacDesktop: Desktop {
 
     public func teachHide() async throws {
         overlay.hide()
+    }
+
+    public func watchKeyboard(_ onKeyDown: @escaping @MainActor (KeyDown) -> Void) throws {
+        try requireSession()
+        try keyboard.start(onKeyDown)
     }
 
     public func permissionDenied(_ permission: Permission) -> ProtocolError {

@@ -5,6 +5,7 @@ import Foundation
 public enum SettingsPane {
     public static let screenRecording = "x-apple.systempreferences:com.apple.preference.security?Privacy_ScreenCapture"
     public static let accessibility = "x-apple.systempreferences:com.apple.preference.security?Privacy_Accessibility"
+    public static let inputMonitoring = "x-apple.systempreferences:com.apple.preference.security?Privacy_ListenEvent"
 }
 
 /// A macOS privacy permission (TCC) is missing. The hint names the pane in
@@ -18,6 +19,9 @@ public enum PermissionError: LocalizedError, ProtocolErrorConvertible, Equatable
     case screenRecordingRefused(String)
     /// AXIsProcessTrusted says Accessibility is not granted.
     case accessibilityNotGranted
+    /// macOS refused the keyboard event tap of `watch_escape`: neither
+    /// Input Monitoring nor Accessibility is granted.
+    case inputMonitoringNotGranted
 
     public var errorDescription: String? {
         switch self {
@@ -27,6 +31,8 @@ public enum PermissionError: LocalizedError, ProtocolErrorConvertible, Equatable
             return "ScreenCaptureKit refused to capture (\(reason)) although the Screen Recording preflight passed"
         case .accessibilityNotGranted:
             return "macOS has not granted Accessibility to deskhand-helper"
+        case .inputMonitoringNotGranted:
+            return "macOS refused deskhand-helper a keyboard event tap (Input Monitoring is not granted), so the user's Escape cannot stop deskhand"
         }
     }
 
@@ -36,6 +42,8 @@ public enum PermissionError: LocalizedError, ProtocolErrorConvertible, Equatable
             return "Open System Settings > Privacy & Security > Screen Recording (macOS 15 and later: Screen & System Audio Recording), switch on deskhand-helper or the app that runs deskhand (such as Terminal), then restart deskhand. `deskhand-helper --request-permissions` opens the pane (\(SettingsPane.screenRecording))."
         case .accessibilityNotGranted:
             return "Open System Settings > Privacy & Security > Accessibility, switch on deskhand-helper or the app that runs deskhand (such as Terminal), then restart deskhand. `deskhand-helper --request-permissions` opens the pane (\(SettingsPane.accessibility))."
+        case .inputMonitoringNotGranted:
+            return "Open System Settings > Privacy & Security > Input Monitoring (\(SettingsPane.inputMonitoring)), switch on deskhand-helper or the app that runs deskhand (such as Terminal), then restart deskhand."
         }
     }
 

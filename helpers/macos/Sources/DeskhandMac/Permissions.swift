@@ -24,6 +24,13 @@ public enum Permissions {
         AXIsProcessTrusted()
     }
 
+    /// Whether Input Monitoring is granted, which the Escape watch's
+    /// keyboard event tap needs (an Accessibility grant also allows it).
+    /// CGPreflightListenEventAccess never prompts.
+    public static func inputMonitoringGranted() -> Bool {
+        CGPreflightListenEventAccess()
+    }
+
     /// Asks for both permissions the way the user expects from an app: the
     /// system prompt where macOS still offers one, and the settings pane for
     /// anything not granted. Returns the exit status for
@@ -38,14 +45,22 @@ public enum Permissions {
         }
         let promptKey = kAXTrustedCheckOptionPrompt.takeUnretainedValue() as String
         let accessibility = AXIsProcessTrustedWithOptions([promptKey: true] as CFDictionary)
+        // Optional: without it deskhand works, but the user's Escape does
+        // not stop it; so it does not count in the exit status.
+        let inputMonitoring = inputMonitoringGranted() || CGRequestListenEventAccess()
         output("Screen Recording: \(screenRecording ? "granted" : "not granted")")
         output("Accessibility: \(accessibility ? "granted" : "not granted")")
+        output("Input Monitoring (for Escape to stop deskhand): \(inputMonitoring || accessibility ? "granted" : "not granted")")
         if !screenRecording, let url = URL(string: SettingsPane.screenRecording) {
             output("Opening System Settings > Privacy & Security > Screen Recording; switch deskhand-helper on, then restart deskhand.")
             NSWorkspace.shared.open(url)
         }
         if !accessibility, let url = URL(string: SettingsPane.accessibility) {
             output("Opening System Settings > Privacy & Security > Accessibility; switch deskhand-helper on, then restart deskhand.")
+            NSWorkspace.shared.open(url)
+        }
+        if !inputMonitoring && !accessibility, let url = URL(string: SettingsPane.inputMonitoring) {
+            output("Opening System Settings > Privacy & Security > Input Monitoring; switch deskhand-helper on, then restart deskhand.")
             NSWorkspace.shared.open(url)
         }
         return screenRecording && accessibility ? 0 : 1

@@ -169,6 +169,58 @@ final class RequestHandlerTests: XCTestCase {
             encoder: FakeEncoder(), log: .discard)
     }
 
+    func testOnlyTheUsersEscapeCounts() {
+        let own: [Int64] = [4242, 4243]
+        let user = KeyDown(keyCode: EscapeWatch.escapeKeyCode, sourceUserData: 0, sourcePID: 0)
+        XCTAssertTrue(EscapeWatch.isUsersEscape(user, ownPIDs: own))
+        var marked = user
+        marked.sourceUserData = EscapeWatch.syntheticMarker
+        XCTAssertFalse(EscapeWatch.isUsersEscape(marked, ownPIDs: own), "deskhand's marked Escape counted")
+        var posted = user
+        posted.sourcePID = 4242
+        XCTAssertFalse(EscapeWatch.isUsersEscape(posted, ownPIDs: own), "an Escape the supervisor posted counted")
+        var other = user
+        other.keyCode = 0
+        XCTAssertFalse(EscapeWatch.isUsersEscape(other, ownPIDs: own), "a key other than Escape counted")
+        XCTAssertEqual(EscapeWatch.syntheticMarker, 0x6473_6b68_616e_6401, "the marker must match supervisor/input SyntheticMarker")
+    }
+
+    /// watch_escape starts the keyboard watch; the user's Escape becomes an
+    /// escape_pressed notification, deskhand's own never leaves the helper,
+    /// and a refused tap is permission_denied naming Input Monitoring.
+    @MainActor
+    func testWatchEscapeNotifiesOnlyTheUsersEscape() async throws {
+        let desktop = FakeDesktop()
+        let handler = makeHandler(desktop)
+        var sent: [[UInt8]] = []
+        handler.notify = { sent.append($0) }
+        _ = try await call(handler, ["jsonrpc": "2.0", "id": 1, "method": "handshake", "params": ["protocol_versions": [1]]])
+        let watching = try await call(handler, ["jsonrpc": "2.0", "id": 2, "method": "watch_escape"])
+        XCTAssertEqual(watching["result"], ["watching": true])
+        let onKeyDown = try XCTUnwrap(desktop.onKeyDown, "watch_escape did not start the keyboard watch")
+
+        onKeyDown(KeyDown(keyCode: EscapeWatch.escapeKeyCode, sourceUserData: EscapeWatch.syntheticMarker, sourcePID: 0))
+        onKeyDown(KeyDown(keyCode: EscapeWatch.escapeKeyCode, sourceUserData: 0, sourcePID: Int64(getppid())))
+        onKeyDown(KeyDown(keyCode: 0, sourceUserData: 0, sourcePID: 0))
+        XCTAssertTrue(sent.isEmpty, "deskhand's own Escape or another key was reported")
+        onKeyDown(KeyDown(keyCode: EscapeWatch.escapeKeyCode, sourceUserData: 0, sourcePID: 0))
+        XCTAssertEqual(sent.count, 1)
+        var decoder = FrameDecoder(cap: FrameLimits.maxRequestBytes)
+        decoder.push(try XCTUnwrap(sent.first))
+        let note = try JSON.parse(try XCTUnwrap(try decoder.next()))
+        XCTAssertEqual(note["method"], "escape_pressed")
+        XCTAssertNil(note["id"], "a notification has no id")
+
+        let refusing = FakeDesktop()
+        refusing.refuseKeyboardTap = true
+        let refused = makeHandler(refusing)
+        _ = try await call(refused, ["jsonrpc": "2.0", "id": 1, "method": "handshake", "params": ["protocol_versions": [1]]])
+        let denied = try await call(refused, ["jsonrpc": "2.0", "id": 2, "method": "watch_escape"])
+        XCTAssertEqual(denied["error"]?["data"]?["code"], "permission_denied")
+        let hint = try XCTUnwrap(denied["error"]?["data"]?["hint"]?.stringValue)
+        XCTAssertTrue(hint.contains("Privacy & Security > Input Monitoring"), hint)
+    }
+
     @MainActor
     func testCaptureIDsCountAndPatchCheckSeesChanges() async throws {
         let desktop = FakeDesktop()

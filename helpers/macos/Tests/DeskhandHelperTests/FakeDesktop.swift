@@ -151,6 +151,18 @@ final class FakeDesktop: Desktop {
         granted
     }
 
+    /// Whether the "system" refuses the keyboard tap, as macOS does without
+    /// Input Monitoring; and the watch's callback once started.
+    var refuseKeyboardTap = false
+    var onKeyDown: (@MainActor (KeyDown) -> Void)?
+
+    func watchKeyboard(_ onKeyDown: @escaping @MainActor (KeyDown) -> Void) throws {
+        if refuseKeyboardTap {
+            throw PermissionError.inputMonitoringNotGranted
+        }
+        self.onKeyDown = onKeyDown
+    }
+
     func permissionDenied(_ permission: Permission) -> ProtocolError {
         switch permission {
         case .screenRecording: return PermissionError.screenRecordingNotGranted.protocolError
