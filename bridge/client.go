@@ -13,7 +13,9 @@
 // values carrying the protocol's stable code and a hint.
 //
 // The helper's stderr log lines are passed to the Client's slog logger at
-// the level their first word names.
+// the level their first word names. The notifications it sends (the macOS
+// helper's escape_pressed) go to the watches started with Watch, which
+// the Client starts again on every restarted helper.
 package bridge
 
 import (
@@ -91,6 +93,9 @@ type Options struct {
 	// ClientName is sent in the handshake as the client's name; the
 	// default is "deskhand".
 	ClientName string
+
+	// notify receives the helper's notifications (Client.notified).
+	notify func(method string, params *json.RawMessage) bool
 }
 
 func (o Options) withDefaults() Options {
@@ -163,6 +168,7 @@ type Client struct {
 	lastFailure   error       // the latest failure, quoted by ErrCrashLoop
 	lastFailureAt time.Time   // when it happened, for the backoff
 	restarts      []time.Time // recent restart times, for the crash-loop cap
+	watches       []*watch    // started again on every new helper
 }
 
 // New returns a Client for the helper opts describe. It starts nothing;
@@ -173,12 +179,14 @@ func New(opts Options) *Client {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Client{
+	c := &Client{
 		opts:    opts,
 		log:     logger,
 		slot:    make(chan struct{}, 1),
 		closing: make(chan struct{}),
 	}
+	c.opts.notify = c.notified
+	return c
 }
 
 // Start starts and handshakes the helper unless it is already running.
@@ -329,7 +337,11 @@ func (c *Client) ensure(ctx context.Context) (*process, error) {
 			return nil, fmt.Errorf("waiting %v to restart the helper: %w", delay, ctx.Err())
 		}
 	}
-	return c.start(ctx)
+	p, err = c.start(ctx)
+	if err == nil {
+		c.rearm(ctx, p)
+	}
+	return p, err
 }
 
 // restartGate says how long to wait before the next start, or refuses it

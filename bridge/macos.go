@@ -12,7 +12,25 @@ import (
 const (
 	CapabilityIncludeApps = "capture.include_apps"
 	CapabilityPermissions = "permissions"
+	CapabilityWatchEscape = "watch_escape"
 )
+
+// NotificationEscapePressed is the macOS helper's notification for an
+// Escape the user pressed (never one deskhand posted), after watch_escape.
+const NotificationEscapePressed = "escape_pressed"
+
+// WatchEscape starts the macOS helper's keyboard watch and calls onEscape
+// for each Escape the user presses; the helper leaves out deskhand's own
+// (PROTOCOL.md, "watch_escape (macOS)"). The watch is started again on
+// every restarted helper (Watch). When macOS refuses the keyboard tap the
+// error is an *Error with code CodePermissionDenied whose hint names the
+// Input Monitoring pane.
+func (c *Client) WatchEscape(ctx context.Context, onEscape func()) (stop func(), err error) {
+	if info := c.HandshakeInfo(); info.ProtocolVersion != 0 && !info.Has(CapabilityWatchEscape) {
+		return nil, fmt.Errorf("helper has no %q capability, so it cannot watch the keyboard for the user's Escape", CapabilityWatchEscape)
+	}
+	return c.Watch(ctx, "watch_escape", nil, NotificationEscapePressed, func(json.RawMessage) { onEscape() })
+}
 
 // MacPermissions is the answer to the macOS helper's permissions method.
 // ScreenRecording is true only when the preflight passed and a real

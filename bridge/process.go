@@ -115,7 +115,7 @@ func spawn(opts *Options, logger *slog.Logger) (*process, error) {
 		exited: make(chan struct{}),
 	}
 	p.stream = newFrameStream(stdoutR, stdinW, FrameCodec{MaxReadBytes: opts.MaxMessageBytes})
-	p.conn = jsonrpc2.NewConn(context.Background(), p.stream, unexpectedRequests{p.log},
+	p.conn = jsonrpc2.NewConn(context.Background(), p.stream, helperMessages{log: p.log, notify: opts.notify},
 		jsonrpc2.OnRecv(p.noteUnmatched))
 	go p.tail.drain(stderrR, p.log)
 	go p.reap()
@@ -283,17 +283,6 @@ func (p *process) noteUnmatched(req *jsonrpc2.Request, resp *jsonrpc2.Response) 
 		return
 	}
 	p.log.Warn("helper sent a result for no pending call", "id", resp.ID.String())
-}
-
-// unexpectedRequests answers requests from the helper, which the protocol
-// does not have.
-type unexpectedRequests struct{ log *slog.Logger }
-
-func (h unexpectedRequests) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	h.log.Warn("helper sent a request; the protocol has none", "method", req.Method)
-	if !req.Notif {
-		_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: "the supervisor serves no methods"})
-	}
 }
 
 // frameStream is the jsonrpc2.ObjectStream over the helper's stdin and

@@ -24,13 +24,32 @@ import (
 // permissions ("screen_recording,accessibility"), or "no-session" for a
 // helper without a window-server session; fakeLogEnv is a file each
 // capture's params are appended to, one JSON line each; while the file
-// fakeLaunchedEnv names exists, a new com.example.Notes window is listed.
+// fakeLaunchedEnv names exists, a new com.example.Notes window is listed;
+// fakeTapEnv=refuse makes watch_escape fail as macOS does without Input
+// Monitoring.
+//
+// Its Escape watch is the Swift helper's (DeskhandHelperCore EscapeWatch,
+// RequestHandler.keyDown): after watch_escape, fault.key_down is a key
+// press as the keyboard tap reports it, and only the user's Escape (key
+// code 0x35, no deskhand marker, not posted by the helper's parent) becomes
+// an escape_pressed notification, written before the fault's answer. A
+// fresh fake process is not watching, as a restarted helper is not.
 const (
 	fakeHelperEnv   = "MACOS_FAKE_HELPER"
 	fakePermsEnv    = "MACOS_FAKE_PERMS"
 	fakeLogEnv      = "MACOS_FAKE_LOG"
 	fakeLaunchedEnv = "MACOS_FAKE_LAUNCHED"
+	fakeTapEnv      = "MACOS_FAKE_TAP"
 )
+
+// The Swift helper's EscapeWatch constants.
+const (
+	macEscapeKeyCode   = 0x35
+	macSyntheticMarker = 0x6473_6b68_616e_6401
+)
+
+// fakeWatching is the fake helper's keyboard watch: on after watch_escape.
+var fakeWatching bool
 
 func TestMain(m *testing.M) {
 	if os.Getenv(fakeHelperEnv) != "" {
@@ -62,6 +81,9 @@ func fakeHelper() int {
 			}
 			continue
 		}
+		if req.Method == "fault.exit" {
+			return 3
+		}
 		result, rpcErr := fakeAnswer(req)
 		msg := map[string]any{"jsonrpc": "2.0", "id": req.ID}
 		if rpcErr != nil {
@@ -69,9 +91,35 @@ func fakeHelper() int {
 		} else {
 			msg["result"] = result
 		}
-		out, _ := json.Marshal(msg)
-		fmt.Fprintf(os.Stdout, "Content-Length: %d\r\n\r\n%s", len(out), out)
+		writeFrame(msg)
 	}
+}
+
+func writeFrame(msg any) {
+	out, _ := json.Marshal(msg)
+	fmt.Fprintf(os.Stdout, "Content-Length: %d\r\n\r\n%s", len(out), out)
+}
+
+// fakeKeyDown is RequestHandler.keyDown: the user's Escape is notified,
+// deskhand's own (marked, or posted by the supervisor) and other keys are
+// dropped, and nothing is notified while the watch is off.
+func fakeKeyDown(params json.RawMessage) {
+	var key struct {
+		KeyCode    int64 `json:"key_code"`
+		UserData   int64 `json:"user_data"`
+		SourcePID  int64 `json:"source_pid"`
+		FromParent bool  `json:"from_parent"`
+	}
+	json.Unmarshal(params, &key)
+	if key.FromParent {
+		key.SourcePID = int64(os.Getppid())
+	}
+	own := key.UserData == macSyntheticMarker || key.SourcePID == int64(os.Getppid()) || key.SourcePID == int64(os.Getpid())
+	if !fakeWatching || key.KeyCode != macEscapeKeyCode || own {
+		return
+	}
+	writeFrame(map[string]any{"jsonrpc": "2.0", "method": "escape_pressed",
+		"params": map[string]int64{"key_code": key.KeyCode, "source_pid": key.SourcePID}})
 }
 
 func readFrame(r *bufio.Reader) ([]byte, error) {
@@ -106,7 +154,7 @@ func fakeAnswer(req fakeReq) (any, map[string]any) {
 	switch req.Method {
 	case "handshake":
 		hs := map[string]any{"protocol_version": 1, "helper_version": "0.1.0", "platform": "macos",
-			"capabilities": []string{"displays", "capture", "capture.mask", "capture.png", "capture.include_apps", "windows", "window_at", "hide", "clipboard", "permissions", "key_layout"},
+			"capabilities": []string{"displays", "capture", "capture.mask", "capture.png", "capture.include_apps", "windows", "window_at", "hide", "clipboard", "permissions", "key_layout", "watch_escape"},
 			"display":      "Built-in Retina Display", "extensions": map[string]any{"macos": "14.5", "bundle_id": "io.github.deskhand.helper"}}
 		if perms == "no-session" {
 			hs["display_error"] = "no window-server session: run deskhand from the logged-in desktop, not over ssh"
@@ -157,6 +205,17 @@ func fakeAnswer(req fakeReq) (any, map[string]any) {
 		png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 4, 3)))
 		return map[string]any{"format": "png", "data": buf.Bytes(), "width": 4, "height": 3,
 			"source": map[string]int{"x": 0, "y": 0, "width": 1440, "height": 900}, "display": 1, "masked": []int{}, "method": "screencapturekit", "capture_id": 1}, nil
+	case "watch_escape":
+		if os.Getenv(fakeTapEnv) == "refuse" {
+			return nil, rpcError(-32011, "permission_denied",
+				"macOS refused deskhand-helper a keyboard event tap (Input Monitoring is not granted), so the user's Escape cannot stop deskhand",
+				"Open System Settings > Privacy & Security > Input Monitoring (x-apple.systempreferences:com.apple.preference.security?Privacy_ListenEvent), switch on deskhand-helper or the app that runs deskhand (such as Terminal), then restart deskhand.")
+		}
+		fakeWatching = true
+		return map[string]bool{"watching": true}, nil
+	case "fault.key_down":
+		fakeKeyDown(req.Params)
+		return map[string]any{}, nil
 	case "key_layout":
 		// The layout the Swift helper reads on a French (AZERTY) Mac.
 		return json.RawMessage(frenchJSON), nil

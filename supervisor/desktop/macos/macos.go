@@ -16,7 +16,11 @@
 //   - the end-of-turn notification is a Notification Center banner
 //     (osascript's "display notification");
 //   - the pasteboard keeps text after the helper exits, so the clipboard
-//     needs no keeper.
+//     needs no keeper;
+//   - the user's Escape is watched by the helper (watch_escape, a
+//     listen-only keyboard event tap that needs Input Monitoring), which
+//     leaves out deskhand's own presses by the marker on every event
+//     deskhand posts, and notifies the supervisor (escape_pressed).
 //
 // The package is platform-neutral Go: every system command goes through
 // Options.Run, so its logic is tested on Linux against a fake helper that
@@ -31,6 +35,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
@@ -58,9 +63,18 @@ const (
 // DefaultLaunchTimeout bounds how long OpenApplication waits for a window.
 const DefaultLaunchTimeout = 15 * time.Second
 
-// ErrEscapeUnsupported: the user's Escape is not watched on macOS yet.
-var ErrEscapeUnsupported = errors.New("watching the keyboard for the user's Escape is not implemented on macOS yet (it needs a CGEventTap); " +
-	"stop deskhand by closing the MCP client or with DESKHAND_DISABLED")
+// InputMonitoringPane is the System Settings pane whose grant the Escape
+// watch's keyboard event tap needs.
+const InputMonitoringPane = "x-apple.systempreferences:com.apple.preference.security?Privacy_ListenEvent"
+
+// DefaultWatchTimeout bounds starting the Escape watch.
+const DefaultWatchTimeout = 10 * time.Second
+
+// EscapeHelper is what the Escape watch asks the macOS helper;
+// *bridge.Client satisfies it.
+type EscapeHelper interface {
+	WatchEscape(ctx context.Context, onEscape func()) (stop func(), err error)
+}
 
 // Helper is what this package asks the macOS helper; *bridge.Client
 // satisfies it.
@@ -94,6 +108,11 @@ type Desktop struct {
 	// shortcuts reads the keyboard layout from the helper, which exists
 	// only after the input is opened; it gets the helper with the gates.
 	shortcuts *Shortcuts
+
+	mu sync.Mutex
+	// escape is the helper the Escape watch asks, set with the launcher
+	// or the gates (serve sets both up before it starts the watch).
+	escape EscapeHelper
 }
 
 // Open checks the display plan. It starts nothing: there is no virtual
@@ -132,6 +151,7 @@ func (d *Desktop) HelperEnv() []string { return nil }
 // both Screen Recording and Accessibility are granted.
 func (d *Desktop) DisplayGate(helper *bridge.Client) func(ctx context.Context) error {
 	d.shortcuts.SetHelper(helper)
+	d.setEscapeHelper(helper)
 	return func(ctx context.Context) error { return CheckPermissions(ctx, helper) }
 }
 
@@ -161,7 +181,8 @@ func CheckPermissions(ctx context.Context, h Helper) error {
 
 // OpenInput opens the input package: Quartz events on macOS, shortcuts
 // sent as the active layout's keys (Shortcuts). The key presses are not
-// reported: nothing watches them.
+// reported: the Escape watch tells deskhand's own presses apart by the
+// marker each event carries, not by announcements.
 func (d *Desktop) OpenInput(func(code uint8)) (*input.Input, error) {
 	in, err := openInput(input.Options{Logger: d.log.With("component", "input")}, d.shortcuts)
 	if err != nil {
@@ -170,9 +191,43 @@ func (d *Desktop) OpenInput(func(code uint8)) (*input.Input, error) {
 	return in, nil
 }
 
-// WatchEscape fails with ErrEscapeUnsupported.
-func (d *Desktop) WatchEscape(func()) (own func(code uint8), stop func(), err error) {
-	return nil, nil, ErrEscapeUnsupported
+func (d *Desktop) setEscapeHelper(h EscapeHelper) {
+	d.mu.Lock()
+	d.escape = h
+	d.mu.Unlock()
+}
+
+// WatchEscape starts the helper's Escape watch: onEscape runs for each
+// Escape the user presses. The helper drops deskhand's own Escapes at the
+// keyboard tap, by the marker every posted event carries and by the
+// posting process, so own ignores what it is told: an announcement here,
+// unlike X11's, would wait for a report that never comes and swallow the
+// user's next Escape instead.
+func (d *Desktop) WatchEscape(onEscape func()) (own func(code uint8), stop func(), err error) {
+	d.mu.Lock()
+	h := d.escape
+	d.mu.Unlock()
+	if h == nil {
+		return nil, nil, errors.New("watching the keyboard for the user's Escape: the macOS helper is not set up yet")
+	}
+	return WatchEscape(context.Background(), h, onEscape)
+}
+
+// WatchEscape is Desktop.WatchEscape over any EscapeHelper.
+func WatchEscape(ctx context.Context, h EscapeHelper, onEscape func()) (own func(code uint8), stop func(), err error) {
+	ctx, cancel := context.WithTimeout(ctx, DefaultWatchTimeout)
+	defer cancel()
+	stop, err = h.WatchEscape(ctx, onEscape)
+	var herr *bridge.Error
+	switch {
+	case errors.As(err, &herr) && herr.Code == bridge.CodePermissionDenied:
+		return nil, nil, fmt.Errorf("macOS refused the keyboard watch, so the user's Escape cannot stop deskhand: Input Monitoring is not granted. "+
+			"Ask the user to open System Settings > Privacy & Security > Input Monitoring (%s), switch on the app that runs deskhand "+
+			"(the terminal or MCP client app), and restart deskhand; until then they stop deskhand by closing the MCP client (%w)", InputMonitoringPane, err)
+	case err != nil:
+		return nil, nil, fmt.Errorf("starting the macOS helper's Escape watch: %w", err)
+	}
+	return func(uint8) {}, stop, nil
 }
 
 // KeepClipboard does nothing: the general pasteboard keeps what the
@@ -221,6 +276,7 @@ func (d *Desktop) resolve(ctx context.Context, name string) (bridge.App, error) 
 // new window of theirs.
 func (d *Desktop) Launcher(helper *bridge.Client) executor.Launcher {
 	d.shortcuts.SetHelper(helper)
+	d.setEscapeHelper(helper)
 	return &launcher{d: d, helper: helper}
 }
 
