@@ -17,18 +17,11 @@ package bridge_test
 
 import (
 	"bytes"
-	"encoding/binary"
-	"fmt"
 	"image"
 	"image/png"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/jezek/xgb"
-	"github.com/jezek/xgb/xproto"
-	"github.com/jezek/xgb/xtest"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/internal/desktoptest"
@@ -37,8 +30,6 @@ import (
 // tooltipFill is the tooltip's background (teach::overlay::BACKGROUND in
 // the helper): no stock app draws it.
 var tooltipFill = [3]uint8{0xFF, 0xF1, 0xB8}
-
-const teachUser = "teach-user"
 
 type teachRect struct{ X, Y, Width, Height int }
 
@@ -138,95 +129,9 @@ func waitChoice(t *testing.T, c *bridge.Client) string {
 	}
 }
 
-// hand is the test's user: XTEST input from a connection whose client
-// pointer is the teach-user master.
-type hand struct {
-	conn *xgb.Conn
-	root xproto.Window
-}
-
-func newHand(t *testing.T, d *desktoptest.Desktop) *hand {
-	t.Helper()
-	d.Run(t, "xinput", "create-master", teachUser)
-	t.Cleanup(func() { _ = d.Command("xinput", "remove-master", teachUser+" pointer").Run() })
-	id, err := strconv.Atoi(strings.TrimSpace(d.Run(t, "xinput", "list", "--id-only", teachUser+" pointer")))
-	if err != nil {
-		t.Fatalf("the id of %s pointer: %v", teachUser, err)
-	}
-	conn, err := xgb.NewConnDisplay(d.Display())
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", d.Display(), err)
-	}
-	t.Cleanup(conn.Close)
-	if err := xtest.Init(conn); err != nil {
-		t.Fatalf("XTEST: %v", err)
-	}
-	ext, err := xproto.QueryExtension(conn, uint16(len("XInputExtension")), "XInputExtension").Reply()
-	if err != nil || !ext.Present {
-		t.Fatalf("XInputExtension: present %v, %v", ext != nil && ext.Present, err)
-	}
-	// xgb has no XInput 2 bindings: XIQueryVersion (47) then
-	// XISetClientPointer (44) by hand.
-	query := make([]byte, 8)
-	query[0], query[1] = ext.MajorOpcode, 47
-	binary.LittleEndian.PutUint16(query[2:], 2)
-	binary.LittleEndian.PutUint16(query[4:], 2)
-	binary.LittleEndian.PutUint16(query[6:], 2)
-	cookie := conn.NewCookie(true, true)
-	conn.NewRequest(query, cookie)
-	if _, err := cookie.Reply(); err != nil {
-		t.Fatalf("XIQueryVersion: %v", err)
-	}
-	set := make([]byte, 12)
-	set[0], set[1] = ext.MajorOpcode, 44
-	binary.LittleEndian.PutUint16(set[2:], 3)
-	binary.LittleEndian.PutUint32(set[4:], 0) // this client
-	binary.LittleEndian.PutUint16(set[8:], uint16(id))
-	cookie = conn.NewCookie(true, false)
-	conn.NewRequest(set, cookie)
-	if err := cookie.Check(); err != nil {
-		t.Fatalf("XISetClientPointer(%d): %v", id, err)
-	}
-	return &hand{conn: conn, root: xproto.Setup(conn).DefaultScreen(conn).Root}
-}
-
-func (h *hand) fake(t *testing.T, typ, detail byte, x, y int) {
-	t.Helper()
-	if err := xtest.FakeInputChecked(h.conn, typ, detail, 0, h.root, int16(x), int16(y), 0).Check(); err != nil {
-		t.Fatalf("XTEST FakeInput(%d, %d): %v", typ, detail, err)
-	}
-}
-
-func (h *hand) click(t *testing.T, x, y int) {
-	h.fake(t, xproto.MotionNotify, 0, x, y)
-	h.fake(t, xproto.ButtonPress, 1, x, y)
-	h.fake(t, xproto.ButtonRelease, 1, x, y)
-}
-
-func (h *hand) escape(t *testing.T) {
-	t.Helper()
-	setup := xproto.Setup(h.conn)
-	km, err := xproto.GetKeyboardMapping(h.conn, setup.MinKeycode, byte(setup.MaxKeycode-setup.MinKeycode+1)).Reply()
-	if err != nil {
-		t.Fatalf("GetKeyboardMapping: %v", err)
-	}
-	per := int(km.KeysymsPerKeycode)
-	for i := 0; i*per < len(km.Keysyms); i++ {
-		for _, s := range km.Keysyms[i*per : (i+1)*per] {
-			if s == 0xff1b {
-				code := byte(int(setup.MinKeycode) + i)
-				h.fake(t, xproto.KeyPress, code, 0, 0)
-				h.fake(t, xproto.KeyRelease, code, 0, 0)
-				return
-			}
-		}
-	}
-	t.Fatal("no keycode for Escape")
-}
-
 func TestTeachOverlayAcceptance(t *testing.T) {
 	desktoptest.Require(t, "xinput", "xdotool", "import")
-	trusted := fmt.Sprintf("DESKHAND_TEACH_TRUSTED_DEVICES=%s XTEST pointer,%s XTEST keyboard", teachUser, teachUser)
+	trusted := "DESKHAND_TEACH_TRUSTED_DEVICES=" + desktoptest.HandPointer + "," + desktoptest.HandKeyboard
 	d, c := acceptance(t, desktoptest.Options{}, trusted)
 	if !c.HandshakeInfo().Has("teach") {
 		t.Fatalf("the helper does not list the teach capability on Xvfb with openbox: %+v", c.HandshakeInfo())
@@ -275,14 +180,14 @@ func TestTeachOverlayAcceptance(t *testing.T) {
 	})
 
 	t.Run("only the user chooses", func(t *testing.T) {
-		user := newHand(t, d)
+		user := desktoptest.NewHand(t, d)
 		nx, ny := shown.Next.centre()
 		// The model's kind of click on Next, then the user's on Exit: the
 		// server hands the helper both in order, so "exit" means the
 		// first click was ignored.
 		d.Run(t, "xdotool", "mousemove", strconv.Itoa(nx), strconv.Itoa(ny), "click", "1")
 		ex, ey := shown.Exit.centre()
-		user.click(t, ex, ey)
+		user.Click(ex, ey)
 		if got := waitChoice(t, c); got != "exit" {
 			t.Fatalf("after xdotool's click on Next and the user's on Exit the choice is %q, want exit: the XTEST click counted", got)
 		}
@@ -293,13 +198,13 @@ func TestTeachOverlayAcceptance(t *testing.T) {
 		}
 		d.Run(t, "xdotool", "key", "Escape")
 		nx, ny = shown.Next.centre()
-		user.click(t, nx, ny)
+		user.Click(nx, ny)
 		if got := waitChoice(t, c); got != "next" {
 			t.Fatalf("after xdotool's Escape and the user's click on Next the choice is %q, want next: the XTEST Escape counted", got)
 		}
 
 		teachShow(t, c, xterm.Frame.X+40, xterm.Frame.Y+40)
-		user.escape(t)
+		user.Escape()
 		if got := waitChoice(t, c); got != "exit" {
 			t.Fatalf("after the user's Escape the choice is %q, want exit", got)
 		}

@@ -10,14 +10,12 @@ package supervisor_test
 //	cargo build --release -p deskhand-helper && go test ./supervisor -run LiveGates -v
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,62 +26,19 @@ import (
 
 // recLog keeps the server's stderr lines in order, and passes them to the
 // test log until the test ends.
-type recLog struct {
-	mu    sync.Mutex
-	t     *testing.T
-	done  bool
-	part  []byte
-	lines []string
-}
-
-func (r *recLog) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.part = append(r.part, p...)
-	for {
-		i := bytes.IndexByte(r.part, '\n')
-		if i < 0 {
-			break
-		}
-		line := string(r.part[:i])
-		r.part = r.part[i+1:]
-		r.lines = append(r.lines, line)
-		if !r.done {
-			r.t.Logf("server: %s", line)
-		}
-	}
-	return len(p), nil
-}
-
-func (r *recLog) stop() {
-	r.mu.Lock()
-	r.done = true
-	r.mu.Unlock()
-}
+type recLog struct{ *desktoptest.ServerLog }
 
 // toolCalls counts the server's "tool call" records.
-func (r *recLog) toolCalls() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, l := range r.lines {
-		if strings.Contains(l, `msg="tool call"`) {
-			n++
-		}
-	}
-	return n
-}
+func (r recLog) toolCalls() int { return r.Count(`msg="tool call"`) }
 
 // tables waits for the nth "tool call" record (counting from 1) and
 // counts the window-table records the gates wrote for that call: reused
 // listings and fresh ones.
-func (r *recLog) tables(t *testing.T, n int) (reused, listed int) {
+func (r recLog) tables(t *testing.T, n int) (reused, listed int) {
 	t.Helper()
 	waitFor(t, "the server's record of the tool call", 10*time.Second, func() bool { return r.toolCalls() >= n })
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	call := 0
-	for _, l := range r.lines {
+	for _, l := range r.Lines() {
 		if strings.Contains(l, `msg="tool call"`) {
 			call++
 			if call == n {
@@ -122,8 +77,7 @@ func liveServer(t *testing.T, d *desktoptest.Desktop, args ...string) (*e2e, *re
 	t.Helper()
 	bin := deskhandBinary(t)
 	helper := desktoptest.HelperPath(t)
-	logs := &recLog{t: t}
-	t.Cleanup(logs.stop)
+	logs := &recLog{desktoptest.NewServerLog(t, nil)}
 	config := t.TempDir()
 	full := append([]string{"serve", "--virtual-display", "off", "--state-dir", t.TempDir(), "--log-level", "debug"}, args...)
 	cmd := exec.Command(bin, full...)

@@ -202,8 +202,7 @@ func serveWith(t *testing.T, d *desktoptest.Desktop, opts *mcp.ClientOptions, ve
 	t.Helper()
 	bin := deskhandBinary(t)
 	helper := desktoptest.HelperPath(t)
-	logs := &testLog{t: t}
-	t.Cleanup(logs.stop) // registered first: runs after the server is gone
+	logs := desktoptest.NewServerLog(t, nil) // its Stop registered first: runs after the server is gone
 	full := append([]string{"serve", "--virtual-display", "off", "--state-dir", t.TempDir(), "--log-level", "debug"}, args...)
 	cmd := exec.Command(bin, full...)
 	policy := filepath.Join(configHome, "policy.json")
@@ -220,27 +219,23 @@ func serveWith(t *testing.T, d *desktoptest.Desktop, opts *mcp.ClientOptions, ve
 	return &e2e{t: t, d: d, cs: cs, cmd: cmd, configHome: configHome, policy: policy}
 }
 
-// testLog passes the server's stderr to the test log until the test ends.
+// testLog passes the server's stderr to the test log until the test ends
+// (desktoptest.ServerLog), for the tests that build it as a literal,
+// &testLog{t: t}, and register stop themselves.
 type testLog struct {
-	mu   sync.Mutex
 	t    *testing.T
-	done bool
+	once sync.Once
+	log  desktoptest.ServerLog
 }
 
-func (w *testLog) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.t.Logf("server: %s", bytes.TrimRight(p, "\n"))
-	}
-	return len(p), nil
+func (w *testLog) server() *desktoptest.ServerLog {
+	w.once.Do(func() { w.log.T = w.t })
+	return &w.log
 }
 
-func (w *testLog) stop() {
-	w.mu.Lock()
-	w.done = true
-	w.mu.Unlock()
-}
+func (w *testLog) Write(p []byte) (int, error) { return w.server().Write(p) }
+
+func (w *testLog) stop() { w.server().Stop() }
 
 func (e *e2e) call(name string, args any) *mcp.CallToolResult {
 	e.t.Helper()

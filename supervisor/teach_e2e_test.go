@@ -38,47 +38,34 @@ type tooltip struct {
 	bounds, next, exit image.Rectangle
 }
 
-// tooltipLog passes the server's stderr to the test log and collects the
-// tooltips it shows.
+// tooltipLog passes the server's stderr to the test log
+// (desktoptest.ServerLog) and collects the tooltips it shows.
 type tooltipLog struct {
-	t    *testing.T
+	*desktoptest.ServerLog
 	mu   sync.Mutex
-	buf  []byte
 	tips []tooltip
-	done bool
 }
 
 var tooltipRecord = regexp.MustCompile(`teaching tooltip shown.* bounds=(\d+),(\d+),(\d+)x(\d+) next=(\d+),(\d+),(\d+)x(\d+) exit=(\d+),(\d+),(\d+)x(\d+)`)
 
-func (l *tooltipLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf = append(l.buf, p...)
-	for {
-		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 {
-			break
-		}
-		line := string(l.buf[:i])
-		l.buf = l.buf[i+1:]
-		if !l.done {
-			l.t.Logf("server: %s", line)
-		}
-		if m := tooltipRecord.FindStringSubmatch(line); m != nil {
-			n := make([]int, 12)
-			for k := range n {
-				n[k], _ = strconv.Atoi(m[k+1])
-			}
-			r := func(k int) image.Rectangle { return image.Rect(n[k], n[k+1], n[k]+n[k+2], n[k+1]+n[k+3]) }
-			l.tips = append(l.tips, tooltip{bounds: r(0), next: r(4), exit: r(8)})
-		}
-	}
-	return len(p), nil
+func newTooltipLog(t *testing.T) *tooltipLog {
+	l := &tooltipLog{}
+	l.ServerLog = desktoptest.NewServerLog(t, l.line)
+	return l
 }
 
-func (l *tooltipLog) stop() {
+func (l *tooltipLog) line(line string) {
+	m := tooltipRecord.FindStringSubmatch(line)
+	if m == nil {
+		return
+	}
+	n := make([]int, 12)
+	for k := range n {
+		n[k], _ = strconv.Atoi(m[k+1])
+	}
+	r := func(k int) image.Rectangle { return image.Rect(n[k], n[k+1], n[k]+n[k+2], n[k+1]+n[k+3]) }
 	l.mu.Lock()
-	l.done = true
+	l.tips = append(l.tips, tooltip{bounds: r(0), next: r(4), exit: r(8)})
 	l.mu.Unlock()
 }
 
@@ -103,17 +90,16 @@ func teachServe(t *testing.T, d *desktoptest.Desktop, args ...string) (*e2e, *to
 	t.Helper()
 	bin := deskhandBinary(t)
 	helper := desktoptest.HelperPath(t)
-	logs := &tooltipLog{t: t}
-	t.Cleanup(logs.stop)
+	logs := newTooltipLog(t)
 	config := t.TempDir()
 	full := append(append([]string{"serve", "--virtual-display", "off", "--state-dir", t.TempDir(), "--log-level", "debug", "--teach", "on", "--format", "png"},
 		preapproveTestApps()...), args...)
 	cmd := exec.Command(bin, full...)
 	policy := filepath.Join(config, "policy.json")
 	cmd.Env = append(d.AppEnv(), "DESKHAND_HELPER="+helper, "XDG_CONFIG_HOME="+config, "DESKHAND_POLICY_FILE="+policy,
-		"DESKHAND_TEACH_TRUSTED_DEVICES="+handDevice)
+		"DESKHAND_TEACH_TRUSTED_DEVICES="+desktoptest.HandPointer)
 	cmd.Stderr = logs
-	h := newHand(t, d)
+	h := &hand{desktoptest.NewHand(t, d)}
 	client := mcp.NewClient(&mcp.Implementation{Name: "deskhand-teach-e2e", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -207,11 +193,14 @@ func (e *e2e) inShot(r image.Rectangle) image.Rectangle {
 	return image.Rect(p[0], p[1], q[0], q[1])
 }
 
+// hand is the user's hand (desktoptest.Hand), which presses tooltip
+// buttons.
+type hand struct{ *desktoptest.Hand }
+
 // press clicks the middle of r with the user's hand.
-func (h *hand) press(r image.Rectangle) {
-	h.t.Helper()
+func (h hand) press(r image.Rectangle) {
 	c := r.Min.Add(r.Max).Div(2)
-	h.click(c.X, c.Y)
+	h.Click(c.X, c.Y)
 }
 
 // entryDialog starts a zenity entry the test reads back: what it prints
