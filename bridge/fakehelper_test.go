@@ -286,6 +286,19 @@ func (st *fakeState) serve(req fakeRequest) (any, *fakeError) {
 		blockForever()
 	case "fault.big":
 		return map[string]string{"blob": strings.Repeat("x", intParam("bytes", 0))}, nil
+	case "fault.notify":
+		// Notifications before the answer, as the macOS helper's Escape
+		// watch writes them; "ask" adds a request, which the protocol
+		// does not have.
+		var method string
+		json.Unmarshal(p["method"], &method)
+		for i := range intParam("count", 1) {
+			st.codec.WriteObject(st.out, map[string]any{"jsonrpc": "2.0", "method": method, "params": map[string]int{"n": i}})
+		}
+		if intParam("ask", 0) != 0 {
+			st.codec.WriteObject(st.out, map[string]any{"jsonrpc": "2.0", "id": 777, "method": "supervisor.anything"})
+		}
+		return struct{}{}, nil
 	case "fault.log":
 		for _, line := range []string{"DEBUG fake debug line", "INFO fake info line", "WARN fake warn line", "ERROR fake error line", "thread 'main' panicked at fake.rs:1:1"} {
 			fmt.Fprintln(os.Stderr, line)
