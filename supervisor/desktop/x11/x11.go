@@ -65,7 +65,7 @@ func PlanDisplay(flag, display string) (Plan, error) {
 	}
 	w, h, err := vdisplay.ParseSize(flag)
 	if err != nil {
-		return Plan{}, fmt.Errorf("--virtual-display: %w, or auto or off", err)
+		return Plan{}, fmt.Errorf("--virtual-display: %w, or auto, off, sway:WIDTHxHEIGHT or xvfb:WIDTHxHEIGHT", err)
 	}
 	return Plan{Virtual: true, Width: w, Height: h}, nil
 }
