@@ -137,44 +137,6 @@ func TestWaylandServeClickGTKButton(t *testing.T) {
 	wlWaitFile(t, out, func(s string) bool { return s == "clicked\n" })
 }
 
-// TestWaylandServeTierMatrix: a read-tier app refuses a click, a
-// click-tier app refuses typing, and neither receives anything.
-func TestWaylandServeTierMatrix(t *testing.T) {
-	requireWaylandTools(t)
-	requireGTKProbe(t)
-	for _, tc := range []struct{ tier, tool string }{{"read", "left_click"}, {"click", "type"}} {
-		t.Run(tc.tier, func(t *testing.T) {
-			w := desktoptest.StartWayland(t, desktoptest.WaylandOptions{})
-			out := userFile(t, w, "clicks")
-			w.StartApp(t, "/usr/bin/python3", copyProbe(t, w), "button", out)
-			v := w.WaitView(t, "gtkprobe.py")
-			e := wlServe(t, w, t.TempDir(), "--allow", "gtkprobe.py="+tc.tier)
-			e.access([]string{"gtkprobe.py"})
-			e.screenshot("screenshot", nil)
-			args := map[string]any{"coordinate": e.at(v.Rect.X+v.Rect.Width/2, v.Rect.Y+v.Rect.Height/2)}
-			if tc.tool == "type" {
-				// Return and space both press a focused GTK button.
-				args = map[string]any{"text": " \n"}
-			}
-			e.bad(tc.tool, args, antiSubversion)
-			// The probe still answers: a click that is allowed on this
-			// tier (or the screenshot on read) shows nothing was pending.
-			if tc.tier == "click" {
-				e.ok("left_click", map[string]any{"coordinate": e.at(v.Rect.X+v.Rect.Width/2, v.Rect.Y+v.Rect.Height/2)})
-				got := wlWaitFile(t, out, func(s string) bool { return s != "" })
-				if got != "clicked\n" {
-					t.Fatalf("the probe recorded %q: the refused keys arrived too", got)
-				}
-				return
-			}
-			e.ok("screenshot", nil)
-			if b, err := os.ReadFile(out); err == nil && len(b) > 0 {
-				t.Fatalf("the probe recorded %q after a refused click", b)
-			}
-		})
-	}
-}
-
 func TestWaylandServeLock(t *testing.T) {
 	requireWaylandTools(t, "foot")
 	w := desktoptest.StartWayland(t, desktoptest.WaylandOptions{})
