@@ -668,17 +668,22 @@ func TestGatesClipboardGuard(t *testing.T) {
 
 // TestGatesLock: a second server on the same display gets cu_lock_held
 // naming the first; the first reuses its lock; once the first is killed
-// with SIGKILL the second takes over; SIGTERM releases the lock.
+// with SIGKILL the second takes over; SIGTERM releases the lock. On X11
+// and on sway (matrixDesktops).
 func TestGatesLock(t *testing.T) {
-	d := newDesktop(t, desktoptest.Options{})
-	w := d.StartGTK(t, "app")
-	d.Focus(t, w.ID)
+	for _, md := range matrixDesktops {
+		t.Run(md.name, func(t *testing.T) { gatesLock(t, md.start(t)) })
+	}
+}
+
+func gatesLock(t *testing.T, md *matrixDesktop) {
+	md.full.front(t)
 	state := t.TempDir()
-	lockFile := lockFileOf(d)
-	first := gatedServer(t, d, nil, "--allow", "zenity", "--state-dir", state)
-	second := gatedServer(t, d, nil, "--allow", "zenity", "--state-dir", state)
-	first.access([]string{"zenity"})
-	second.access([]string{"zenity"}) // consent tools never take the lock
+	lockFile := md.lockFile
+	first := md.serve(t, "--state-dir", state)
+	second := md.serve(t, "--state-dir", state)
+	first.access(md.access)
+	second.access(md.access) // consent tools never take the lock
 	if _, err := os.Stat(lockFile); !os.IsNotExist(err) {
 		t.Fatalf("lock file after request_access only: %v", err)
 	}

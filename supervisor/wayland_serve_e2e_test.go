@@ -137,20 +137,6 @@ func TestWaylandServeClickGTKButton(t *testing.T) {
 	wlWaitFile(t, out, func(s string) bool { return s == "clicked\n" })
 }
 
-func TestWaylandServeLock(t *testing.T) {
-	requireWaylandTools(t, "foot")
-	w := desktoptest.StartWayland(t, desktoptest.WaylandOptions{})
-	wlTerminal(t, w, "foot", "204a87")
-	state := t.TempDir()
-	first := wlServe(t, w, state, "--allow", "foot")
-	second := wlServe(t, w, state, "--allow", "foot")
-	first.access([]string{"foot"})
-	second.access([]string{"foot"})
-	first.ok("screenshot", nil)
-	second.bad("screenshot", nil, "cu_lock_held", fmt.Sprintf("pid %d", first.cmd.Process.Pid))
-	first.ok("screenshot", nil)
-}
-
 // TestWaylandServeNoStackingGuess: an unapproved floating terminal lies
 // over an approved app that has the focus (sway draws floating windows
 // above tiled ones, and lists the focused one first). Wayland gives no
