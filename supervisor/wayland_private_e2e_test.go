@@ -44,7 +44,7 @@ func asWaylandUser(t *testing.T, dir, path string) string {
 	return dst
 }
 
-// privateServe is `deskhand serve --virtual-display sway:1280x720` run as
+// privateServe is `deskhand serve --virtual-display VIRTUAL` run as
 // WaylandUser in the user's session w, with its log watched for the
 // private sway it starts.
 type privateServe struct {
@@ -55,7 +55,7 @@ type privateServe struct {
 
 var swayStarted = regexp.MustCompile(`private sway desktop started.*runtime_dir=(\S+).*pid=(\d+)`)
 
-func startPrivateServe(t *testing.T, w *desktoptest.Wayland, args ...string) *privateServe {
+func startPrivateServe(t *testing.T, w *desktoptest.Wayland, virtual string, args ...string) *privateServe {
 	t.Helper()
 	// t.TempDir's parent is root's alone.
 	bins, err := os.MkdirTemp("", "deskhand-wlbin-")
@@ -78,7 +78,7 @@ func startPrivateServe(t *testing.T, w *desktoptest.Wayland, args ...string) *pr
 			t.Fatal(err)
 		}
 	}
-	full := append([]string{"serve", "--virtual-display", "sway:1280x720", "--state-dir", filepath.Join(home, "state"), "--log-level", "debug"}, args...)
+	full := append([]string{"serve", "--virtual-display", virtual, "--state-dir", filepath.Join(home, "state"), "--log-level", "debug"}, args...)
 	cmd := exec.Command(bin, full...)
 	cmd.Dir = home
 	cmd.Env = append(w.Env(), "HOME="+home, "USER="+desktoptest.WaylandUser, "DESKHAND_HELPER="+helper,
@@ -152,7 +152,7 @@ func grimShot(t *testing.T, w *desktoptest.Wayland) *image.RGBA {
 }
 
 // TestWaylandPrivateSway: on a Wayland host, deskhand serve
-// --virtual-display sway:WxH, run as the session's user, works on a
+// --virtual-display WxH (or sway:WxH), run as the session's user, works on a
 // headless sway of its own. Its screenshot is that sway's output (grim of
 // it agrees), its click and typing reach the apps in it, the user's sway
 // gets nothing (its apps record nothing, grim of its output is
@@ -161,8 +161,11 @@ func grimShot(t *testing.T, w *desktoptest.Wayland) *image.RGBA {
 func TestWaylandPrivateSway(t *testing.T) {
 	requireWaylandTools(t, "foot", "grim")
 	requireGTKProbe(t)
-	for _, end := range []string{"exit", "SIGTERM", "SIGKILL"} {
-		t.Run(end, func(t *testing.T) {
+	// A bare size means the private sway on a Wayland host, when sway
+	// can run; sway: asks for it outright.
+	for _, c := range []struct{ end, virtual string }{{"exit", "1280x720"}, {"SIGTERM", "sway:1280x720"}, {"SIGKILL", "sway:1280x720"}} {
+		end := c.end
+		t.Run(end+"/"+c.virtual, func(t *testing.T) {
 			user := desktoptest.StartWayland(t, desktoptest.WaylandOptions{})
 			// The user's own apps: a terminal that records what it is
 			// typed and a button that records its clicks.
@@ -177,7 +180,7 @@ func TestWaylandPrivateSway(t *testing.T) {
 				return wlCountColor(before, green, 0) > 10000
 			})
 
-			p := startPrivateServe(t, user, "--allow", "foot=full", "--allow", "gtkprobe.py=full", "--format", "png")
+			p := startPrivateServe(t, user, c.virtual, "--allow", "foot=full", "--allow", "gtkprobe.py=full", "--format", "png")
 			priv := desktoptest.AttachWayland(t, p.dir)
 			// The private apps' output goes outside the private runtime
 			// directory, which deskhand removes when it stops.
