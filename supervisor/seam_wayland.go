@@ -31,9 +31,9 @@ type waylandPlatform struct {
 	// private is deskhand's own headless sway, nil on the user's session.
 	private *sway.Compositor
 
-	mu       sync.Mutex
-	helper   *bridge.Client // the serving helper, once serve has one
-	launcher *freedesktop.Launcher
+	mu     sync.Mutex
+	helper *bridge.Client // the serving helper, once serve has one
+	apps   freedesktop.Apps
 }
 
 // openWaylandPlan opens the Wayland desktop --virtual-display asks for
@@ -130,24 +130,13 @@ func (p *waylandPlatform) Notify(ctx context.Context, summary, body string) erro
 	return (&freedesktop.Notifier{}).Notify(ctx, summary, body)
 }
 
-func (p *waylandPlatform) ResolveApp(name string) (bridge.App, error) {
-	p.mu.Lock()
-	l := p.launcher
-	p.mu.Unlock()
-	if l == nil {
-		return bridge.App{}, errors.New("resolving an app: the capture helper is not set up yet")
-	}
-	return l.ResolveApp(name)
-}
+func (p *waylandPlatform) ResolveApp(name string) (bridge.App, error) { return p.apps.ResolveApp(name) }
 
 // Launcher launches apps from their desktop entries into the Wayland
 // session (the environment names WAYLAND_DISPLAY and no DISPLAY).
 func (p *waylandPlatform) Launcher(helper *bridge.Client) executor.Launcher {
-	l := freedesktop.NewLauncher(freedesktop.LauncherOptions{Helper: helper, Env: p.env, Logger: p.log.With("component", "launch")})
-	p.mu.Lock()
-	p.helper, p.launcher = helper, l
-	p.mu.Unlock()
-	return l
+	p.setHelper(helper)
+	return p.apps.Launcher(freedesktop.LauncherOptions{Helper: helper, Env: p.env, Logger: p.log.With("component", "launch")})
 }
 
 func (p *waylandPlatform) WrapExecutor(exec mcpserver.Executor, _ *bridge.Client, _ *consent.Session) mcpserver.Executor {
