@@ -6,8 +6,9 @@
 // WLR_RENDERER=pixman) and has its own XDG_RUNTIME_DIR, mode 0700, so its
 // WAYLAND_DISPLAY socket and its IPC socket are apart from the user's.
 // Close stops it with its process group; were deskhand killed without
-// closing it, the kernel sends it SIGKILL (Pdeathsig), and the apps in it
-// exit as their Wayland connection ends.
+// closing it, the kernel sends it SIGKILL (Pdeathsig, Linux), the apps in
+// it exit as their Wayland connection ends, and the next Start removes
+// the runtime directory left behind.
 package sway
 
 import (
@@ -94,6 +95,7 @@ func Start(ctx context.Context, opts Options) (*Compositor, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	removeStale(os.TempDir(), log)
 	// MkdirTemp makes the directory 0700: the sockets in it are this
 	// user's alone, as in a login session's runtime directory.
 	dir, err := os.MkdirTemp("", "deskhand-sway-")
