@@ -315,3 +315,34 @@ func TestWaylandPrivateSwayAsRoot(t *testing.T) {
 		t.Errorf("a private sway runtime dir was created: %v, before %v", after, before)
 	}
 }
+
+// TestWaylandPrivateXvfbFallback: as root (which sway refuses) a bare
+// --virtual-display size on a Wayland host still gives a private desktop,
+// an Xvfb one: the screenshot is of a 1280x720 screen that shows nothing of
+// the user's sway, whose terminal stays shown and untouched.
+func TestWaylandPrivateXvfbFallback(t *testing.T) {
+	requireWaylandTools(t, "foot", "grim")
+	desktoptest.Require(t, "Xvfb", "openbox")
+	if os.Geteuid() != 0 {
+		t.Skip("the test runs deskhand as root")
+	}
+	user := desktoptest.StartWayland(t, desktoptest.WaylandOptions{})
+	typed, _ := wlTerminal(t, user, "foot", "00ff00")
+	green := [3]uint8{0, 0xff, 0}
+	wlWaitFor(t, "grim to show the user's terminal", func() bool { return wlCountColor(grimShot(t, user), green, 0) > 10000 })
+	e := wlServe(t, user, t.TempDir(), "--virtual-display", "1280x720", "--format", "png", "--allow", "foot=full")
+	e.access([]string{"foot"})
+	img, _ := e.screenshot("screenshot", nil)
+	if e.shot.Display.Size.Width != 1280 || e.shot.Display.Size.Height != 720 {
+		t.Errorf("the screenshot reports the display as %+v, want the private 1280x720 one", e.shot.Display)
+	}
+	if n := wlCountColor(img, green, 0); n != 0 {
+		t.Errorf("the private desktop's screenshot shows %d pixels of the user's terminal's colour", n)
+	}
+	if n := wlCountColor(grimShot(t, user), green, 0); n < 10000 {
+		t.Errorf("the user's terminal shows only %d pixels of its colour: the private desktop hid it", n)
+	}
+	if b, _ := os.ReadFile(typed); len(b) > 0 {
+		t.Errorf("the user's terminal received %q", b)
+	}
+}
