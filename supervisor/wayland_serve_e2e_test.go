@@ -154,10 +154,12 @@ func TestWaylandServeNoStackingGuess(t *testing.T) {
 	mouse := userFile(t, w, "mouse")
 	w.StartApp(t, "foot", "--app-id", "secret", "sh", "-c", "stty raw -echo; printf '\\033[?1000h'; exec cat > "+mouse)
 	w.WaitView(t, "secret")
-	w.Run(t, "swaymsg", "[app_id=secret] floating enable, resize set 400 300, move position center")
-	w.Run(t, "swaymsg", "[app_id=gtkprobe.py] focus")
 	var secret desktoptest.View
 	wlWaitFor(t, "the terminal to float over the focused probe", func() bool {
+		// Asked again each time: on a loaded machine a resize sent
+		// while foot is still sizing its first frame can be undone.
+		w.Run(t, "swaymsg", "[app_id=secret] floating enable, resize set 400 300, move position center")
+		w.Run(t, "swaymsg", "[app_id=gtkprobe.py] focus")
 		probeFocused := false
 		for _, v := range w.Views(t) {
 			switch v.AppID {
