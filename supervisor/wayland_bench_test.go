@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,9 +75,10 @@ func TestBenchWayland(t *testing.T) {
 // real MCP client over stdio, with the same jobs and sizes as TestBenchMCP
 // on X11, beside the shell tools a Wayland computer-use server would run:
 // grim piped to convert per screenshot, one wtype process per typed
-// string. There is no shell figure for the pointer: wtype cannot move it,
-// and ydotool needs /dev/uinput, which these machines lack (NOTE lines
-// say so). Only under `make bench`; it asserts no timings.
+// string, and for the pointer one swaymsg seat cursor command per action:
+// wtype cannot move the pointer, and ydotool needs /dev/uinput, which these
+// machines lack (a NOTE line says so). Only under `make bench`; it asserts
+// no timings.
 func TestBenchWaylandMCP(t *testing.T) {
 	if os.Getenv("DESKHAND_BENCH") == "" {
 		t.Skip("benchmarks run under `make bench` (DESKHAND_BENCH=1)")
@@ -126,9 +128,24 @@ func TestBenchWaylandMCP(t *testing.T) {
 	spot := func(i int) []int {
 		return e.at(sink.Rect.X+100+i%200, sink.Rect.Y+100+i%50)
 	}
-	report("wayland_mcp_mouse_move_ms", ms(timeIt(300, func(i int) { call("mouse_move", map[string]any{"coordinate": spot(i)}) })), "ms")
-	report("wayland_mcp_left_click_ms", ms(timeIt(100, func(i int) { call("left_click", map[string]any{"coordinate": spot(i)}) })), "ms")
-	fmt.Println("NOTE wayland mouse_move and left_click have no shell figure: wtype cannot move or click the pointer, and ydotool needs /dev/uinput, which this machine does not offer")
+	// sway's own IPC is the one shell route to the pointer here: one
+	// swaymsg process per action, as xdotool is on X11.
+	at := func(i int) (string, string) {
+		return strconv.Itoa(sink.Rect.X + 100 + i%200), strconv.Itoa(sink.Rect.Y + 100 + i%50)
+	}
+	mcpMove := timeIt(300, func(i int) { call("mouse_move", map[string]any{"coordinate": spot(i)}) })
+	shellMove := timeIt(30, func(i int) {
+		x, y := at(i)
+		shell("swaymsg", "seat - cursor set "+x+" "+y)
+	})
+	pair("mouse_move", mcpMove, shellMove)
+	mcpClick := timeIt(100, func(i int) { call("left_click", map[string]any{"coordinate": spot(i)}) })
+	shellClick := timeIt(30, func(i int) {
+		x, y := at(i)
+		shell("swaymsg", "seat - cursor set "+x+" "+y+", seat - cursor press button1, seat - cursor release button1")
+	})
+	pair("left_click", mcpClick, shellClick)
+	fmt.Println("NOTE wayland pointer figures compare with swaymsg's seat cursor commands: wtype cannot move or click the pointer, and ydotool needs /dev/uinput, which this machine does not offer")
 
 	text := strings.Repeat("abcdefghij", 10)
 	mcpType := timeIt(10, func(int) { call("type", map[string]any{"text": text}) })
