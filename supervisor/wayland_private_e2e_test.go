@@ -140,6 +140,26 @@ func alive(pid int) bool {
 	return len(f) > 0 && f[0] != "Z"
 }
 
+// processWith is the pid of a process one of whose arguments is arg, 0
+// for none.
+func processWith(arg string) int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil {
+			continue
+		}
+		for _, a := range strings.Split(string(b), "\x00") {
+			if a == arg {
+				var pid int
+				fmt.Sscan(filepath.Base(d), &pid)
+				return pid
+			}
+		}
+	}
+	return 0
+}
+
 func grimShot(t *testing.T, w *desktoptest.Wayland) *image.RGBA {
 	t.Helper()
 	ref := filepath.Join(t.TempDir(), "grim.png")
@@ -159,7 +179,7 @@ func grimShot(t *testing.T, w *desktoptest.Wayland) *image.RGBA {
 // unchanged), and the private sway and its apps die with deskhand: on its
 // normal exit (the client disconnects), on SIGTERM and on SIGKILL.
 func TestWaylandPrivateSway(t *testing.T) {
-	requireWaylandTools(t, "foot", "grim")
+	requireWaylandTools(t, "foot", "grim", "dbus-daemon", "dbus-send")
 	requireGTKProbe(t)
 	// A bare size means the private sway on a Wayland host, when sway
 	// can run; sway: asks for it outright.
@@ -182,6 +202,17 @@ func TestWaylandPrivateSway(t *testing.T) {
 
 			p := startPrivateServe(t, user, c.virtual, "--allow", "foot=full", "--allow", "gtkprobe.py=full", "--format", "png")
 			priv := desktoptest.AttachWayland(t, p.dir)
+			// The private desktop's own session bus answers, so its apps
+			// never reach the user's.
+			busPid := 0
+			wlWaitFor(t, "the private session bus to answer", func() bool {
+				busPid = processWith("--address=unix:path=" + filepath.Join(p.dir, "bus"))
+				// A session bus lets in only its own user.
+				cmd := exec.Command("dbus-send", "--bus=unix:path="+filepath.Join(p.dir, "bus"), "--print-reply",
+					"--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.ListNames")
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(user.UID()), Gid: uint32(user.GID())}}
+				return busPid != 0 && cmd.Run() == nil
+			})
 			// The private apps' output goes outside the private runtime
 			// directory, which deskhand removes when it stops.
 			out, err := os.MkdirTemp("", "deskhand-wlout-")
@@ -271,6 +302,7 @@ func TestWaylandPrivateSway(t *testing.T) {
 			wlWaitFor(t, "deskhand to exit", func() bool { return !alive(p.cmd.Process.Pid) })
 			wlWaitFor(t, "the private sway to exit", func() bool { return !alive(p.swayID) })
 			wlWaitFor(t, "the private apps to exit", func() bool { return priv.Exited(footPid) && priv.Exited(probePid) })
+			wlWaitFor(t, "the private session bus to exit", func() bool { return !alive(busPid) })
 			if end == "SIGKILL" {
 				// Nothing of the killed deskhand is left to remove its
 				// runtime dir: the next one that starts a private sway

@@ -4,7 +4,8 @@
 //
 // The compositor renders to memory (WLR_BACKENDS=headless,
 // WLR_RENDERER=pixman) and has its own XDG_RUNTIME_DIR, mode 0700, so its
-// WAYLAND_DISPLAY socket and its IPC socket are apart from the user's.
+// WAYLAND_DISPLAY socket, its IPC socket and its D-Bus session bus are
+// apart from the user's.
 // Close stops it with its process group; were deskhand killed without
 // closing it, the kernel sends it SIGKILL (Pdeathsig, Linux), the apps in
 // it exit as their Wayland connection ends, and the next Start removes
@@ -63,6 +64,7 @@ type Compositor struct {
 	base     []string
 	log      *slog.Logger
 	cmd      *exec.Cmd
+	bus      *exec.Cmd // the private session bus, nil for none
 	done     chan struct{}
 	waitErr  error
 	out      *tail
@@ -74,7 +76,7 @@ type Compositor struct {
 // displayVars are the variables that name a Wayland or X session: a
 // client of the private compositor must see none of the user's.
 var displayVars = []string{"DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET", "XDG_RUNTIME_DIR", "SWAYSOCK",
-	"XAUTHORITY", "WLR_BACKENDS", "WLR_RENDERER", "WLR_LIBINPUT_NO_DEVICES", "I3SOCK", "XDG_SESSION_TYPE"}
+	"XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "WLR_BACKENDS", "WLR_RENDERER", "WLR_LIBINPUT_NO_DEVICES", "I3SOCK", "XDG_SESSION_TYPE"}
 
 // Start starts the compositor and waits until its Wayland and IPC sockets
 // answer. ctx bounds the start only.
@@ -128,6 +130,7 @@ xwayland disable
 		_ = c.Close()
 		return nil, err
 	}
+	c.startBus()
 	log.Info("private sway desktop started", "runtime_dir", dir, "wayland_display", c.display,
 		"size", fmt.Sprintf("%dx%d", opts.Width, opts.Height), "pid", c.cmd.Process.Pid)
 	return c, nil
@@ -197,13 +200,43 @@ func (c *Compositor) Env(environ []string) []string {
 	if environ != nil {
 		base = without(environ, displayVars)
 	}
-	return append(append([]string{}, base...), "WAYLAND_DISPLAY="+c.display, "XDG_RUNTIME_DIR="+c.dir, "SWAYSOCK="+c.swaysock)
+	return append(append([]string{}, base...), "WAYLAND_DISPLAY="+c.display, "XDG_RUNTIME_DIR="+c.dir, "SWAYSOCK="+c.swaysock,
+		"DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(c.dir, "bus"))
+}
+
+// startBus starts the private desktop's own D-Bus session bus at dir/bus.
+// Without one, an app launched here would find the user's session bus,
+// and a single-instance app (a GApplication, Firefox) would hand its
+// window to the copy already running in the user's session. Without
+// dbus-daemon the address names a socket that does not exist: such apps
+// then run on their own, with no bus.
+func (c *Compositor) startBus() {
+	if _, err := exec.LookPath("dbus-daemon"); err != nil {
+		c.log.Info("no dbus-daemon: the private sway's apps get no session bus", "err", err)
+		return
+	}
+	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=unix:path="+filepath.Join(c.dir, "bus"))
+	cmd.Dir = c.dir
+	cmd.Env = c.Env(nil)
+	cmd.Stdout, cmd.Stderr = c.out, c.out
+	cmd.SysProcAttr = procAttr()
+	if err := cmd.Start(); err != nil {
+		c.log.Warn("starting the private sway's session bus; its apps get none", "err", err)
+		return
+	}
+	c.bus = cmd
+	go func() { _ = cmd.Wait() }()
 }
 
 // Close stops sway with its process group (SIGTERM, then SIGKILL) and
 // removes the runtime directory. It is safe to call more than once.
 func (c *Compositor) Close() error {
 	c.closeOnce.Do(func() {
+		if c.bus != nil {
+			// The bus has no clients worth a grace period once its
+			// desktop goes.
+			_ = syscall.Kill(-c.bus.Process.Pid, syscall.SIGKILL)
+		}
 		pgid := c.cmd.Process.Pid
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		select {
