@@ -31,8 +31,8 @@ wlroots compositor (sway and the like), auto and off work on that session
 through the compositor's screencopy, toplevel, data-control and virtual
 input protocols; Escape does not stop deskhand there. On such a session
 --virtual-display WIDTHxHEIGHT starts a private headless sway instead of
-Xvfb when sway is installed (its own XDG_RUNTIME_DIR and WAYLAND_DISPLAY;
-the user's session is never touched), and falls back to Xvfb when sway is
+Xvfb when sway is installed (its own XDG_RUNTIME_DIR, WAYLAND_DISPLAY and
+D-Bus session bus; the user's session is never touched), and falls back to Xvfb when sway is
 missing or deskhand runs as root, which sway refuses. sway:WIDTHxHEIGHT
 always asks for the private sway (an error as root: run deskhand as your
 own user), xvfb:WIDTHxHEIGHT always for Xvfb. The private sway and its apps
