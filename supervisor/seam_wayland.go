@@ -7,13 +7,13 @@ import (
 	"errors"
 
 	"log/slog"
-	"strings"
 	"sync"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/consent"
 	"github.com/deskhand/deskhand/supervisor/desktop/freedesktop"
+	"github.com/deskhand/deskhand/supervisor/desktop/sway"
 	"github.com/deskhand/deskhand/supervisor/desktop/wayland"
 	"github.com/deskhand/deskhand/supervisor/executor"
 	"github.com/deskhand/deskhand/supervisor/input"
@@ -21,46 +21,54 @@ import (
 )
 
 // waylandPlatform is a native Wayland session on a wlroots compositor,
-// which the capture helper's wayland-wlr backend drives, input included
-// (package desktop/wayland).
+// the user's or a private headless sway (package desktop/sway), which the
+// capture helper's wayland-wlr backend drives, input included (package
+// desktop/wayland).
 type waylandPlatform struct {
 	display string
 	env     []string
 	log     *slog.Logger
+	// private is deskhand's own headless sway, nil on the user's session.
+	private *sway.Compositor
 
-	mu       sync.Mutex
-	helper   *bridge.Client // the serving helper, once serve has one
-	launcher *freedesktop.Launcher
+	mu     sync.Mutex
+	helper *bridge.Client // the serving helper, once serve has one
+	apps   freedesktop.Apps
 }
 
-// useWayland reports whether serve drives the native Wayland session in
-// env: WAYLAND_DISPLAY set, DISPLAY not, and no private X11 desktop of a
-// given size asked for (--virtual-display WIDTHxHEIGHT starts Xvfb).
-func useWayland(env []string, virtualDisplay string) (string, bool) {
-	display, ok := wayland.Session(env)
-	if !ok {
-		return "", false
-	}
-	switch strings.ToLower(strings.TrimSpace(virtualDisplay)) {
-	case "", "auto", "off", "none", "no", "false":
-		return display, true
-	}
-	return "", false
-}
-
-func openWayland(display string, env []string, logger *slog.Logger) *waylandPlatform {
+// openWaylandPlan opens the Wayland desktop --virtual-display asks for
+// here (wayland.PlanDisplay): the user's native session, or a private
+// headless sway. With neither, plat is nil and x11Flag is the
+// --virtual-display value for the X11 desktop.
+func openWaylandPlan(ctx context.Context, virtualDisplay string, env []string, logger *slog.Logger) (plat desktopPlatform, x11Flag string, err error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	logger.Info("driving the native Wayland session through the capture helper", "display", display)
-	return &waylandPlatform{display: display, env: env, log: logger}
+	plan, err := wayland.PlanDisplay(virtualDisplay, env, sway.CheckTools)
+	switch {
+	case err != nil:
+		return nil, "", err
+	case plan.Session != "":
+		logger.Info("driving the native Wayland session through the capture helper", "display", plan.Session)
+		return &waylandPlatform{display: plan.Session, env: env, log: logger}, "", nil
+	case plan.Sway:
+		comp, err := sway.Start(ctx, sway.Options{Width: plan.Width, Height: plan.Height, Env: env, Logger: logger.With("component", "sway")})
+		if err != nil {
+			return nil, "", err
+		}
+		return &waylandPlatform{display: comp.Display(), env: comp.Env(env), log: logger, private: comp}, "", nil
+	}
+	if plan.Note != "" {
+		logger.Info("--virtual-display starts " + plan.Note)
+	}
+	return nil, plan.X11, nil
 }
 
 func (p *waylandPlatform) Display() string { return p.display }
 
-// Private is false: this is the user's session (a private Wayland desktop
-// is not offered yet; --virtual-display WIDTHxHEIGHT starts an X11 one).
-func (p *waylandPlatform) Private() bool { return false }
+// Private is true on deskhand's own headless sway, false on the user's
+// session.
+func (p *waylandPlatform) Private() bool { return p.private != nil }
 
 func (p *waylandPlatform) HelperEnv() []string { return wayland.HelperEnv(p.env) }
 
@@ -122,24 +130,13 @@ func (p *waylandPlatform) Notify(ctx context.Context, summary, body string) erro
 	return (&freedesktop.Notifier{}).Notify(ctx, summary, body)
 }
 
-func (p *waylandPlatform) ResolveApp(name string) (bridge.App, error) {
-	p.mu.Lock()
-	l := p.launcher
-	p.mu.Unlock()
-	if l == nil {
-		return bridge.App{}, errors.New("resolving an app: the capture helper is not set up yet")
-	}
-	return l.ResolveApp(name)
-}
+func (p *waylandPlatform) ResolveApp(name string) (bridge.App, error) { return p.apps.ResolveApp(name) }
 
 // Launcher launches apps from their desktop entries into the Wayland
 // session (the environment names WAYLAND_DISPLAY and no DISPLAY).
 func (p *waylandPlatform) Launcher(helper *bridge.Client) executor.Launcher {
-	l := freedesktop.NewLauncher(freedesktop.LauncherOptions{Helper: helper, Env: p.env, Logger: p.log.With("component", "launch")})
-	p.mu.Lock()
-	p.helper, p.launcher = helper, l
-	p.mu.Unlock()
-	return l
+	p.setHelper(helper)
+	return p.apps.Launcher(freedesktop.LauncherOptions{Helper: helper, Env: p.env, Logger: p.log.With("component", "launch")})
 }
 
 func (p *waylandPlatform) WrapExecutor(exec mcpserver.Executor, _ *bridge.Client, _ *consent.Session) mcpserver.Executor {
@@ -150,4 +147,12 @@ func (p *waylandPlatform) WrapExecutor(exec mcpserver.Executor, _ *bridge.Client
 // window: Wayland does not say which of them is on top.
 func (p *waylandPlatform) NoStacking() error { return wayland.ErrNoWindowAt }
 
-func (p *waylandPlatform) Close() {}
+// Close stops the private sway, if deskhand started one; the apps in it
+// exit as their Wayland connection ends.
+func (p *waylandPlatform) Close() {
+	if p.private != nil {
+		if err := p.private.Close(); err != nil {
+			p.log.Warn("stopping the private sway desktop", "err", err)
+		}
+	}
+}

@@ -20,12 +20,14 @@ func clipboardKeeper(helper *bridge.Client, display string) func(context.Context
 }
 
 // openPlatform opens the native Wayland session when WAYLAND_DISPLAY is
-// set and DISPLAY is not (seam_wayland.go; the display gate then checks
-// for the wlroots protocols), else the X11 desktop: the user's DISPLAY,
-// or a private Xvfb desktop (see x11.PlanDisplay).
+// set and DISPLAY is not, or a private headless sway, as
+// wayland.PlanDisplay decides (seam_wayland.go; the display gate then
+// checks for the wlroots protocols), else the X11 desktop: the user's
+// DISPLAY, or a private Xvfb desktop (see x11.PlanDisplay).
 func openPlatform(ctx context.Context, virtualDisplay string, logger *slog.Logger) (desktopPlatform, error) {
-	if display, ok := useWayland(os.Environ(), virtualDisplay); ok {
-		return openWayland(display, os.Environ(), logger), nil
+	plat, x11Flag, err := openWaylandPlan(ctx, virtualDisplay, os.Environ(), logger)
+	if err != nil || plat != nil {
+		return plat, err
 	}
-	return x11.Open(ctx, x11.Options{VirtualDisplay: virtualDisplay, Env: os.Environ(), Logger: logger})
+	return x11.Open(ctx, x11.Options{VirtualDisplay: x11Flag, Env: os.Environ(), Logger: logger})
 }

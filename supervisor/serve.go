@@ -25,7 +25,8 @@ import (
 type ServeOptions struct {
 	// Helper is the capture helper's path; "" looks for one (FindHelper).
 	Helper string
-	// VirtualDisplay is auto, off or WIDTHxHEIGHT (see x11.PlanDisplay).
+	// VirtualDisplay is auto, off, WIDTHxHEIGHT, sway:WIDTHxHEIGHT or
+	// xvfb:WIDTHxHEIGHT (see wayland.PlanDisplay and x11.PlanDisplay).
 	VirtualDisplay string
 	Mode           geometry.Mode
 	Limits         geometry.Limits

@@ -506,21 +506,33 @@ func TestWaylandClipboardRoundTrip(t *testing.T) {
 }
 
 // TestWaylandDoctor: in a native Wayland session doctor says what the
-// compositor supports, what it lacks, and that serve does not drive it yet.
+// compositor supports, what it lacks, and which desktop serve would work
+// on for the --virtual-display in DESKHAND_VIRTUAL_DISPLAY (doctor runs as
+// root here, which a private sway refuses).
 func TestWaylandDoctor(t *testing.T) {
 	requireWaylandTools(t)
 	w := desktoptest.StartWayland(t, desktoptest.WaylandOptions{})
-	cmd := exec.Command(deskhandBinary(t), "doctor", "--state-dir", t.TempDir())
-	cmd.Env = append(w.Env(), "DESKHAND_HELPER="+desktoptest.HelperPath(t), "HOME="+t.TempDir())
-	out, _ := cmd.CombinedOutput()
-	for _, want := range []string{
-		"ok    wayland     native Wayland session " + w.Display() + " (helper backend wayland-wlr): screenshots, window list, masking, hiding windows, clipboard, mouse, keyboard",
-		"warn  wayland     missing: window_at: Wayland does not say which window is under a point",
-		"warn  wayland     the Escape watcher does not work on Wayland",
-		"warn  wayland     deskhand serve does not drive native Wayland windows yet",
+	doctor := func(virtual string) string {
+		cmd := exec.Command(deskhandBinary(t), "doctor", "--state-dir", t.TempDir())
+		cmd.Env = append(w.Env(), "DESKHAND_HELPER="+desktoptest.HelperPath(t), "HOME="+t.TempDir(), "DESKHAND_VIRTUAL_DISPLAY="+virtual)
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	for virtual, wants := range map[string][]string{
+		"auto": {
+			"ok    display     native Wayland session " + w.Display() + ": `deskhand serve` works on it",
+			"ok    wayland     native Wayland session " + w.Display() + " (helper backend wayland-wlr): screenshots, window list, masking, hiding windows, clipboard, mouse, keyboard",
+			"warn  wayland     missing: window_at: Wayland does not say which window is under a point",
+			"warn  wayland     the Escape watcher does not work on Wayland",
+		},
+		"1280x720":      {"warn  display     --virtual-display starts a private Xvfb desktop instead of sway: sway refuses to run as root"},
+		"sway:1280x720": {"FAIL  display     --virtual-display sway:1280x720: sway refuses to run as root", "run deskhand as your own user"},
 	} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		out := doctor(virtual)
+		for _, want := range wants {
+			if !strings.Contains(out, want) {
+				t.Errorf("DESKHAND_VIRTUAL_DISPLAY=%s: doctor output lacks %q:\n%s", virtual, want, out)
+			}
 		}
 	}
 }

@@ -137,58 +137,6 @@ func TestWaylandServeClickGTKButton(t *testing.T) {
 	wlWaitFile(t, out, func(s string) bool { return s == "clicked\n" })
 }
 
-// TestWaylandServeTierMatrix: a read-tier app refuses a click, a
-// click-tier app refuses typing, and neither receives anything.
-func TestWaylandServeTierMatrix(t *testing.T) {
-	requireWaylandTools(t)
-	requireGTKProbe(t)
-	for _, tc := range []struct{ tier, tool string }{{"read", "left_click"}, {"click", "type"}} {
-		t.Run(tc.tier, func(t *testing.T) {
-			w := desktoptest.StartWayland(t, desktoptest.WaylandOptions{})
-			out := userFile(t, w, "clicks")
-			w.StartApp(t, "/usr/bin/python3", copyProbe(t, w), "button", out)
-			v := w.WaitView(t, "gtkprobe.py")
-			e := wlServe(t, w, t.TempDir(), "--allow", "gtkprobe.py="+tc.tier)
-			e.access([]string{"gtkprobe.py"})
-			e.screenshot("screenshot", nil)
-			args := map[string]any{"coordinate": e.at(v.Rect.X+v.Rect.Width/2, v.Rect.Y+v.Rect.Height/2)}
-			if tc.tool == "type" {
-				// Return and space both press a focused GTK button.
-				args = map[string]any{"text": " \n"}
-			}
-			e.bad(tc.tool, args, antiSubversion)
-			// The probe still answers: a click that is allowed on this
-			// tier (or the screenshot on read) shows nothing was pending.
-			if tc.tier == "click" {
-				e.ok("left_click", map[string]any{"coordinate": e.at(v.Rect.X+v.Rect.Width/2, v.Rect.Y+v.Rect.Height/2)})
-				got := wlWaitFile(t, out, func(s string) bool { return s != "" })
-				if got != "clicked\n" {
-					t.Fatalf("the probe recorded %q: the refused keys arrived too", got)
-				}
-				return
-			}
-			e.ok("screenshot", nil)
-			if b, err := os.ReadFile(out); err == nil && len(b) > 0 {
-				t.Fatalf("the probe recorded %q after a refused click", b)
-			}
-		})
-	}
-}
-
-func TestWaylandServeLock(t *testing.T) {
-	requireWaylandTools(t, "foot")
-	w := desktoptest.StartWayland(t, desktoptest.WaylandOptions{})
-	wlTerminal(t, w, "foot", "204a87")
-	state := t.TempDir()
-	first := wlServe(t, w, state, "--allow", "foot")
-	second := wlServe(t, w, state, "--allow", "foot")
-	first.access([]string{"foot"})
-	second.access([]string{"foot"})
-	first.ok("screenshot", nil)
-	second.bad("screenshot", nil, "cu_lock_held", fmt.Sprintf("pid %d", first.cmd.Process.Pid))
-	first.ok("screenshot", nil)
-}
-
 // TestWaylandServeNoStackingGuess: an unapproved floating terminal lies
 // over an approved app that has the focus (sway draws floating windows
 // above tiled ones, and lists the focused one first). Wayland gives no
@@ -206,10 +154,12 @@ func TestWaylandServeNoStackingGuess(t *testing.T) {
 	mouse := userFile(t, w, "mouse")
 	w.StartApp(t, "foot", "--app-id", "secret", "sh", "-c", "stty raw -echo; printf '\\033[?1000h'; exec cat > "+mouse)
 	w.WaitView(t, "secret")
-	w.Run(t, "swaymsg", "[app_id=secret] floating enable, resize set 400 300, move position center")
-	w.Run(t, "swaymsg", "[app_id=gtkprobe.py] focus")
 	var secret desktoptest.View
 	wlWaitFor(t, "the terminal to float over the focused probe", func() bool {
+		// Asked again each time: on a loaded machine a resize sent
+		// while foot is still sizing its first frame can be undone.
+		w.Run(t, "swaymsg", "[app_id=secret] floating enable, resize set 400 300, move position center")
+		w.Run(t, "swaymsg", "[app_id=gtkprobe.py] focus")
 		probeFocused := false
 		for _, v := range w.Views(t) {
 			switch v.AppID {

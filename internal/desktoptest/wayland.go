@@ -44,6 +44,7 @@ type Wayland struct {
 	uid, gid int
 	sway     *proc
 	apps     []*proc
+	attached bool // a session someone else runs (AttachWayland)
 }
 
 // StartWayland starts headless sway for the test, with teardown in
@@ -332,11 +333,56 @@ func (w *Wayland) WaitView(t testing.TB, appID string) View {
 	return View{}
 }
 
+// AttachWayland is the session of a sway that someone else runs (such as
+// the private one `deskhand serve --virtual-display` starts as
+// WaylandUser) in the runtime directory dir, for its reference tools and
+// for apps in it. Close stops only the apps started through it.
+func AttachWayland(t testing.TB, dir string) *Wayland {
+	t.Helper()
+	uid, gid, _, err := waylandAccount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Wayland{id: "wl-" + filepath.Base(dir), dir: dir, uid: uid, gid: gid, attached: true}
+	sockets, _ := filepath.Glob(filepath.Join(dir, "wayland-*"))
+	for _, s := range sockets {
+		if !strings.HasSuffix(s, ".lock") {
+			w.display = filepath.Base(s)
+		}
+	}
+	ipc, _ := filepath.Glob(filepath.Join(dir, "sway-ipc.*.sock"))
+	if w.display == "" || len(ipc) != 1 {
+		t.Fatalf("no sway session in %s (sockets %q, ipc %q)", dir, sockets, ipc)
+	}
+	w.swaysock = ipc[0]
+	t.Cleanup(func() {
+		var errs []error
+		stopAll(w.apps, &errs)
+		if err := errors.Join(errs...); err != nil {
+			t.Errorf("stopping the apps of the sway in %s: %v", dir, err)
+		}
+	})
+	return w
+}
+
+// Exited reports whether the app StartApp returned pid for has exited.
+func (w *Wayland) Exited(pid int) bool {
+	for _, p := range w.apps {
+		if p.pid() == pid {
+			return p.exited()
+		}
+	}
+	return true
+}
+
 // Close stops the apps, then sway, then any stray process of this session,
 // and removes the runtime directory.
 func (w *Wayland) Close() error {
 	var errs []error
 	stopAll(w.apps, &errs)
+	if w.attached {
+		return errors.Join(errs...)
+	}
 	if w.sway != nil {
 		if err := w.sway.stop(stopTimeout); err != nil {
 			errs = append(errs, err)

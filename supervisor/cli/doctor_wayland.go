@@ -12,8 +12,7 @@ import (
 )
 
 // waylandChecks explains, in a native Wayland session, what the helper's
-// wayland-wlr backend can do on this compositor and what is missing. serve
-// does not drive such a session natively yet; it says so too.
+// wayland-wlr backend can do on this compositor and what is missing.
 func waylandChecks(ctx context.Context, explicit string) []check {
 	const name = "wayland"
 	display, ok := wayland.Session(os.Environ())
@@ -39,13 +38,12 @@ func waylandChecks(ctx context.Context, explicit string) []check {
 	var out []check
 	for _, l := range s.Explain() {
 		// Not a failure of doctor: serve still works here through a
-		// private desktop or XWayland.
+		// private desktop (--virtual-display WIDTHxHEIGHT).
 		status := l.Status
 		if status == "FAIL" {
 			status = "warn"
 		}
 		out = append(out, check{status: status, name: name, detail: l.Detail, fix: l.Fix})
 	}
-	return append(out, check{status: "warn", name: name,
-		detail: "deskhand serve does not drive native Wayland windows yet: with DISPLAY unset it works on a private X desktop (--virtual-display), with DISPLAY set on XWayland windows only"})
+	return out
 }

@@ -19,6 +19,9 @@ import (
 // its own private desktop, and doctor checks that it can instead of
 // failing.
 func displayChecks(ctx context.Context, display, virtualDisplay string) ([]check, displayState) {
+	if c, state, ok := waylandDisplayCheck(virtualDisplay); ok {
+		return []check{c}, state
+	}
 	plan, err := x11.PlanDisplay(virtualDisplay, display)
 	if err != nil {
 		c := check{status: "FAIL", name: "display", detail: err.Error(),

@@ -11,11 +11,14 @@
 //     never starts a virtual display.
 //   - freedesktop: what freedesktop.org desktops share whatever their
 //     display server (desktop entries and app launch, D-Bus
-//     notifications), so that a Wayland platform beside x11 reuses it.
+//     notifications), which the x11 and Wayland platforms both use.
 //   - wayland: native wlroots Wayland sessions (sway and the like): what the
-//     helper's wayland-wlr backend supports there, the gate's verdict and
-//     doctor's report. It does not implement the seam yet: serve still
-//     works through X11 (XWayland or a private desktop).
+//     helper's wayland-wlr backend supports there, the gate's verdict,
+//     doctor's report, and which desktop --virtual-display means on a
+//     Wayland host (PlanDisplay); the seam itself is supervisor's
+//     seam_wayland.go.
+//   - sway: the private headless sway that --virtual-display starts on a
+//     Wayland host, with its own runtime directory and sockets.
 //
 // The name is not "platform": supervisor/platform holds platform facts the
 // shared safety layer reads as data (system shortcuts, bundle-id rules),

@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
@@ -65,7 +64,7 @@ func PlanDisplay(flag, display string) (Plan, error) {
 	}
 	w, h, err := vdisplay.ParseSize(flag)
 	if err != nil {
-		return Plan{}, fmt.Errorf("--virtual-display: %w, or auto or off", err)
+		return Plan{}, fmt.Errorf("--virtual-display: %w, or auto, off, sway:WIDTHxHEIGHT or xvfb:WIDTHxHEIGHT", err)
 	}
 	return Plan{Virtual: true, Width: w, Height: h}, nil
 }
@@ -90,8 +89,7 @@ type Desktop struct {
 	check   *DisplayCheck
 	log     *slog.Logger
 
-	mu       sync.Mutex
-	launcher *freedesktop.Launcher // set by Launcher
+	apps freedesktop.Apps
 }
 
 // Open chooses the display and, when the plan says so, starts the private
@@ -183,24 +181,12 @@ func (d *Desktop) Notify(ctx context.Context, summary, body string) error {
 // ResolveApp finds an app's identity from its desktop entry, in the
 // capture helper's index (the one the helper names windows from), once
 // Launcher has been given the helper.
-func (d *Desktop) ResolveApp(name string) (bridge.App, error) {
-	d.mu.Lock()
-	l := d.launcher
-	d.mu.Unlock()
-	if l == nil {
-		return bridge.App{}, errors.New("resolving an app: the capture helper is not set up yet")
-	}
-	return l.ResolveApp(name)
-}
+func (d *Desktop) ResolveApp(name string) (bridge.App, error) { return d.apps.ResolveApp(name) }
 
 // Launcher launches apps from their desktop entries, read by helper, on
 // this display; ResolveApp uses the same helper.
 func (d *Desktop) Launcher(helper *bridge.Client) executor.Launcher {
-	l := freedesktop.NewLauncher(freedesktop.LauncherOptions{Helper: helper, Env: d.env, Logger: d.log.With("component", "launch")})
-	d.mu.Lock()
-	d.launcher = l
-	d.mu.Unlock()
-	return l
+	return d.apps.Launcher(freedesktop.LauncherOptions{Helper: helper, Env: d.env, Logger: d.log.With("component", "launch")})
 }
 
 // WrapExecutor returns exec: on X11 the gates' masking is all a capture
