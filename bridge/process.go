@@ -65,6 +65,8 @@ type process struct {
 	mu       sync.Mutex
 	reaped   bool  // the leader is reaped: its group id may be reused
 	killedBy error // why the client killed it, first reason wins
+
+	windows pushedEpoch // the newest windows_changed, see epoch.go
 }
 
 // spawn starts the helper and its connection; it does not handshake.
@@ -115,7 +117,7 @@ func spawn(opts *Options, logger *slog.Logger) (*process, error) {
 		exited: make(chan struct{}),
 	}
 	p.stream = newFrameStream(stdoutR, stdinW, FrameCodec{MaxReadBytes: opts.MaxMessageBytes})
-	p.conn = jsonrpc2.NewConn(context.Background(), p.stream, unexpectedRequests{p.log},
+	p.conn = jsonrpc2.NewConn(context.Background(), p.stream, notifications{p},
 		jsonrpc2.OnRecv(p.noteUnmatched))
 	go p.tail.drain(stderrR, p.log)
 	go p.reap()
@@ -285,12 +287,18 @@ func (p *process) noteUnmatched(req *jsonrpc2.Request, resp *jsonrpc2.Response) 
 	p.log.Warn("helper sent a result for no pending call", "id", resp.ID.String())
 }
 
-// unexpectedRequests answers requests from the helper, which the protocol
-// does not have.
-type unexpectedRequests struct{ log *slog.Logger }
+// notifications takes the helper's notifications (windows_changed) and
+// answers requests from it, which the protocol does not have. It runs on
+// the connection's read loop, so a notification is taken before any
+// response the helper sent after it is delivered.
+type notifications struct{ p *process }
 
-func (h unexpectedRequests) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	h.log.Warn("helper sent a request; the protocol has none", "method", req.Method)
+func (h notifications) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	if req.Notif && req.Method == NotificationWindowsChanged {
+		h.p.windows.take(req.Params, h.p.log)
+		return
+	}
+	h.p.log.Warn("helper sent a request; the protocol has none", "method", req.Method)
 	if !req.Notif {
 		_ = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: "the supervisor serves no methods"})
 	}
