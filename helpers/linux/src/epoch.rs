@@ -8,7 +8,7 @@
 //! popups appearing, going, moving, restacking; `_NET_ACTIVE_WINDOW` and
 //! `_NET_CLIENT_LIST_STACKING`), and PropertyChange on every client a
 //! listing found, before it reads it (WM_CLASS, `_NET_WM_STATE`, WM_STATE,
-//! the pid). Every event at all moves the epoch on: a spurious change only
+//! the pid), with StructureNotify and FocusChange. Every event at all moves the epoch on: a spurious change only
 //! costs a listing, a missed one would let a gate judge a stale table
 //! (the one exception is `_NET_WM_USER_TIME`, which apps set at every key
 //! press and click and no listing reads).
