@@ -671,14 +671,13 @@ func (in *Input) click(ctx context.Context, at *Point, button Button, count int,
 			if err := o.press(b); err != nil {
 				return fmt.Errorf("pressing the %s button: %w", button, err)
 			}
-			// The press has reached the server (the backend syncs): the
-			// hold counts from here, the sync below included, so that a
-			// click's overhead above its press time stays small.
-			release := time.Now().Add(in.clickHold())
 			if err := in.be.sync(); err != nil {
 				return err
 			}
-			if err := sleepCtx(ctx, time.Until(release)); err != nil {
+			// A whole number of milliseconds: the Go runtime waits for
+			// timers in whole milliseconds, so a hold shortened by the
+			// sync's time (19.9 ms) would end later than 20 ms does.
+			if err := sleepCtx(ctx, in.clickHold()); err != nil {
 				return err
 			}
 			if err := o.release(b); err != nil {
