@@ -59,13 +59,15 @@ func (c *Client) WindowsEpoch(ctx context.Context) (WindowsEpoch, error) {
 
 // pushedWindowsEpoch is the running helper's newest windows_changed, when
 // it announced the notification, is still connected and has sent one.
-// A helper that is gone or restarting has none: the caller then asks,
-// which starts the new helper, whose epochs are of a new stream.
+// A helper known to be gone (reaped, or its stdout closed) or restarting
+// has none: the caller then asks, which starts the new helper, whose
+// epochs are of a new stream. (One that died a moment ago and is not
+// known to be gone yet is the same window as an event in flight.)
 func (c *Client) pushedWindowsEpoch() (WindowsEpoch, bool) {
 	c.mu.Lock()
 	p, pushes := c.proc, c.info.Has(CapabilityWindowsChanged)
 	c.mu.Unlock()
-	if p == nil || !pushes {
+	if p == nil || !pushes || p.hasExited() {
 		return WindowsEpoch{}, false
 	}
 	select {
