@@ -671,12 +671,11 @@ func (in *Input) click(ctx context.Context, at *Point, button Button, count int,
 			if err := o.press(b); err != nil {
 				return fmt.Errorf("pressing the %s button: %w", button, err)
 			}
-			if err := in.be.sync(); err != nil {
-				return err
-			}
-			// A whole number of milliseconds: the Go runtime waits for
-			// timers in whole milliseconds, so a hold shortened by the
-			// sync's time (19.9 ms) would end later than 20 ms does.
+			// The press has reached the server: the backend's button
+			// syncs its connection. The hold is a whole number of
+			// milliseconds from here, which the Go runtime's timers
+			// serve best (they wait in whole milliseconds: 19.9 ms would
+			// end later than 20 ms does).
 			if err := sleepCtx(ctx, in.clickHold()); err != nil {
 				return err
 			}
