@@ -458,6 +458,7 @@ func (c *Client) handshake(ctx context.Context, p *process) (HandshakeInfo, erro
 	params, err := encodeParams("handshake", map[string]any{
 		"protocol_versions": protocolVersions,
 		"client":            c.opts.ClientName,
+		"notifications":     []string{NotificationWindowsChanged},
 	})
 	if err != nil {
 		return HandshakeInfo{}, err

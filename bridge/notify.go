@@ -140,13 +140,20 @@ func (c *Client) notified(method string, params *json.RawMessage) bool {
 
 // helperMessages handles what the helper sends that is not a response:
 // notifications go to the watches; requests, which the protocol does not
-// have, are refused.
+// have, are refused. It runs on the connection's read loop, so a
+// windows_changed is taken before any response the helper sent after it
+// is delivered.
 type helperMessages struct {
-	log    *slog.Logger
-	notify func(method string, params *json.RawMessage) bool
+	log     *slog.Logger
+	notify  func(method string, params *json.RawMessage) bool
+	windows *pushedEpoch
 }
 
 func (h helperMessages) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	if req.Notif && req.Method == NotificationWindowsChanged && h.windows != nil {
+		h.windows.take(req.Params, h.log)
+		return
+	}
 	if req.Notif && h.notify != nil && h.notify(req.Method, req.Params) {
 		return
 	}

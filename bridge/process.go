@@ -65,6 +65,8 @@ type process struct {
 	mu       sync.Mutex
 	reaped   bool  // the leader is reaped: its group id may be reused
 	killedBy error // why the client killed it, first reason wins
+
+	windows pushedEpoch // the newest windows_changed, see epoch.go
 }
 
 // spawn starts the helper and its connection; it does not handshake.
@@ -115,7 +117,7 @@ func spawn(opts *Options, logger *slog.Logger) (*process, error) {
 		exited: make(chan struct{}),
 	}
 	p.stream = newFrameStream(stdoutR, stdinW, FrameCodec{MaxReadBytes: opts.MaxMessageBytes})
-	p.conn = jsonrpc2.NewConn(context.Background(), p.stream, helperMessages{log: p.log, notify: opts.notify},
+	p.conn = jsonrpc2.NewConn(context.Background(), p.stream, helperMessages{log: p.log, notify: opts.notify, windows: &p.windows},
 		jsonrpc2.OnRecv(p.noteUnmatched))
 	go p.tail.drain(stderrR, p.log)
 	go p.reap()

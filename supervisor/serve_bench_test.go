@@ -167,6 +167,17 @@ func benchBreakdown(t *testing.T, d *desktoptest.Desktop, spot func(int) []int) 
 	run("screenshot", 30, func(int) any { return nil })
 	run("mouse_move", 200, func(i int) any { return map[string]any{"coordinate": spot(i)} })
 	run("left_click", 50, func(i int) any { return map[string]any{"coordinate": spot(i)} })
+	// The floor under every tool call: an MCP ping is the same stdio
+	// round trip and JSON-RPC dispatch with no tool, gate or helper.
+	var pings []time.Duration
+	for range 200 {
+		start := time.Now()
+		if err := e.cs.Ping(context.Background(), nil); err != nil {
+			t.Fatalf("ping: %v", err)
+		}
+		pings = append(pings, time.Since(start))
+	}
+	report("breakdown_ping_ms", ms(median(pings)), "ms")
 	calls, gates := logs.parse(t)
 	for _, tool := range []string{"screenshot", "mouse_move", "left_click"} {
 		server := median(calls[tool])

@@ -89,14 +89,11 @@ func (e *Executor) Click(ctx context.Context, at geometry.Point, b mcpserver.But
 	if err != nil {
 		return err
 	}
-	if err := e.in.Move(ctx, at.X, at.Y); err != nil {
-		return err
-	}
 	var mods []string
 	if modifiers != "" {
 		mods = []string{modifiers}
 	}
-	return e.in.Click(ctx, btn, count, mods)
+	return e.in.ClickAt(ctx, at.X, at.Y, btn, count, mods)
 }
 
 // MouseDown presses b where the pointer is and keeps it pressed.

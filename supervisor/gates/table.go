@@ -15,8 +15,11 @@ import (
 // the answer (a window mapped, moved, restacked or changed, the focus or
 // the active window). The epoch is read before the listing it is stored
 // with, so an event during the listing makes the next call list again.
-// Any doubt lists afresh: a Desktop without the epoch, an error reading
-// it, the gates' own hiding.
+// A helper that pushes the epoch (windows_changed) makes reading it free:
+// the bridge answers from the newest notification, and asks the helper
+// only when it has none (no push, a helper gone or restarting). Any
+// doubt lists afresh: a Desktop without the epoch, an error reading it,
+// a new stream (a new helper or X connection), the gates' own hiding.
 
 // epocher is the part of the Desktop that tells whether the window table
 // may have changed; *bridge.Client satisfies it.

@@ -8,7 +8,7 @@
 //! popups appearing, going, moving, restacking; `_NET_ACTIVE_WINDOW` and
 //! `_NET_CLIENT_LIST_STACKING`), and PropertyChange on every client a
 //! listing found, before it reads it (WM_CLASS, `_NET_WM_STATE`, WM_STATE,
-//! the pid). Every event at all moves the epoch on: a spurious change only
+//! the pid), with StructureNotify and FocusChange. Every event at all moves the epoch on: a spurious change only
 //! costs a listing, a missed one would let a gate judge a stale table
 //! (the one exception is `_NET_WM_USER_TIME`, which apps set at every key
 //! press and click and no listing reads).
@@ -16,8 +16,19 @@
 //! reads what arrived before the reply, so an event the server sent before
 //! the question is counted; a focus that changed without an event moves
 //! the epoch on too.
+//!
+//! A client that asks for it in the handshake is told instead
+//! ([`Push`]): the `windows_changed` notification carries the epoch each
+//! time it has moved on, sent as soon as the helper reads the events
+//! (while idle it waits on its X connection as well as stdin, see
+//! [`wait`]), and before the answer to any request during which it moved.
+//! That saves the supervisor a round trip per action; the price is the
+//! time an event takes to reach the helper and its notification the
+//! supervisor, during which the supervisor still holds the old epoch.
 
 use std::collections::HashSet;
+use std::io::{self, Write};
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -118,9 +129,148 @@ impl Epoch {
     }
 }
 
+/// The notification that carries the epoch.
+pub const NOTIFICATION: &str = "windows_changed";
+
+/// What the client was last told.
+#[derive(Debug, Default, PartialEq, Eq)]
+enum Told {
+    #[default]
+    Nothing,
+    Epoch(EpochResult),
+    /// The epoch was lost with the X connection: the client was given a
+    /// stream no listing ever had, so that it lists again.
+    Lost,
+}
+
+/// Sends `windows_changed` to a client that asked for it, once per move.
+#[derive(Debug, Default)]
+pub struct Push {
+    wanted: bool,
+    told: Told,
+}
+
+impl Push {
+    /// The client asked for the notification in its handshake.
+    pub fn want(&mut self) {
+        self.wanted = true;
+    }
+
+    pub fn wanted(&self) -> bool {
+        self.wanted
+    }
+
+    /// Writes (without flushing) the notification when `now`, the epoch
+    /// or None when there is none, differs from what the client was last
+    /// told.
+    pub fn send_due<W: Write>(&mut self, now: Option<EpochResult>, out: &mut W) -> io::Result<()> {
+        if !self.wanted {
+            return Ok(());
+        }
+        let next = match now {
+            Some(e) => Told::Epoch(e),
+            None if self.told == Told::Nothing => return Ok(()),
+            None => Told::Lost,
+        };
+        if next == self.told {
+            return Ok(());
+        }
+        let params = match &next {
+            Told::Epoch(e) => e.clone(),
+            _ => Epoch::default().result(),
+        };
+        self.told = next;
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": NOTIFICATION,
+            "params": params,
+        });
+        let body = serde_json::to_vec(&body).map_err(io::Error::other)?;
+        write!(out, "Content-Length: {}\r\n\r\n", body.len())?;
+        out.write_all(&body)
+    }
+}
+
+/// What [`wait`] saw first.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Ready {
+    /// A request (or end of file) can be read.
+    Input,
+    /// Events (or the connection's end) can be read from X.
+    X,
+}
+
+/// Waits until `input` or, when given, the X connection `x` can be read.
+/// Input wins a tie, so a client is never kept waiting by a busy display.
+pub fn wait(input: RawFd, x: Option<RawFd>) -> io::Result<Ready> {
+    let mut fds = [
+        libc::pollfd {
+            fd: input,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: x.unwrap_or(-1),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    loop {
+        // SAFETY: fds is a valid array of two pollfds for the call's
+        // duration; a negative fd is ignored by poll.
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+        if rc < 0 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(err);
+        }
+        if fds[0].revents != 0 {
+            return Ok(Ready::Input);
+        }
+        if fds[1].revents != 0 {
+            return Ok(Ready::X);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn push_tells_each_epoch_once_and_a_loss_as_a_new_stream() {
+        let e = Epoch::default();
+        let mut p = Push::default();
+        let mut out = Vec::new();
+        p.send_due(Some(e.result()), &mut out).unwrap();
+        assert!(out.is_empty(), "nothing is sent unless asked for");
+        p.want();
+        p.send_due(None, &mut out).unwrap();
+        assert!(out.is_empty(), "no epoch yet, nothing to take back");
+        p.send_due(Some(e.result()), &mut out).unwrap();
+        p.send_due(Some(e.result()), &mut out).unwrap();
+        e.bump();
+        p.send_due(Some(e.result()), &mut out).unwrap();
+        p.send_due(None, &mut out).unwrap();
+        p.send_due(None, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let bodies: Vec<serde_json::Value> = text
+            .split("Content-Length: ")
+            .skip(1)
+            .map(|f| serde_json::from_str(f.split_once("\r\n\r\n").unwrap().1).unwrap())
+            .collect();
+        assert_eq!(bodies.len(), 3, "{text}");
+        for b in &bodies {
+            assert_eq!(b["method"], NOTIFICATION);
+            assert!(b.get("id").is_none(), "a notification has no id: {b}");
+        }
+        assert_eq!(bodies[0]["params"]["epoch"], 0);
+        assert_eq!(bodies[1]["params"]["epoch"], 1);
+        assert_eq!(bodies[0]["params"]["stream"], bodies[1]["params"]["stream"]);
+        assert_ne!(bodies[2]["params"]["stream"], bodies[1]["params"]["stream"]);
+    }
 
     #[test]
     fn events_and_new_focus_move_the_epoch_on() {

@@ -70,7 +70,7 @@ fn main() -> ExitCode {
         deskhand_helper::wayland::serve(stdin, &mut stdout)
     } else {
         let mut server = Server::new(Config::from_env());
-        server.serve(io::stdin().lock(), &mut stdout)
+        server.serve_stdin(&mut stdout)
     };
     match served {
         Ok(code) => ExitCode::from(code),

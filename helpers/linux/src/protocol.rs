@@ -98,6 +98,11 @@ impl<R: BufRead> FrameReader<R> {
         }
     }
 
+    /// The reader frames are read from.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
     /// Reads the next frame's body into `body` (replacing its contents).
     /// Returns Ok(false) at a clean end of input (between frames).
     pub fn read_frame(&mut self, body: &mut Vec<u8>) -> Result<bool, FrameError> {

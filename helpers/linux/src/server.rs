@@ -36,6 +36,7 @@ const ALL_CAPABILITIES: &[&str] = &[
     "windows",
     "window_at",
     "windows_epoch",
+    "windows_changed",
     "patch_check",
     "clipboard",
     "clipboard.primary",
@@ -73,6 +74,7 @@ const WM_CAPABILITIES: &[&str] = &[
     "windows",
     "window_at",
     "windows_epoch",
+    "windows_changed",
     "hide",
 ];
 
@@ -203,6 +205,7 @@ pub struct Server {
     apps: Option<crate::apps::Apps>,
     next_capture_id: u64,
     a11y: A11y,
+    push: crate::epoch::Push,
 }
 
 impl Server {
@@ -223,15 +226,40 @@ impl Server {
             apps: None,
             next_capture_id: 1,
             a11y: A11y::new(),
+            push: crate::epoch::Push::default(),
         }
     }
 
     /// Reads requests from `input` and answers on `output` until the input
     /// ends (status 0), framing is lost (status 2), or `exit`.
     pub fn serve<R: BufRead, W: Write>(&mut self, input: R, output: &mut W) -> io::Result<u8> {
+        self.serve_waiting(input, output, |_| None)
+    }
+
+    /// Serves stdin like [`Server::serve`]; while no request is buffered it
+    /// also follows the X connection, to send `windows_changed` at once.
+    pub fn serve_stdin<W: Write>(&mut self, output: &mut W) -> io::Result<u8> {
+        use std::os::fd::AsRawFd;
+        let input = io::BufReader::with_capacity(64 * 1024, io::stdin());
+        self.serve_waiting(input, output, |r: &io::BufReader<io::Stdin>| {
+            r.buffer().is_empty().then(|| r.get_ref().as_raw_fd())
+        })
+    }
+
+    /// The serve loop; `idle_fd` gives the fd to wait on when `input` has
+    /// nothing buffered (None: just read).
+    fn serve_waiting<R: BufRead, W: Write>(
+        &mut self,
+        input: R,
+        output: &mut W,
+        idle_fd: impl Fn(&R) -> Option<std::os::fd::RawFd>,
+    ) -> io::Result<u8> {
         let mut reader = FrameReader::new(input, protocol::MAX_REQUEST_BYTES);
         let mut body = Vec::new();
         loop {
+            if let Some(fd) = idle_fd(reader.get_ref()) {
+                self.idle(fd, output)?;
+            }
             match reader.read_frame(&mut body) {
                 Ok(true) => {}
                 Ok(false) => {
@@ -256,14 +284,70 @@ impl Server {
                 output.write_all(raw)?;
                 output.flush()?;
             }
+            // Before the answer, so that the client knows of every change
+            // the helper saw before answering by the time it reads it.
+            self.push_epoch(output)?;
             if let Some(reply) = &outcome.reply {
                 protocol::write_frame(output, reply)?;
+            } else {
+                output.flush()?;
             }
             if let Some(code) = outcome.exit {
                 log_info!("exiting with status {code} as asked");
                 return Ok(code);
             }
         }
+    }
+
+    /// Waits for input on `fd`, meanwhile reading the X events and sending
+    /// `windows_changed` as they move the epoch on.
+    fn idle<W: Write>(&mut self, fd: std::os::fd::RawFd, output: &mut W) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        loop {
+            let x = match &self.x {
+                XState::Up(s) if self.push.wanted() && s.wm.is_ok() => {
+                    Some(s.x.conn.stream().as_raw_fd())
+                }
+                _ => None,
+            };
+            if crate::epoch::wait(fd, x)? == crate::epoch::Ready::Input {
+                return Ok(());
+            }
+            self.push_epoch(output)?;
+            output.flush()?;
+        }
+    }
+
+    /// Sends `windows_changed` (unflushed) if the epoch moved on since the
+    /// client was last told, after reading the events that have arrived.
+    /// Events that cannot be read drop the X session, so that the client
+    /// is told of a lost epoch and the next call connects afresh.
+    fn push_epoch<W: Write>(&mut self, output: &mut W) -> io::Result<()> {
+        if !self.push.wanted() {
+            return Ok(());
+        }
+        let read = match &self.x {
+            XState::Up(s) => s.wm().ok().map(|wm| {
+                wm.follow_events(&s.x.conn, s.x.root)
+                    .map(|()| wm.current_epoch())
+                    .map_err(|e| (s.x.display.clone(), e))
+            }),
+            XState::Down(_) => None,
+        };
+        let now = match read {
+            Some(Ok(now)) => now,
+            Some(Err((display, e))) => {
+                log_warn!("lost track of window changes ({e}); the next call reconnects");
+                self.clipboard = None;
+                self.x = XState::Down(xconn::unavailable(
+                    Some(&display),
+                    format!("its window events could not be read ({})", e.message),
+                ));
+                None
+            }
+            None => None,
+        };
+        self.push.send_due(now, output)
     }
 
     /// Answers one frame body.
@@ -542,6 +626,11 @@ impl Server {
                 "Install matching versions of deskhand and deskhand-helper (deskhand's installer fetches the right helper).",
             ));
         };
+        if let Some(Value::Array(wanted)) = p.get("notifications") {
+            if wanted.iter().any(|n| n == crate::epoch::NOTIFICATION) {
+                self.push.want();
+            }
+        }
         // A display that came up since startup is picked up here.
         let _ = self.session();
         let (capabilities, display, extensions, display_error) = match &self.x {

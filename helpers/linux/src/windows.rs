@@ -500,6 +500,18 @@ impl Wm {
         Ok(self.epoch.result())
     }
 
+    /// Reads the events that have arrived, for a client told of the
+    /// epoch's moves instead of asking (see [`crate::epoch::Push`]).
+    pub fn follow_events<C: Connection>(&self, conn: &C, root: u32) -> Result<()> {
+        self.drain(conn, root)
+    }
+
+    /// The epoch as the events read so far leave it, without a round trip;
+    /// None when the root is not watched.
+    pub fn current_epoch(&self) -> Option<EpochResult> {
+        self.epoch.live().then(|| self.epoch.result())
+    }
+
     /// Reads the events about the root's children that have arrived.
     fn drain<C: Connection>(&self, conn: &C, root: u32) -> Result<()> {
         let mut ghosts = self.ghosts.lock().unwrap_or_else(|p| p.into_inner());
@@ -1047,7 +1059,9 @@ impl Wm {
     /// Follows the properties of windows not followed yet (their class,
     /// state and pid decide the gates), before they are read, so that a
     /// change after the read moves the epoch on. A window that is gone by
-    /// then makes an X error, which moves it on too.
+    /// then makes an X error, which moves it on too. Their focus too: the
+    /// focus can move between two clients with no event on the root, and
+    /// a client told of the epoch's moves makes no GetInputFocus.
     fn follow<C: Connection>(&self, conn: &C, ids: &[u32]) -> Result<()> {
         if !self.epoch.live() {
             return Ok(());
@@ -1055,8 +1069,11 @@ impl Wm {
         for id in self.epoch.unwatched(ids) {
             conn.change_window_attributes(
                 id,
-                &ChangeWindowAttributesAux::new()
-                    .event_mask(EventMask::PROPERTY_CHANGE | EventMask::STRUCTURE_NOTIFY),
+                &ChangeWindowAttributesAux::new().event_mask(
+                    EventMask::PROPERTY_CHANGE
+                        | EventMask::STRUCTURE_NOTIFY
+                        | EventMask::FOCUS_CHANGE,
+                ),
             )
             .map_err(|e| sent("following a window's properties", e))?;
         }

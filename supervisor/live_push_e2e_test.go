@@ -1,0 +1,80 @@
+package supervisor_test
+
+// End-to-end test of the pushed windows epoch: the helper tells the
+// supervisor when its window table may have changed (windows_changed), so
+// gated actions make no windows_epoch round trip, and a window raised
+// between two actions is still seen by the second. The helper's own debug
+// log, which names every request it answers, is the evidence.
+//
+//	cargo build --release -p deskhand-helper && go test ./supervisor -run LivePush -v
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskhand/deskhand/internal/desktoptest"
+)
+
+// helperAnswered counts the helper's debug records of answering method.
+func (r *recLog) helperAnswered(method string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, l := range r.lines {
+		if strings.Contains(l, method+" answered in") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestLivePushNoEpochRoundTripPerAction: a dozen gated mouse moves and
+// clicks reuse the window table without the supervisor asking the helper
+// for windows_epoch even once (the helper answers other requests, so its
+// log is live); an unapproved window then raised and moved over the
+// target is seen by the next click, which is refused and not sent.
+func TestLivePushNoEpochRoundTripPerAction(t *testing.T) {
+	d := newDesktop(t, desktoptest.Options{})
+	target := d.StartGTK(t, "push target")
+	d.Move(t, target.ID, 80, 80, 0, 0)
+	secret := secretWindow(t, d, 900, 400)
+	target = d.WindowInfo(t, target.ID)
+	d.Focus(t, target.ID)
+
+	e, logs := liveServer(t, d, "--allow", "zenity", "--hide-unapproved=false")
+	e.access([]string{"zenity"})
+	e.screenshot("screenshot", nil)
+	x, y := center(target, 0, -30)
+	e.ok("left_click", map[string]any{"coordinate": e.at(x, y)})
+	if !reusesTable(t, logs, 3, func(i int) { e.ok("mouse_move", map[string]any{"coordinate": e.at(x+10+i, y)}) }) {
+		t.Errorf("no mouse_move reused the window table: every one listed the windows")
+	}
+	for i := range 6 {
+		e.ok("mouse_move", map[string]any{"coordinate": e.at(x+i, y+2)})
+	}
+	waitFor(t, "the helper's log of the calls", 10*time.Second, func() bool { return logs.helperAnswered("windows") > 0 })
+	if n := logs.helperAnswered("windows_epoch"); n != 0 {
+		t.Errorf("the helper answered windows_epoch %d times; want 0, the supervisor should use the epochs the helper pushes", n)
+	}
+
+	// The unapproved window goes above everything and over the point; the
+	// gates see it only if they heard of the raise.
+	d.Run(t, "wmctrl", "-i", "-r", hexWindow(secret.ID), "-b", "add,above")
+	d.Move(t, secret.ID, x-180, y-120, 0, 0)
+	waitFor(t, "the other window over the point", 10*time.Second, func() bool {
+		w := d.WindowInfo(t, secret.ID)
+		return w.Frame.X <= x && x < w.Frame.X+w.Frame.Width && w.Frame.Y <= y && y < w.Frame.Y+w.Frame.Height
+	})
+	e.screenshot("screenshot", nil)
+	msg := e.bad("left_click", map[string]any{"coordinate": e.at(x, y)}, antiSubversion)
+	if !strings.Contains(strings.ToLower(msg), "xwud") {
+		t.Errorf("the click over the raised window was refused with %q; want the refusal to name the window's app (xwud)", msg)
+	}
+	if e.pointerNear(x, y, 3) {
+		t.Errorf("the pointer went to (%d, %d): the refused click was sent", x, y)
+	}
+	if n := logs.helperAnswered("windows_epoch"); n != 0 {
+		t.Errorf("the helper answered windows_epoch %d times; want 0", n)
+	}
+}
