@@ -279,10 +279,13 @@ impl Route {
 /// Connects peer-to-peer to an app's own socket (the address its
 /// org.a11y.atspi.Application.GetApplicationBusAddress gives). There is no
 /// bus daemon on it: no Hello, no names, no match rules.
-pub fn connect_direct(address: &str, limit: Duration) -> Result<Connection> {
-    bounded(limit, "connecting to the app's own socket", async {
+pub fn connect_direct(
+    address: &str,
+    limit: Duration,
+) -> std::result::Result<Connection, CallError> {
+    async_io::block_on(with_timeout(limit, async {
         Builder::address(address)?.p2p().build().await
-    })
+    }))
 }
 
 /// One method call on an accessible object, deserialized as `R`, bounded

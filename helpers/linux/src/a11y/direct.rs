@@ -125,7 +125,7 @@ fn connect(bus: &Route, app: &str, pid: u32) -> Result<Connection, String> {
         return Err("it gives no address of its own".into());
     }
     let conn = bus::connect_direct(&address, CONNECT_LIMIT)
-        .map_err(|e| format!("its socket {address} refused: {}", e.message))?;
+        .map_err(|e| format!("its socket {address} refused: {e}"))?;
     let creds = async_io::block_on(bus::with_timeout(CONNECT_LIMIT, async {
         conn.peer_credentials().await.map_err(zbus::Error::from)
     }))
