@@ -384,7 +384,8 @@ pub struct Walk {
 
 /// Reads the subtree of `root` (its Base already known): breadth first,
 /// each level's calls all in flight together, then every node's second
-/// round together; returns the nodes in depth-first pre-order.
+/// round together; returns the nodes in depth-first pre-order. What the
+/// app's `cache` holds is not asked again (see cache.rs).
 pub fn walk(
     route: &Route,
     cache: Option<&Cache>,
