@@ -150,4 +150,20 @@ func TestA11yHelperDirect(t *testing.T) {
 	if again := readVia(t, c, g3.PID); again.Via != "p2p" {
 		t.Errorf("the connected helper's via = %q after the socket file went, want p2p", again.Via)
 	}
+
+	// The direct connection dies with the app: its elements are stale (not
+	// a broken bus), and the helper goes on serving the other app.
+	if err := g3.Cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = g3.Cmd.Wait()
+	var res map[string]any
+	err := c.Call(ctx(t), "a11y_element", map[string]any{"pid": g3.PID, "ref": box.Ref}, &res)
+	var be *bridge.Error
+	if !errors.As(err, &be) || (be.Name != bridge.ErrNameStaleElement && be.Name != "no_such_window") {
+		t.Errorf("a11y_element of the killed app's element = %v, want stale_element", err)
+	}
+	if g4tree := readVia(t, c, g4.PID); len(g4tree.Nodes) < 100 {
+		t.Errorf("after the GTK 3 app died, the GTK 4 tree has %d nodes", len(g4tree.Nodes))
+	}
 }
