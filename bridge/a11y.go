@@ -125,18 +125,34 @@ type A11yTree struct {
 	Nodes     []A11yNode `json:"nodes"`
 	Truncated string     `json:"truncated,omitempty"`
 	ElapsedMS int        `json:"elapsed_ms"`
+	// Via is "p2p" when the app's own socket served the read, "bus" when
+	// the accessibility bus did, "" when the helper does not say.
+	Via string `json:"via,omitempty"`
 }
 
 // A11yActRequest is one a11y_act call: Op is "action" (with Action),
 // "set_text" or "insert_text" (with Text), "set_value" (with Value),
 // "focus", "scroll_to" or "select".
+//
+// With Expect the helper reads the element afresh first and refuses with
+// stale_element, doing nothing, when its role, name or bounds differ: the
+// staleness check and the action in one request.
 type A11yActRequest struct {
-	PID    int      `json:"pid"`
-	Ref    string   `json:"ref"`
-	Op     string   `json:"op"`
-	Action string   `json:"action,omitempty"`
-	Text   *string  `json:"text,omitempty"`
-	Value  *float64 `json:"value,omitempty"`
+	PID    int         `json:"pid"`
+	Ref    string      `json:"ref"`
+	Op     string      `json:"op"`
+	Action string      `json:"action,omitempty"`
+	Text   *string     `json:"text,omitempty"`
+	Value  *float64    `json:"value,omitempty"`
+	Expect *A11yExpect `json:"expect,omitempty"`
+}
+
+// A11yExpect is what the caller saw of an element: Bounds nil (sent as
+// null) when it had no known place.
+type A11yExpect struct {
+	Role   string    `json:"role"`
+	Name   string    `json:"name"`
+	Bounds *A11yRect `json:"bounds"`
 }
 
 // A11yApps lists the applications on the accessibility bus.
@@ -174,7 +190,17 @@ func (c *Client) A11yElement(ctx context.Context, pid int, ref string) (*A11yNod
 }
 
 // A11yAct acts on an element through the accessibility API.
+//
+// A request with Expect goes to the helper as one request when it
+// announces "a11y.expect"; to one that does not (it would ignore the
+// member and act unchecked), the element is read and compared here first.
 func (c *Client) A11yAct(ctx context.Context, req A11yActRequest) error {
+	if req.Expect != nil && !c.HandshakeInfo().Has(CapA11yExpect) {
+		if err := c.checkExpect(ctx, req); err != nil {
+			return err
+		}
+		req.Expect = nil
+	}
 	var res struct {
 		OK bool `json:"ok"`
 	}

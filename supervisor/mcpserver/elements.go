@@ -181,19 +181,11 @@ type target struct {
 // afresh, refusing it when it is gone or changed: the action would land
 // on something the model has not seen.
 func (s *Server) resolveElement(ctx context.Context, sess *session, pid, id int) (*target, error) {
-	es := sess.elements()
-	st := es.latest(pid)
-	if st == nil {
-		return nil, fmt.Errorf("there is no state of pid %d yet: call get_app_state with pid %d first, then use element ids from it", pid, pid)
+	t, err := recordedElement(sess, pid, id)
+	if err != nil {
+		return nil, err
 	}
-	i, ok := st.byID[id]
-	if !ok {
-		if es.issued(pid, id) {
-			return nil, fmt.Errorf("element %d is from an older state of pid %d and is not in its latest one (state %d): %s", id, pid, st.gen, callAgain)
-		}
-		return nil, fmt.Errorf("there is no element %d in the latest state of pid %d: %s", id, pid, callAgain)
-	}
-	el := st.nodes[i]
+	st, el := t.state, t.el
 	fresh, err := s.exec.A11yElement(ctx, pid, el.node.Ref)
 	if err != nil {
 		var be *bridge.Error
@@ -210,6 +202,46 @@ func (s *Server) resolveElement(ctx context.Context, sess *session, pid, id int)
 		return nil, fmt.Errorf("element %d has changed since state %d (%s): %s", id, st.gen, why, callAgain)
 	}
 	return &target{state: st, el: el, fresh: *fresh}, nil
+}
+
+// recordedElement finds id in the app's latest state without reading it
+// afresh: fresh is the node as recorded. Only for an action whose request
+// carries the recorded node as its Expect (see expectOf), so that the
+// helper makes the staleness check and the action one request.
+func recordedElement(sess *session, pid, id int) (*target, error) {
+	es := sess.elements()
+	st := es.latest(pid)
+	if st == nil {
+		return nil, fmt.Errorf("there is no state of pid %d yet: call get_app_state with pid %d first, then use element ids from it", pid, pid)
+	}
+	i, ok := st.byID[id]
+	if !ok {
+		if es.issued(pid, id) {
+			return nil, fmt.Errorf("element %d is from an older state of pid %d and is not in its latest one (state %d): %s", id, pid, st.gen, callAgain)
+		}
+		return nil, fmt.Errorf("there is no element %d in the latest state of pid %d: %s", id, pid, callAgain)
+	}
+	el := st.nodes[i]
+	return &target{state: st, el: el, fresh: el.node}, nil
+}
+
+// expectOf is what the model saw of the element: the helper refuses the
+// action, doing nothing, when the element's role, name or bounds differ.
+func (t *target) expectOf() *bridge.A11yExpect {
+	return &bridge.A11yExpect{Role: t.el.node.Role, Name: t.el.node.Name, Bounds: t.el.node.Bounds}
+}
+
+// staleRefusal turns the helper's refusal of a checked action into the
+// "call get_app_state again" refusal; other errors pass through.
+func (t *target) staleRefusal(err error) error {
+	if why, ok := bridge.StaleChange(err); ok {
+		return fmt.Errorf("element %d has changed since state %d (%s): %s", t.el.id, t.state.gen, why, callAgain)
+	}
+	var be *bridge.Error
+	if errors.As(err, &be) && (be.Name == bridge.ErrNameStaleElement || be.Name == "no_such_window") {
+		return fmt.Errorf("element %d (%s) is gone since state %d: %s", t.el.id, describeNode(t.el.node), t.state.gen, callAgain)
+	}
+	return err
 }
 
 // changedSince says how an element's identity changed: role, name or

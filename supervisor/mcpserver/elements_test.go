@@ -138,6 +138,16 @@ func (f *fakeExecutor) A11yAct(ctx context.Context, req bridge.A11yActRequest) e
 	if err := f.enter("A11yAct", "%+v", req); err != nil {
 		return err
 	}
+	if req.Expect != nil {
+		// As the helper does: read afresh, refuse a changed element.
+		n, err := f.A11yElement(ctx, req.PID, req.Ref)
+		if err != nil {
+			return err
+		}
+		if why := req.Expect.Changed(*n); why != "" {
+			return &bridge.Error{Code: -32013, Name: bridge.ErrNameStaleElement, Message: "element " + req.Ref + " has changed (" + why + "); nothing was done"}
+		}
+	}
 	f.a11y.mu.Lock()
 	defer f.a11y.mu.Unlock()
 	f.a11y.acts = append(f.a11y.acts, req)
@@ -293,8 +303,15 @@ func TestElementActions(t *testing.T) {
 		{PID: fakePID, Ref: ":1.5/sld", Op: "set_value", Value: func() *float64 { v := 75.0; return &v }()},
 		{PID: fakePID, Ref: ":1.5/exp", Op: "action", Action: "activate"},
 	}
-	if d := cmp.Diff(wantActs, fake.actsDone()); d != "" {
+	done := fake.actsDone()
+	if d := cmp.Diff(wantActs, done, cmpopts.IgnoreFields(bridge.A11yActRequest{}, "Expect")); d != "" {
 		t.Errorf("acts (-want +got):\n%s", d)
+	}
+	for _, r := range done {
+		// The click tool carries what the model saw, for the helper to check.
+		if r.Ref == ":1.5/btn" && (r.Expect == nil || r.Expect.Role != "push button") {
+			t.Errorf("click %+v went without the recorded node as its expect", r)
+		}
 	}
 }
 

@@ -760,6 +760,16 @@ func (p *parser) elemClick(a *args) (*step, error) {
 	var t *target
 	st := &step{action: Action{Tool: a.tool, PID: pid, Button: btn, Count: count}}
 	st.resolve = func(ctx context.Context, act *Action) error {
+		if !atXY && btn == ButtonLeft && count == 1 && id != 0 {
+			// The helper checks the element and acts in one request.
+			if t, err = recordedElement(p.sess, pid, id); err != nil {
+				return err
+			}
+			if name, ok := exposedAction(t.fresh, "click", "press", "activate", "toggle", "jump"); ok {
+				act.Background, act.Op = true, name
+				return nil
+			}
+		}
 		if t, err = p.s.resolveElement(ctx, p.sess, pid, id); err != nil {
 			return err
 		}
@@ -794,8 +804,8 @@ func (p *parser) elemClick(a *args) (*step, error) {
 		}
 		switch {
 		case act.Background:
-			if err := p.s.exec.A11yAct(ctx, bridge.A11yActRequest{PID: pid, Ref: t.fresh.Ref, Op: "action", Action: act.Op}); err != nil {
-				return nil, a11yError(pid, err)
+			if err := p.s.exec.A11yAct(ctx, bridge.A11yActRequest{PID: pid, Ref: t.fresh.Ref, Op: "action", Action: act.Op, Expect: t.expectOf()}); err != nil {
+				return nil, a11yError(pid, t.staleRefusal(err))
 			}
 			data["action"] = act.Op
 			return &outcome{text: fmt.Sprintf("Clicked %s %s (its %q action). Call get_app_state to see the result.", what, how, act.Op), data: data}, nil

@@ -45,6 +45,7 @@ const ALL_CAPABILITIES: &[&str] = &[
     "apps",
     "teach",
     "a11y",
+    "a11y.expect",
 ];
 /// The methods that need the handshake first.
 const METHODS: &[&str] = &[
@@ -419,7 +420,7 @@ impl Server {
             "a11y_apps" => self.a11y.call_apps(id, &p, &x_windows(&mut self.x))?,
             "a11y_tree" => self.a11y.call_tree(id, &p, &x_windows(&mut self.x))?,
             "a11y_element" => self.a11y.call_element(id, &p, &x_windows(&mut self.x))?,
-            "a11y_act" => self.a11y.call_act(id, &p)?,
+            "a11y_act" => self.a11y.call_act(id, &p, || x_windows(&mut self.x))?,
             _ => {
                 return Err(Error::internal(format!(
                     "{method} is known but not dispatched"

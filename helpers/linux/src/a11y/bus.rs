@@ -1,5 +1,5 @@
-//! The connection to the AT-SPI accessibility bus and one bounded D-Bus
-//! call on it.
+//! The connections to AT-SPI (the accessibility bus and the apps' own
+//! peer-to-peer sockets) and one bounded D-Bus call on them.
 //!
 //! zbus runs the socket on its own internal executor thread; the helper's
 //! single request thread blocks on each request's futures with
@@ -235,10 +235,65 @@ where
     .await
 }
 
+/// Where the calls of one request go: the accessibility bus, and for each
+/// app (by unique bus name) that gave one, its direct connection. Cheap to
+/// clone: connections are shared handles.
+#[derive(Clone)]
+pub struct Route {
+    pub bus: Connection,
+    pub direct: std::collections::HashMap<String, Connection>,
+    /// Set when a call found a direct connection broken.
+    lost: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Route {
+    pub fn bus_only(bus: Connection) -> Route {
+        Route {
+            bus,
+            direct: Default::default(),
+            lost: Default::default(),
+        }
+    }
+
+    /// Whether a call on this route found a direct connection broken.
+    pub fn direct_lost(&self) -> bool {
+        self.lost.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Which way calls to the app with this unique name go, as a11y_tree's
+    /// `via` says.
+    pub fn via(&self, bus_name: &str) -> &'static str {
+        if self.is_direct(bus_name) {
+            "p2p"
+        } else {
+            "bus"
+        }
+    }
+
+    /// Whether calls to the app with this unique name skip the bus daemon.
+    pub fn is_direct(&self, bus_name: &str) -> bool {
+        self.direct.contains_key(bus_name)
+    }
+}
+
+/// Connects peer-to-peer to an app's own socket (the address its
+/// org.a11y.atspi.Application.GetApplicationBusAddress gives). There is no
+/// bus daemon on it: no Hello, no names, no match rules.
+pub fn connect_direct(
+    address: &str,
+    limit: Duration,
+) -> std::result::Result<Connection, CallError> {
+    async_io::block_on(with_timeout(limit, async {
+        Builder::address(address)?.p2p().build().await
+    }))
+}
+
 /// One method call on an accessible object, deserialized as `R`, bounded
-/// by `limit`.
+/// by `limit`: on the app's direct connection when the route has one (with
+/// no destination, since a peer-to-peer connection has no names), else
+/// through the bus.
 pub async fn call<B, R>(
-    conn: &Connection,
+    route: &Route,
     obj: &Obj,
     iface: &str,
     method: &str,
@@ -249,23 +304,33 @@ where
     B: Serialize + DynamicType,
     R: DeserializeOwned + zbus::zvariant::Type,
 {
-    let msg = with_timeout(
+    let (conn, dest) = match route.direct.get(&obj.bus) {
+        Some(c) => (c, None),
+        None => (&route.bus, Some(obj.bus.as_str())),
+    };
+    let reply = with_timeout(
         limit,
-        conn.call_method(
-            Some(obj.bus.as_str()),
-            obj.path.as_str(),
-            Some(iface),
-            method,
-            body,
-        ),
+        conn.call_method(dest, obj.path.as_str(), Some(iface), method, body),
     )
-    .await?;
+    .await;
+    let msg = match reply {
+        Ok(m) => m,
+        Err(e) => {
+            // An error answer or a slow peer means the socket still works.
+            let broken =
+                matches!(&e, CallError::Bus(b) if !matches!(b, zbus::Error::MethodError(..)));
+            if broken && dest.is_none() {
+                route.lost.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            return Err(e);
+        }
+    };
     msg.body().deserialize::<R>().map_err(CallError::Bus)
 }
 
 /// One property of an accessible object.
 pub async fn property<R>(
-    conn: &Connection,
+    route: &Route,
     obj: &Obj,
     iface: &str,
     name: &str,
@@ -276,7 +341,7 @@ where
     R::Error: Into<zbus::zvariant::Error>,
 {
     let v: zbus::zvariant::OwnedValue = call(
-        conn,
+        route,
         obj,
         "org.freedesktop.DBus.Properties",
         "Get",

@@ -1,13 +1,14 @@
 //! The accessibility methods (`a11y_apps`, `a11y_tree`, `a11y_element`,
 //! `a11y_act`; helpers/PROTOCOL.md, "Accessibility") over AT-SPI.
 //!
-//! The helper talks to the accessibility bus directly with zbus, as a bus
-//! client like any screen reader: no peer-to-peer connections to apps
-//! (atspi's `p2p` feature), because an app that hands out a private socket
-//! can also stop serving it, and every call here must stay bounded by a
-//! deadline on the one bus connection. The connection is made on first use
+//! The helper talks to the accessibility bus with zbus, as a bus client
+//! like any screen reader, and to each app that offers one over the app's
+//! own socket (direct.rs: its pitfalls and how each is handled), so that a
+//! tree read's calls skip the bus daemon. Every call is bounded by a
+//! deadline whichever way it goes. The bus connection is made on first use
 //! and made again after it breaks; a session without an accessibility bus
-//! answers `available: false` (a11y_apps) or `a11y_unavailable`.
+//! answers `available: false` (a11y_apps) or `a11y_unavailable`. A tree
+//! read takes what it can from the toolkit's cache (cache.rs) in one call.
 //!
 //! Acting goes through the API only (Action.DoAction, EditableText,
 //! Value, Component.GrabFocus/ScrollTo, Selection): never synthetic
@@ -15,6 +16,9 @@
 //! they are.
 
 pub mod bus;
+pub mod cache;
+pub mod direct;
+pub mod element;
 pub mod tree;
 
 use std::collections::HashMap;
@@ -23,13 +27,12 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 use zbus::zvariant::{OwnedObjectPath, Value as ZValue};
-use zbus::Connection;
 
 use crate::error::{Code, Error, Result};
 use crate::protocol;
 use crate::server::Params;
 use crate::types::{Rect, Window};
-use bus::{CallError, Obj};
+use bus::{CallError, Obj, Route};
 use tree::{
     Base, Budget, Node, ACCESSIBLE, ACTION, COMPONENT, EDITABLE_TEXT, SELECTION, TEXT, VALUE,
 };
@@ -45,12 +48,34 @@ const DEFAULT_MAX_DEPTH: i64 = 60;
 const DEFAULT_DEADLINE_MS: i64 = 2000;
 
 /// The accessibility bus connection and what is known about its peers.
-#[derive(Default)]
 pub struct A11y {
-    conn: Option<Connection>,
+    conn: Option<Route>,
     /// Unique bus name → pid. Unique names are never reused on a bus.
     pids: HashMap<String, u32>,
+    directs: direct::Directs,
+    /// Use the toolkits' caches (DESKHAND_A11Y_CACHE=0 turns it off, to
+    /// measure or to rule it out).
+    use_cache: bool,
+    /// Element ref → the top-level window it was read under by the latest
+    /// tree reads, so a fresh read of it finds its window offset in one
+    /// call instead of a walk up its ancestors.
+    window_of: HashMap<String, Obj>,
 }
+
+impl Default for A11y {
+    fn default() -> A11y {
+        A11y {
+            conn: None,
+            pids: HashMap::new(),
+            directs: direct::Directs::default(),
+            use_cache: std::env::var("DESKHAND_A11Y_CACHE").map_or(true, |v| v != "0"),
+            window_of: HashMap::new(),
+        }
+    }
+}
+
+/// Most element refs remembered in `window_of`; a few big trees' worth.
+const MAX_WINDOW_OF: usize = 20_000;
 
 #[derive(Serialize)]
 struct WindowRef {
@@ -88,6 +113,8 @@ struct TreeResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     truncated: Option<&'static str>,
     elapsed_ms: u64,
+    /// "p2p" when the app's own socket served the read, "bus" otherwise.
+    via: &'static str,
 }
 
 /// An `a11y_act` operation, checked before anything is called.
@@ -196,11 +223,11 @@ impl A11y {
         A11y::default()
     }
 
-    fn conn(&mut self) -> Result<Connection> {
+    fn conn(&mut self) -> Result<Route> {
         if let Some(c) = &self.conn {
             return Ok(c.clone());
         }
-        let conn = bus::connect()?;
+        let route = Route::bus_only(bus::connect()?);
         // GTK 3's bridge only serves its cache and its events once some
         // client listens; registering is what a screen reader does.
         let reg = Obj {
@@ -208,7 +235,7 @@ impl A11y {
             path: "/org/a11y/atspi/registry".into(),
         };
         let registered = async_io::block_on(bus::call::<_, ()>(
-            &conn,
+            &route,
             &reg,
             REGISTRY,
             "RegisterEvent",
@@ -218,8 +245,8 @@ impl A11y {
         if let Err(e) = registered {
             log_debug!("registering for events: {e}");
         }
-        self.conn = Some(conn.clone());
-        Ok(conn)
+        self.conn = Some(route.clone());
+        Ok(route)
     }
 
     /// Forgets a broken connection so the next request reconnects.
@@ -232,7 +259,7 @@ impl A11y {
         r
     }
 
-    fn pid_of(&mut self, conn: &Connection, bus_name: &str) -> Option<u32> {
+    fn pid_of(&mut self, route: &Route, bus_name: &str) -> Option<u32> {
         if let Some(&p) = self.pids.get(bus_name) {
             return Some(p);
         }
@@ -241,7 +268,7 @@ impl A11y {
             path: "/org/freedesktop/DBus".into(),
         };
         let pid = async_io::block_on(bus::call::<_, u32>(
-            conn,
+            route,
             &dbus,
             "org.freedesktop.DBus",
             "GetConnectionUnixProcessID",
@@ -254,13 +281,13 @@ impl A11y {
     }
 
     /// The registered apps' root objects.
-    fn app_roots(&mut self, conn: &Connection) -> Result<Vec<Obj>> {
+    fn app_roots(&mut self, route: &Route) -> Result<Vec<Obj>> {
         let desktop = Obj {
             bus: REGISTRY.into(),
             path: DESKTOP_PATH.into(),
         };
         let kids = async_io::block_on(bus::call::<_, Vec<(String, OwnedObjectPath)>>(
-            conn,
+            route,
             &desktop,
             ACCESSIBLE,
             "GetChildren",
@@ -268,17 +295,20 @@ impl A11y {
             CALL_TIMEOUT,
         ))
         .map_err(|e| e.into_error("listing the apps registered with the AT-SPI registry"))?;
-        Ok(kids
+        let roots: Vec<Obj> = kids
             .into_iter()
             .map(Obj::from_wire)
             .filter(|o| !o.is_null())
-            .collect())
+            .collect();
+        self.directs
+            .retain(|app| roots.iter().any(|r| r.bus == app));
+        Ok(roots)
     }
 
     /// Checks that `obj` belongs to the app with `pid`: a ref is only ever
     /// acted on inside the app the supervisor approved.
-    fn check_owner(&mut self, conn: &Connection, obj: &Obj, pid: u32) -> Result<()> {
-        match self.pid_of(conn, &obj.bus) {
+    fn check_owner(&mut self, route: &Route, obj: &Obj, pid: u32) -> Result<()> {
+        match self.pid_of(route, &obj.bus) {
             Some(p) if p == pid => Ok(()),
             Some(p) => Err(Error::invalid_params(format!(
                 "ref {} belongs to pid {p}, not pid {pid}",
@@ -316,9 +346,9 @@ impl A11y {
     }
 
     fn apps(&mut self, xwins: &[Window]) -> Result<Vec<AppInfo>> {
-        let conn = self.conn()?;
-        let roots = self.app_roots(&conn)?;
-        let c = &conn;
+        let route = self.conn()?;
+        let roots = self.app_roots(&route)?;
+        let c = &route;
         let infos = tree::run_all(roots.iter().map(|root| async move {
             let name = bus::property::<String>(c, root, ACCESSIBLE, "Name", CALL_TIMEOUT);
             let toolkit = bus::property::<String>(
@@ -339,7 +369,7 @@ impl A11y {
         }));
         let mut apps = Vec::new();
         for (root, (name, toolkit, windows)) in roots.iter().zip(infos) {
-            let Some(pid) = self.pid_of(&conn, &root.bus) else {
+            let Some(pid) = self.pid_of(&route, &root.bus) else {
                 continue; // left the bus meanwhile
             };
             let windows = windows
@@ -386,7 +416,7 @@ impl A11y {
             deadline: started + Duration::from_millis(deadline_ms),
         };
         let r = self.tree(pid, want_window, want_title.as_deref(), budget, xwins);
-        let (window, walk) = self.check(r)?;
+        let (window, walk, via) = self.check(r)?;
         Ok(protocol::success(
             id,
             &TreeResult {
@@ -394,15 +424,16 @@ impl A11y {
                 nodes: walk.nodes,
                 truncated: walk.truncated,
                 elapsed_ms: started.elapsed().as_millis() as u64,
+                via,
             },
         ))
     }
 
-    fn app_of(&mut self, conn: &Connection, pid: u32) -> Result<Vec<Obj>> {
-        let roots = self.app_roots(conn)?;
+    fn app_of(&mut self, route: &Route, pid: u32) -> Result<Vec<Obj>> {
+        let roots = self.app_roots(route)?;
         let mine: Vec<Obj> = roots
             .into_iter()
-            .filter(|r| self.pid_of(conn, &r.bus) == Some(pid))
+            .filter(|r| self.pid_of(route, &r.bus) == Some(pid))
             .collect();
         if mine.is_empty() {
             return Err(Error::new(
@@ -421,10 +452,44 @@ impl A11y {
         want_title: Option<&str>,
         budget: Budget,
         xwins: &[Window],
-    ) -> Result<(WindowRef, tree::Walk)> {
-        let conn = self.conn()?;
-        let roots = self.app_of(&conn, pid)?;
-        let c = &conn;
+    ) -> Result<(WindowRef, tree::Walk, &'static str)> {
+        let bus_route = self.conn()?;
+        let roots = self.app_of(&bus_route, pid)?;
+        let mut route = bus_route.clone();
+        for r in &roots {
+            let d = self.directs.route(&bus_route, &r.bus, pid);
+            route.direct.extend(d.direct);
+        }
+        let first = self.tree_via(&route, &roots, pid, want_window, want_title, budget, xwins);
+        if !route.direct_lost() {
+            return first;
+        }
+        // The app closed its socket (or died) during the read: read again
+        // through the bus, which knows whether it is still there.
+        self.directs.forget_lost(&route);
+        self.tree_via(
+            &bus_route,
+            &roots,
+            pid,
+            want_window,
+            want_title,
+            budget,
+            xwins,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn tree_via(
+        &mut self,
+        route: &Route,
+        roots: &[Obj],
+        pid: u32,
+        want_window: Option<u32>,
+        want_title: Option<&str>,
+        budget: Budget,
+        xwins: &[Window],
+    ) -> Result<(WindowRef, tree::Walk, &'static str)> {
+        let c = route;
         let lists = tree::run_all(roots.iter().map(|root| window_list(c, root)));
         let windows: Vec<(Obj, Base, Option<Rect>)> = lists.into_iter().flatten().collect();
         let xwin = match want_window {
@@ -457,7 +522,22 @@ impl A11y {
             window: x.map(|w| w.id),
             bounds: screen_bounds(bounds, x),
         };
-        let mut walk = tree::walk(&conn, &obj, base, budget);
+        let cache = if self.use_cache {
+            let left = budget
+                .deadline
+                .checked_duration_since(Instant::now())
+                .unwrap_or(Duration::from_millis(1));
+            async_io::block_on(cache::read(route, &obj.bus, left))
+        } else {
+            None
+        };
+        let mut walk = tree::walk(route, cache.as_ref(), &obj, base, budget);
+        if self.window_of.len() + walk.nodes.len() > MAX_WINDOW_OF {
+            self.window_of.clear();
+        }
+        for n in &walk.nodes {
+            self.window_of.insert(n.reference.clone(), obj.clone());
+        }
         if let (Some(own), Some(x)) = (bounds, x) {
             let (dx, dy) = offset(own, x);
             if (dx, dy) != (0, 0) {
@@ -469,7 +549,7 @@ impl A11y {
                 }
             }
         }
-        Ok((window, walk))
+        Ok((window, walk, route.via(&obj.bus)))
     }
 
     pub(crate) fn call_element(
@@ -486,21 +566,15 @@ impl A11y {
     }
 
     fn element(&mut self, pid: u32, obj: &Obj, xwins: &[Window]) -> Result<Node> {
-        let conn = self.conn()?;
-        self.check_owner(&conn, obj, pid)?;
-        let base = async_io::block_on(tree::read_base(&conn, obj, CALL_TIMEOUT, false))
-            .map_err(|e| element_error(obj, "reading the element", e))?;
-        if base.states.iter().any(|s| s == "defunct") {
-            return Err(stale(obj, "the toolkit marks it defunct"));
+        let bus_route = self.conn()?;
+        self.check_owner(&bus_route, obj, pid)?;
+        let route = self.directs.route(&bus_route, &obj.bus, pid);
+        let node = self.fresh_node(&route, obj, pid, xwins);
+        if !route.direct_lost() {
+            return node;
         }
-        let extra = async_io::block_on(tree::read_extra(&conn, obj, &base, CALL_TIMEOUT, true));
-        let mut node = tree::node(obj, -1, 0, &base, extra);
-        if let Some(b) = &mut node.bounds {
-            let (dx, dy) = self.window_offset(&conn, obj, pid, xwins);
-            b.x += dx;
-            b.y += dy;
-        }
-        Ok(node)
+        self.directs.forget_lost(&route);
+        self.fresh_node(&bus_route, obj, pid, xwins)
     }
 
     /// The offset from the toolkit's "screen" coordinates to the root
@@ -508,7 +582,7 @@ impl A11y {
     /// the top-level: found by walking up to the element's window.
     fn window_offset(
         &mut self,
-        conn: &Connection,
+        route: &Route,
         obj: &Obj,
         pid: u32,
         xwins: &[Window],
@@ -516,7 +590,7 @@ impl A11y {
         let mut cur = obj.clone();
         for _ in 0..200 {
             let parent = async_io::block_on(bus::property::<(String, OwnedObjectPath)>(
-                conn,
+                route,
                 &cur,
                 ACCESSIBLE,
                 "Parent",
@@ -529,7 +603,7 @@ impl A11y {
                 return (0, 0);
             }
             let role = async_io::block_on(bus::call::<_, u32>(
-                conn,
+                route,
                 &parent,
                 ACCESSIBLE,
                 "GetRole",
@@ -539,14 +613,14 @@ impl A11y {
             if role.ok() == Some(atspi_common::Role::Application as u32) {
                 // cur is the top-level window.
                 let name = async_io::block_on(bus::property::<String>(
-                    conn,
+                    route,
                     &cur,
                     ACCESSIBLE,
                     "Name",
                     CALL_TIMEOUT,
                 ))
                 .unwrap_or_default();
-                let own = async_io::block_on(extents(conn, &cur));
+                let own = async_io::block_on(extents(route, &cur));
                 let x = match_x_window(xwins, pid, &name, own);
                 return match (own, x) {
                     (Some(own), Some(x)) => offset(own, x),
@@ -558,11 +632,18 @@ impl A11y {
         (0, 0)
     }
 
-    pub(crate) fn call_act(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
+    /// `xwins` is asked for only when `expect` needs the element's place.
+    pub(crate) fn call_act(
+        &mut self,
+        id: &Value,
+        p: &Params<'_>,
+        xwins: impl FnOnce() -> Vec<Window>,
+    ) -> Result<Vec<u8>> {
         let pid = pid_param(p)?;
         let obj = ref_param(p)?;
         let op = Op::parse(p)?;
-        let r = self.act(pid, &obj, &op);
+        let expect = element::Expect::parse(p)?;
+        let r = self.act(pid, &obj, &op, expect.as_ref(), xwins);
         self.check(r)?;
         Ok(protocol::success(
             id,
@@ -570,10 +651,44 @@ impl A11y {
         ))
     }
 
-    fn act(&mut self, pid: u32, obj: &Obj, op: &Op) -> Result<()> {
-        let conn = self.conn()?;
-        self.check_owner(&conn, obj, pid)?;
-        let c = &conn;
+    fn act(
+        &mut self,
+        pid: u32,
+        obj: &Obj,
+        op: &Op,
+        expect: Option<&element::Expect>,
+        xwins: impl FnOnce() -> Vec<Window>,
+    ) -> Result<()> {
+        let bus_route = self.conn()?;
+        self.check_owner(&bus_route, obj, pid)?;
+        let route = self.directs.route(&bus_route, &obj.bus, pid);
+        let r = self.act_via(&route, pid, obj, op, expect, xwins);
+        // No second try through the bus: the action may have run already.
+        self.directs.forget_lost(&route);
+        r
+    }
+
+    fn act_via(
+        &mut self,
+        route: &Route,
+        pid: u32,
+        obj: &Obj,
+        op: &Op,
+        expect: Option<&element::Expect>,
+        xwins: impl FnOnce() -> Vec<Window>,
+    ) -> Result<()> {
+        // The staleness check and the action in one request: the element
+        // is read afresh and compared with what the caller saw; a changed
+        // one is refused before anything is done to it.
+        let mut known_actions = None;
+        if let Some(expect) = expect {
+            let node = self.fresh_node(route, obj, pid, &xwins())?;
+            if let Some((what, why)) = expect.changed(&node) {
+                return Err(element::changed_error(obj, what, why, &node));
+            }
+            known_actions = Some(node.actions);
+        }
+        let c = route;
         let t = CALL_TIMEOUT;
         let what = format!("a11y_act {}", op.name());
         let err = |e: CallError| element_error(obj, &what, e);
@@ -586,16 +701,21 @@ impl A11y {
         };
         let done: bool = match op {
             Op::Action(name) => {
-                let list = async_io::block_on(bus::call::<_, Vec<(String, String, String)>>(
-                    c,
-                    obj,
-                    ACTION,
-                    "GetActions",
-                    &(),
-                    t,
-                ))
-                .map_err(&err)?;
-                let names: Vec<String> = list.into_iter().map(|(n, _, _)| n).collect();
+                let names: Vec<String> = match known_actions {
+                    Some(names) => names,
+                    None => async_io::block_on(bus::call::<_, Vec<(String, String, String)>>(
+                        c,
+                        obj,
+                        ACTION,
+                        "GetActions",
+                        &(),
+                        t,
+                    ))
+                    .map_err(&err)?
+                    .into_iter()
+                    .map(|(n, _, _)| n)
+                    .collect(),
+                };
                 let Some(index) = names.iter().position(|n| n == name) else {
                     return Err(unsupported_action(obj, name, &names));
                 };
@@ -724,9 +844,9 @@ fn unsupported_action(obj: &Obj, name: &str, names: &[String]) -> Error {
     .with_data("actions", serde_json::json!(names))
 }
 
-async fn extents(conn: &Connection, obj: &Obj) -> Option<Rect> {
+async fn extents(route: &Route, obj: &Obj) -> Option<Rect> {
     let (x, y, w, h) = bus::call::<_, (i32, i32, i32, i32)>(
-        conn,
+        route,
         obj,
         COMPONENT,
         "GetExtents",
@@ -744,9 +864,9 @@ async fn extents(conn: &Connection, obj: &Obj) -> Option<Rect> {
 }
 
 /// An app's top-level windows with their facts and own bounds.
-async fn window_list(conn: &Connection, root: &Obj) -> Vec<(Obj, Base, Option<Rect>)> {
+async fn window_list(route: &Route, root: &Obj) -> Vec<(Obj, Base, Option<Rect>)> {
     let Ok(kids) = bus::call::<_, Vec<(String, OwnedObjectPath)>>(
-        conn,
+        route,
         root,
         ACCESSIBLE,
         "GetChildren",
@@ -765,8 +885,8 @@ async fn window_list(conn: &Connection, root: &Obj) -> Vec<(Obj, Base, Option<Re
     let mut out = Vec::new();
     for k in kids {
         let (base, bounds) = futures_lite::future::zip(
-            tree::read_base(conn, &k, CALL_TIMEOUT, true),
-            extents(conn, &k),
+            tree::read_base(route, &k, CALL_TIMEOUT, true),
+            extents(route, &k),
         )
         .await;
         if let Ok(base) = base {

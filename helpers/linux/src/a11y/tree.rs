@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use futures_lite::future;
 use serde::Serialize;
 use zbus::zvariant::{OwnedObjectPath, OwnedValue};
-use zbus::Connection;
 
-use super::bus::{self, CallError, Obj};
+use super::bus::{self, CallError, Obj, Route};
+use super::cache::Cache;
 use crate::types::Rect;
 
 pub const ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
@@ -23,7 +23,7 @@ pub const SELECTION: &str = "org.a11y.atspi.Selection";
 /// Component coordinates relative to the screen (ATSPI_COORD_TYPE_SCREEN).
 pub const COORD_SCREEN: u32 = 0;
 /// Longest text read into a node's value.
-const MAX_VALUE_CHARS: i32 = 4096;
+pub const MAX_VALUE_CHARS: i32 = 4096;
 
 #[cfg(test)]
 mod tests {
@@ -176,16 +176,16 @@ pub fn has(ifaces: &[String], iface: &str) -> bool {
 /// The first round: role, name, description, states, interfaces and
 /// children, five calls in flight at once.
 pub async fn read_base(
-    conn: &Connection,
+    route: &Route,
     obj: &Obj,
     limit: Duration,
     children: bool,
 ) -> Result<Base, CallError> {
-    let role = bus::call::<_, u32>(conn, obj, ACCESSIBLE, "GetRole", &(), limit);
-    let states = bus::call::<_, Vec<u32>>(conn, obj, ACCESSIBLE, "GetState", &(), limit);
-    let ifaces = bus::call::<_, Vec<String>>(conn, obj, ACCESSIBLE, "GetInterfaces", &(), limit);
+    let role = bus::call::<_, u32>(route, obj, ACCESSIBLE, "GetRole", &(), limit);
+    let states = bus::call::<_, Vec<u32>>(route, obj, ACCESSIBLE, "GetState", &(), limit);
+    let ifaces = bus::call::<_, Vec<String>>(route, obj, ACCESSIBLE, "GetInterfaces", &(), limit);
     let props = bus::call::<_, HashMap<String, OwnedValue>>(
-        conn,
+        route,
         obj,
         "org.freedesktop.DBus.Properties",
         "GetAll",
@@ -194,7 +194,7 @@ pub async fn read_base(
     );
     let kids = async {
         if children {
-            read_children(conn, obj, limit).await
+            read_children(route, obj, limit).await
         } else {
             Ok(Vec::new())
         }
@@ -226,12 +226,12 @@ pub async fn read_base(
 }
 
 pub async fn read_children(
-    conn: &Connection,
+    route: &Route,
     obj: &Obj,
     limit: Duration,
 ) -> Result<Vec<Obj>, CallError> {
     let kids = bus::call::<_, Vec<(String, OwnedObjectPath)>>(
-        conn,
+        route,
         obj,
         ACCESSIBLE,
         "GetChildren",
@@ -249,7 +249,7 @@ pub async fn read_children(
 /// The second round: bounds, actions, text and range, as the interfaces
 /// allow. A call that fails leaves its part out rather than the node.
 pub async fn read_extra(
-    conn: &Connection,
+    route: &Route,
     obj: &Obj,
     base: &Base,
     limit: Duration,
@@ -260,13 +260,13 @@ pub async fn read_extra(
         if !want_bounds || !has(ifaces, COMPONENT) {
             return None;
         }
-        read_bounds(conn, obj, limit).await
+        read_bounds(route, obj, limit).await
     };
     let actions = async {
         if !has(ifaces, ACTION) {
             return Vec::new();
         }
-        bus::call::<_, Vec<(String, String, String)>>(conn, obj, ACTION, "GetActions", &(), limit)
+        bus::call::<_, Vec<(String, String, String)>>(route, obj, ACTION, "GetActions", &(), limit)
             .await
             .map(|list| list.into_iter().map(|(name, _, _)| name).collect())
             .unwrap_or_default()
@@ -275,7 +275,7 @@ pub async fn read_extra(
         if !has(ifaces, TEXT) {
             return None;
         }
-        bus::call::<_, String>(conn, obj, TEXT, "GetText", &(0i32, MAX_VALUE_CHARS), limit)
+        bus::call::<_, String>(route, obj, TEXT, "GetText", &(0i32, MAX_VALUE_CHARS), limit)
             .await
             .ok()
     };
@@ -283,7 +283,7 @@ pub async fn read_extra(
         if !has(ifaces, VALUE) {
             return None;
         }
-        read_range(conn, obj, limit).await.ok()
+        read_range(route, obj, limit).await.ok()
     };
     let ((bounds, actions), (value, range)) =
         future::zip(future::zip(bounds, actions), future::zip(value, range)).await;
@@ -297,9 +297,9 @@ pub async fn read_extra(
 
 /// Component.GetExtents in screen coordinates; None when the object has
 /// no Component or the call fails.
-pub async fn read_bounds(conn: &Connection, obj: &Obj, limit: Duration) -> Option<Rect> {
+pub async fn read_bounds(route: &Route, obj: &Obj, limit: Duration) -> Option<Rect> {
     let (x, y, w, h) = bus::call::<_, (i32, i32, i32, i32)>(
-        conn,
+        route,
         obj,
         COMPONENT,
         "GetExtents",
@@ -329,9 +329,9 @@ pub fn hides_children(states: &[String], bounds: Option<&Rect>) -> bool {
     !has_state("visible") || bounds.is_some_and(|b| b.width == 0 || b.height == 0)
 }
 
-pub async fn read_range(conn: &Connection, obj: &Obj, limit: Duration) -> Result<Range, CallError> {
+pub async fn read_range(route: &Route, obj: &Obj, limit: Duration) -> Result<Range, CallError> {
     let props = bus::call::<_, HashMap<String, OwnedValue>>(
-        conn,
+        route,
         obj,
         "org.freedesktop.DBus.Properties",
         "GetAll",
@@ -384,8 +384,15 @@ pub struct Walk {
 
 /// Reads the subtree of `root` (its Base already known): breadth first,
 /// each level's calls all in flight together, then every node's second
-/// round together; returns the nodes in depth-first pre-order.
-pub fn walk(conn: &Connection, root: &Obj, root_base: Base, budget: Budget) -> Walk {
+/// round together; returns the nodes in depth-first pre-order. What the
+/// app's `cache` holds is not asked again (see cache.rs).
+pub fn walk(
+    route: &Route,
+    cache: Option<&Cache>,
+    root: &Obj,
+    root_base: Base,
+    budget: Budget,
+) -> Walk {
     struct Item {
         obj: Obj,
         parent: Option<usize>,
@@ -447,12 +454,18 @@ pub fn walk(conn: &Connection, root: &Obj, root_base: Base, budget: Budget) -> W
         // GetChildren waits for ChildCount, states and bounds: half the
         // nodes are leaves and many are off screen, and a call saved is
         // worth more than the round trip (the app answers one at a time).
+        // An object the toolkit's cache holds needs only its bounds here.
         let reads = next.iter().map(|&(ref obj, _, depth)| async move {
-            let (base, bounds) = future::zip(
-                read_base(conn, obj, left, false),
-                read_bounds(conn, obj, left),
-            )
-            .await;
+            let (base, bounds) = match cache.and_then(|c| c.base(obj)) {
+                Some(b) => (Ok(b), read_bounds(route, obj, left).await),
+                None => {
+                    future::zip(
+                        read_base(route, obj, left, false),
+                        read_bounds(route, obj, left),
+                    )
+                    .await
+                }
+            };
             let mut base = match base {
                 Ok(b) => b,
                 Err(e) => return (Err(e), None),
@@ -462,9 +475,12 @@ pub fn walk(conn: &Connection, root: &Obj, root_base: Base, budget: Budget) -> W
                 && depth < budget.max_depth
                 && !hides_children(&base.states, bounds.as_ref())
             {
-                match read_children(conn, obj, left).await {
-                    Ok(kids) => base.children = kids,
-                    Err(e) => return (Err(e), None),
+                match cache.and_then(|c| c.children(obj, base.child_count)) {
+                    Some(kids) => base.children = kids,
+                    None => match read_children(route, obj, left).await {
+                        Ok(kids) => base.children = kids,
+                        Err(e) => return (Err(e), None),
+                    },
                 }
             }
             (Ok(base), bounds)
@@ -500,9 +516,9 @@ pub fn walk(conn: &Connection, root: &Obj, root_base: Base, budget: Budget) -> W
         match it.bounds {
             Some(bounds) => Extra {
                 bounds,
-                ..read_extra(conn, &it.obj, &it.base, left, false).await
+                ..read_extra(route, &it.obj, &it.base, left, false).await
             },
-            None => read_extra(conn, &it.obj, &it.base, left, true).await,
+            None => read_extra(route, &it.obj, &it.base, left, true).await,
         }
     }));
     if Instant::now() >= budget.deadline {
