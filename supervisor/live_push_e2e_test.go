@@ -17,11 +17,9 @@ import (
 )
 
 // helperAnswered counts the helper's debug records of answering method.
-func (r *recLog) helperAnswered(method string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+func (r recLog) helperAnswered(method string) int {
 	n := 0
-	for _, l := range r.lines {
+	for _, l := range r.Lines() {
 		if strings.Contains(l, method+" answered in") {
 			n++
 		}
