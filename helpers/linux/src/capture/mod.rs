@@ -1,5 +1,5 @@
 //! Screen capture: read pixels (MIT-SHM, else GetImage), mask, scale,
-//! encode, base64. Every buffer is kept and reused, so a long session's
+//! encode (a scaled JPEG in strips, one per core), base64. Every buffer is kept and reused, so a long session's
 //! memory stays flat.
 //!
 //! The native pixels of the last capture are kept, unmasked, for
@@ -61,7 +61,9 @@ impl Method {
     }
 }
 
-/// Where each stage's time went, for logs and benchmarks.
+/// Where each stage's time went, for logs and benchmarks. A scaled JPEG
+/// is scaled and encoded band by band on several threads (see `strips`):
+/// `scale` is then the time of both, and `encode` that of joining them.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Timings {
     pub grab: Duration,
