@@ -1,6 +1,6 @@
 //! Screen capture: read pixels (MIT-SHM, else GetImage), mask, scale,
-//! encode (a scaled JPEG in strips, one per core), base64. Every buffer is kept and reused, so a long session's
-//! memory stays flat.
+//! encode (a scaled JPEG in strips, one per core), base64. Every buffer
+//! is kept and reused, so a long session's memory stays flat.
 //!
 //! The native pixels of the last capture are kept, unmasked, for
 //! `patch_check`. With SHM they stay in the segment they were captured into:
