@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"strconv"
 	"sync"
 )
@@ -146,4 +147,40 @@ func (b *blobStore) restore(raw []byte) []byte {
 		raw = raw[at+end+2:]
 	}
 	return append(out, raw...)
+}
+
+// liftedResult receives a result as it came, its long strings still
+// replaced by tokens, and those strings: a capture decodes its image from
+// them in one pass instead of having encoding/json scan it first.
+type liftedResult struct {
+	raw   json.RawMessage
+	blobs map[string][]byte // token -> string literal, quotes included
+}
+
+// claim takes the strings whose tokens raw holds out of the store, keyed
+// by token.
+func (b *blobStore) claim(raw []byte) map[string][]byte {
+	if !bytes.Contains(raw, []byte(b.prefix)) {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string][]byte{}
+	marker := append([]byte{'"'}, b.prefix...)
+	for {
+		at := bytes.Index(raw, marker)
+		if at < 0 {
+			return out
+		}
+		end := bytes.IndexByte(raw[at+1:], '"')
+		if end < 0 {
+			return out
+		}
+		tok := string(raw[at+1 : at+1+end])
+		if l, ok := b.blobs[tok]; ok {
+			out[tok] = l.literal
+			delete(b.blobs, tok)
+		}
+		raw = raw[at+end+2:]
+	}
 }

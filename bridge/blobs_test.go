@@ -2,9 +2,12 @@ package bridge
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestLiftRestoreRoundTrip(t *testing.T) {
@@ -80,4 +83,50 @@ func FuzzLiftRestore(f *testing.F) {
 			t.Fatalf("restore(lift(body)) differs from body")
 		}
 	})
+}
+
+// TestLiftedCaptureDecodes decodes a capture whose image was lifted out of
+// the frame, as the client does, and checks it against the plain decode.
+func TestLiftedCaptureDecodes(t *testing.T) {
+	img := append([]byte{0xff, 0xd8, 0xff, 0xe0}, bytes.Repeat([]byte{1, 2, 250, 7, 0, 99}, 3*liftMinBytes)...)
+	b64 := base64.StdEncoding.EncodeToString(img)
+	tests := []struct {
+		name, data string
+	}{
+		{"plain literal", b64},
+		// JSON may escape a slash; the helper does not, but the decode
+		// must still be right.
+		{"escaped slashes", strings.ReplaceAll(b64, "/", `\/`)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			result := `{"format":"jpeg","data":"` + tt.data + `","width":3,"height":2,"source":{"x":0,"y":0,"width":6,"height":4},"display":1,"masked":[],"method":"shm","capture_id":9}`
+			store := newBlobStore()
+			small := store.lift([]byte(`{"jsonrpc":"2.0","id":1,"result":` + result + `}`))
+			var frame struct {
+				Result json.RawMessage `json:"result"`
+			}
+			if err := json.Unmarshal(small, &frame); err != nil {
+				t.Fatalf("decoding the lifted frame: %v", err)
+			}
+			blobs := store.claim(frame.Result)
+			if len(blobs) != 1 || len(store.blobs) != 0 {
+				t.Fatalf("claim took %d strings and left %d, want 1 and 0", len(blobs), len(store.blobs))
+			}
+			got, err := decodeCaptureFrom(frame.Result, blobs)
+			if err != nil {
+				t.Fatalf("decodeCaptureFrom: %v", err)
+			}
+			want, err := decodeCapture([]byte(result))
+			if err != nil {
+				t.Fatalf("decodeCapture: %v", err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("lifted decode differs from the plain one (-plain +lifted):\n%s", diff)
+			}
+			if !bytes.Equal(got.Data, img) {
+				t.Errorf("decoded %d bytes, want the %d image bytes", len(got.Data), len(img))
+			}
+		})
+	}
 }

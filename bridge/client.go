@@ -513,6 +513,10 @@ func (c *Client) roundTrip(ctx context.Context, p *process, method string, param
 		if result == nil {
 			return nil, false
 		}
+		if out, ok := result.(*liftedResult); ok {
+			out.raw, out.blobs = raw, p.stream.blobs.claim(raw)
+			return nil, false
+		}
 		raw = p.stream.blobs.restore(raw)
 		if out, ok := result.(*json.RawMessage); ok {
 			*out = raw

@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 )
 
@@ -79,9 +78,9 @@ func (c *Client) CaptureApps(ctx context.Context, req CaptureRequest, bundleIDs 
 		CaptureRequest
 		IncludeApps []string `json:"include_apps"`
 	}{req, bundleIDs}
-	var raw json.RawMessage
-	if err := c.Call(ctx, "capture", params, &raw); err != nil {
+	var res liftedResult
+	if err := c.Call(ctx, "capture", params, &res); err != nil {
 		return nil, err
 	}
-	return decodeCapture(raw)
+	return decodeCaptureFrom(res.raw, res.blobs)
 }

@@ -648,7 +648,7 @@ func (s *Server) takeScreenshot(ctx context.Context, sess *session, prefix strin
 			"capture_id":      img.CaptureID,
 			"scale":           s.scaleReceipt(shot),
 		},
-		image: &imageData{bytes: img.Data, mimeType: mimeType(img.Format)},
+		image: s.imageOf(img),
 	}, nil
 }
 
@@ -714,7 +714,7 @@ func (p *parser) zoom(a *args) (*step, error) {
 					"image":        map[string]any{"width": img.Width, "height": img.Height, "format": img.Format},
 					"display_name": shot.DisplayName,
 				},
-				image: &imageData{bytes: img.Data, mimeType: mimeType(img.Format)},
+				image: p.s.imageOf(img),
 			}, nil
 		},
 	}, nil

@@ -605,7 +605,7 @@ func (s *Server) appState(ctx context.Context, sess *session, req stateRequest, 
 	out := &outcome{text: b.String(), data: data}
 	if img != nil {
 		data["image"] = map[string]any{"width": img.Width, "height": img.Height, "format": img.Format, "screen_rect": img.Source}
-		out.image = &imageData{bytes: img.Data, mimeType: mimeType(img.Format)}
+		out.image = s.imageOf(img)
 	}
 	return out, nil
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/deskhand/deskhand/bridge"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,6 +23,14 @@ type outcome struct {
 type imageData struct {
 	bytes    []byte
 	mimeType string
+	// splice, when set, carries the image to the client in place of a
+	// placeholder (see imageSplicer).
+	splice *imageSplicer
+}
+
+// imageOf is the image of a capture, for a result.
+func (s *Server) imageOf(img *bridge.Capture) *imageData {
+	return &imageData{bytes: img.Data, mimeType: mimeType(img.Format), splice: s.splice.Load()}
 }
 
 // result turns an outcome into a tool result. Without an image the data is
@@ -40,8 +50,12 @@ func (o *outcome) result() *mcp.CallToolResult {
 		if err != nil {
 			js = []byte(fmt.Sprintf(`{"error": %q}`, err.Error()))
 		}
+		data := o.image.bytes
+		if o.image.splice != nil {
+			data = o.image.splice.placeholder(data)
+		}
 		return &mcp.CallToolResult{Content: []mcp.Content{
-			&mcp.ImageContent{Data: o.image.bytes, MIMEType: o.image.mimeType},
+			&mcp.ImageContent{Data: data, MIMEType: o.image.mimeType},
 			&mcp.TextContent{Text: o.text},
 			&mcp.TextContent{Text: string(js)},
 		}}

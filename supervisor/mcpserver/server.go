@@ -47,6 +47,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -143,6 +144,8 @@ type Server struct {
 	tools   []*toolSpec
 	mcp     *mcp.Server
 	teach   teachState
+	// splice is set while Run serves a StdioTransport (see imageSplicer).
+	splice atomic.Pointer[imageSplicer]
 
 	// act serializes actions: the desktop has one pointer and one
 	// keyboard, and every coordinate refers to the screenshot the previous
@@ -365,6 +368,14 @@ func (s *Server) Notify(ctx context.Context, level mcp.LoggingLevel, msg string)
 // Run serves one client over t until it disconnects or ctx is done, then
 // releases every button and key still held and writes the state file.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	if st, ok := t.(*StdioTransport); ok {
+		// Only this transport can put an image back in place of its
+		// placeholder; results for any other carry their images.
+		sp := newImageSplicer()
+		st.splice = sp
+		s.splice.Store(sp)
+		defer s.splice.Store(nil)
+	}
 	err := s.mcp.Run(ctx, t)
 	s.Close()
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {

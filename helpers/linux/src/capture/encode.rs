@@ -48,40 +48,20 @@ impl Encoder {
     }
 
     fn jpeg(&mut self, pixels: &[u8], size: Size, layout: Layout4, quality: u8) -> Result<&[u8]> {
-        let fail =
-            |what: &str, e: turbojpeg::Error| Error::internal(format!("JPEG encoder: {what}: {e}"));
-        let format = layout
-            .turbojpeg_format()
-            .ok_or_else(|| Error::internal(format!("no turbojpeg format for {layout:?}")))?;
-        if self.jpeg.is_none() {
-            let mut c = turbojpeg::Compressor::new().map_err(|e| fail("creating", e))?;
-            // 4:2:0 halves the chroma work; text stays sharp because luma is
-            // kept at full resolution.
-            c.set_subsamp(turbojpeg::Subsamp::Sub2x2)
-                .map_err(|e| fail("subsampling", e))?;
-            self.jpeg = Some(c);
-        }
-        let compressor = self.jpeg.as_mut().expect("created above");
-        compressor
-            .set_quality(quality as i32)
-            .map_err(|e| fail("setting quality", e))?;
-        let (w, h) = (size.width as usize, size.height as usize);
-        let bound = compressor
-            .buf_len(w, h)
-            .map_err(|e| fail("sizing the buffer", e))?;
-        if self.jpeg_buf.len() < bound {
-            self.jpeg_buf.resize(bound, 0);
-        }
-        let image = turbojpeg::Image {
-            pixels,
-            width: w,
-            pitch: w * 4,
-            height: h,
-            format,
+        let compressor = match &mut self.jpeg {
+            Some(c) => c,
+            none => none.insert(new_compressor()?),
         };
-        let len = compressor
-            .compress_to_slice(image, &mut self.jpeg_buf)
-            .map_err(|e| fail("compressing", e))?;
+        let (w, h) = (size.width as usize, size.height as usize);
+        let len = compress(
+            compressor,
+            &mut self.jpeg_buf,
+            pixels,
+            w,
+            h,
+            layout,
+            quality,
+        )?;
         Ok(&self.jpeg_buf[..len])
     }
 
@@ -100,6 +80,56 @@ impl Encoder {
         writer.finish().map_err(fail)?;
         Ok(&self.png_buf)
     }
+}
+
+fn jpeg_error(what: &str, e: turbojpeg::Error) -> Error {
+    Error::internal(format!("JPEG encoder: {what}: {e}"))
+}
+
+/// A JPEG compressor with the settings every capture uses.
+pub(crate) fn new_compressor() -> Result<turbojpeg::Compressor> {
+    let mut c = turbojpeg::Compressor::new().map_err(|e| jpeg_error("creating", e))?;
+    // 4:2:0 halves the chroma work; text stays sharp because luma is
+    // kept at full resolution.
+    c.set_subsamp(turbojpeg::Subsamp::Sub2x2)
+        .map_err(|e| jpeg_error("subsampling", e))?;
+    Ok(c)
+}
+
+/// Compresses `w`×`h` tightly packed pixels into `buf`, whose length only
+/// grows (to turbojpeg's worst-case bound) so that encoding never has to
+/// clear megabytes first; returns the JPEG's length.
+pub(crate) fn compress(
+    compressor: &mut turbojpeg::Compressor,
+    buf: &mut Vec<u8>,
+    pixels: &[u8],
+    w: usize,
+    h: usize,
+    layout: Layout4,
+    quality: u8,
+) -> Result<usize> {
+    let format = layout
+        .turbojpeg_format()
+        .ok_or_else(|| Error::internal(format!("no turbojpeg format for {layout:?}")))?;
+    compressor
+        .set_quality(quality as i32)
+        .map_err(|e| jpeg_error("setting quality", e))?;
+    let bound = compressor
+        .buf_len(w, h)
+        .map_err(|e| jpeg_error("sizing the buffer", e))?;
+    if buf.len() < bound {
+        buf.resize(bound, 0);
+    }
+    let image = turbojpeg::Image {
+        pixels: &pixels[..w * h * 4],
+        width: w,
+        pitch: w * 4,
+        height: h,
+        format,
+    };
+    compressor
+        .compress_to_slice(image, buf)
+        .map_err(|e| jpeg_error("compressing", e))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Screen capture: read pixels (MIT-SHM, else GetImage), mask, scale,
-//! encode, base64. Every buffer is kept and reused, so a long session's
-//! memory stays flat.
+//! encode (a scaled JPEG in strips, one per core), base64. Every buffer
+//! is kept and reused, so a long session's memory stays flat.
 //!
 //! The native pixels of the last capture are kept, unmasked, for
 //! `patch_check`. With SHM they stay in the segment they were captured into:
@@ -13,6 +13,7 @@ pub mod mask;
 pub mod pixfmt;
 pub mod resize;
 pub mod shm;
+pub mod strips;
 
 use std::time::{Duration, Instant};
 
@@ -60,7 +61,9 @@ impl Method {
     }
 }
 
-/// Where each stage's time went, for logs and benchmarks.
+/// Where each stage's time went, for logs and benchmarks. A scaled JPEG
+/// is scaled and encoded band by band on several threads (see `strips`):
+/// `scale` is then the time of both, and `encode` that of joining them.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Timings {
     pub grab: Duration,
@@ -108,6 +111,9 @@ pub struct Capturer {
     scaled: Vec<u8>,
     scaler: Scaler,
     encoder: Encoder,
+    /// One JPEG strip per scaling band, and the JPEG they are joined into.
+    strips: Vec<strips::Strip>,
+    joined: Vec<u8>,
     base64: String,
     /// What was drawn since the last read, when DAMAGE is there.
     damage: Option<damage::Damage>,
@@ -124,6 +130,10 @@ impl Capturer {
             scaled: Vec::new(),
             scaler: Scaler::default(),
             encoder: Encoder::default(),
+            strips: (0..std::thread::available_parallelism().map_or(1, |n| n.get().min(4)))
+                .map(|_| strips::Strip::default())
+                .collect(),
+            joined: Vec::new(),
             base64: String::new(),
             damage: None,
         }
@@ -230,6 +240,8 @@ impl Capturer {
             scaled,
             scaler,
             encoder,
+            strips,
+            joined,
             base64: text,
             ..
         } = self;
@@ -260,15 +272,53 @@ impl Capturer {
             frame = work;
             timings.mask = t.elapsed();
         }
-        if req.output != native_size {
+        let encoded: &[u8] = if req.output != native_size
+            && req.format == ImageFormat::Jpeg
+            && strips.len() > 1
+            && strips::restart_interval(req.output.width, strips::MCU_ROWS).is_some()
+        {
+            // Each band's thread encodes its strip as soon as it is scaled,
+            // so both cores scale and then encode: scale times the whole of
+            // it, encode the joining.
             let t = Instant::now();
-            scaler.scale(frame, native_size, req.output, scaled)?;
-            frame = scaled;
+            let (width, quality) = (req.output.width, req.quality);
+            let (bands, rows) = scaler.scale_then(
+                frame,
+                native_size,
+                req.output,
+                scaled,
+                resize::Bands {
+                    align: strips::MCU_ROWS,
+                    states: strips,
+                },
+                |strip, rows, pixels| strip.encode(pixels, width, rows, layout, quality),
+            )?;
             timings.scale = t.elapsed();
-        }
-        let t = Instant::now();
-        let encoded = encoder.encode(frame, req.output, layout, req.format, req.quality)?;
-        timings.encode = t.elapsed();
+            let t = Instant::now();
+            let encoded = if bands == 1 {
+                strips[0].jpeg()
+            } else if strips::restart_interval(width, rows).is_some() {
+                strips::join(&strips[..bands], req.output.height, rows, width, joined)?;
+                joined
+            } else {
+                // Too many MCUs per strip for a restart interval: one
+                // encode of the whole image.
+                encoder.encode(scaled, req.output, layout, req.format, req.quality)?
+            };
+            timings.encode = t.elapsed();
+            encoded
+        } else {
+            if req.output != native_size {
+                let t = Instant::now();
+                scaler.scale(frame, native_size, req.output, scaled)?;
+                frame = scaled;
+                timings.scale = t.elapsed();
+            }
+            let t = Instant::now();
+            let encoded = encoder.encode(frame, req.output, layout, req.format, req.quality)?;
+            timings.encode = t.elapsed();
+            encoded
+        };
         let t = Instant::now();
         text.clear();
         base64::engine::general_purpose::STANDARD.encode_string(encoded, text);

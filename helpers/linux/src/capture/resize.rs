@@ -15,6 +15,14 @@ pub const FILTER: FilterType = FilterType::Bilinear;
 /// Below this many output rows the work is too small to be worth a thread.
 const MIN_ROWS_PER_BAND: u32 = 128;
 
+/// How `Scaler::scale_then` cuts its output: bands a multiple of `align`
+/// rows high (but the last), at most one per entry of `states`, each
+/// band's `then` getting its own entry.
+pub struct Bands<'a, S> {
+    pub align: u32,
+    pub states: &'a mut [S],
+}
+
 /// Resizers with their scratch buffers, reused across captures: one per
 /// band of output rows, each band scaled on its own thread.
 pub struct Scaler {
@@ -37,6 +45,12 @@ impl Scaler {
         }
     }
 
+    /// Uses `n` bands (threads) whatever the machine has, for tests.
+    #[cfg(test)]
+    pub fn force_threads(&mut self, n: usize) {
+        self.resizers = (0..n).map(|_| Resizer::new()).collect();
+    }
+
     /// Scales tightly packed 4-byte pixels `src` of size `from` into `dst`
     /// (resized to fit `to`; its allocation is reused).
     ///
@@ -45,21 +59,49 @@ impl Scaler {
     /// past the crop into the whole image, so the bands are the same pixels
     /// a single resize would produce: no seams.
     pub fn scale(&mut self, src: &[u8], from: Size, to: Size, dst: &mut Vec<u8>) -> Result<()> {
+        let mut states = vec![(); self.resizers.len()];
+        let bands = Bands {
+            align: 1,
+            states: &mut states,
+        };
+        self.scale_then(src, from, to, dst, bands, |_, _, _| Ok(()))
+            .map(|_| ())
+    }
+
+    /// Like `scale`, with every band but the last a multiple of
+    /// `bands.align` rows high, and `then` run on each band's own thread as
+    /// soon as that band is scaled, with the band's entry of
+    /// `bands.states`, its row count and its pixels. Returns how many bands
+    /// there were and the rows of each but the last.
+    pub fn scale_then<S: Send>(
+        &mut self,
+        src: &[u8],
+        from: Size,
+        to: Size,
+        dst: &mut Vec<u8>,
+        bands: Bands<'_, S>,
+        then: impl Fn(&mut S, u32, &[u8]) -> Result<()> + Sync,
+    ) -> Result<(usize, u32)> {
         let len = to.width as usize * to.height as usize * 4;
         if dst.len() != len {
             // Only the first capture at a new size pays for this fill.
             dst.resize(len, 0);
         }
+        let Bands { align, states } = bands;
         let src = ImageRef::new(from.width, from.height, src, PixelType::U8x4)
             .map_err(|e| Error::internal(format!("wrapping the source image: {e}")))?;
-        let bands = (to.height / MIN_ROWS_PER_BAND).clamp(1, self.resizers.len() as u32);
-        let rows_per_band = to.height.div_ceil(bands);
+        let most = self.resizers.len().min(states.len()).max(1) as u32;
+        let bands = (to.height / MIN_ROWS_PER_BAND).clamp(1, most);
+        let rows_per_band = to.height.div_ceil(bands).next_multiple_of(align.max(1));
         let y_scale = from.height as f64 / to.height as f64;
         let filter = self.filter;
         let mut jobs = Vec::with_capacity(bands as usize);
         let mut rest: &mut [u8] = dst;
         let mut row = 0;
-        for resizer in self.resizers.iter_mut().take(bands as usize) {
+        for (resizer, state) in self.resizers.iter_mut().zip(states.iter_mut()) {
+            if row == to.height {
+                break;
+            }
             let rows = rows_per_band.min(to.height - row);
             let (band, tail) = rest.split_at_mut(rows as usize * to.width as usize * 4);
             rest = tail;
@@ -74,19 +116,27 @@ impl Scaler {
                     from.width as f64,
                     rows as f64 * y_scale,
                 );
-            jobs.push((resizer, band, rows, options));
+            jobs.push((resizer, state, band, rows, options));
             row += rows;
         }
-        let run =
-            |(resizer, band, rows, options): (&mut Resizer, &mut [u8], u32, ResizeOptions)| {
-                let mut out = Image::from_slice_u8(to.width, rows, band, PixelType::U8x4)
-                    .map_err(|e| Error::internal(format!("wrapping the output band: {e}")))?;
-                resizer
-                    .resize(&src, &mut out, &options)
-                    .map_err(|e| Error::internal(format!("resizing: {e}")))
-            };
+        let count = jobs.len();
+        let run = |(resizer, state, band, rows, options): (
+            &mut Resizer,
+            &mut S,
+            &mut [u8],
+            u32,
+            ResizeOptions,
+        )| {
+            let mut out = Image::from_slice_u8(to.width, rows, band, PixelType::U8x4)
+                .map_err(|e| Error::internal(format!("wrapping the output band: {e}")))?;
+            resizer
+                .resize(&src, &mut out, &options)
+                .map_err(|e| Error::internal(format!("resizing: {e}")))?;
+            then(state, rows, out.buffer())
+        };
         if jobs.len() == 1 {
-            return run(jobs.pop().expect("one job"));
+            run(jobs.pop().expect("one job"))?;
+            return Ok((count, rows_per_band));
         }
         std::thread::scope(|scope| {
             let mut jobs = jobs.into_iter();
@@ -100,7 +150,8 @@ impl Scaler {
                 result = result.and(band);
             }
             result
-        })
+        })?;
+        Ok((count, rows_per_band))
     }
 }
 
