@@ -190,7 +190,8 @@ func (s *Server) elementToolSpecs() []*toolSpec {
 			name:  "set_value",
 			title: "Set an element's value",
 			description: "Set an element's value through the accessibility API, in the background: a boolean checks or unchecks a check box, radio button or switch; " +
-				"a number sets a slider or spin button (within its range); a string \"expanded\" or \"collapsed\" expands or collapses, " +
+				"a number sets a slider or spin button (within its range); a string \"expanded\" or \"collapsed\" expands or collapses; " +
+				"on the window (element_id \"0\") \"normal\", \"maximized\", \"minimized\" or \"fullscreen\" sets the window's state through the window manager; " +
 				"any other string replaces a text element's whole text (newlines included); an object {horizontal_scroll_percent, vertical_scroll_percent} scrolls a scrolled view. " +
 				"Prefer type_text for entering text and click for pressing things.",
 			props: []prop{
@@ -1123,7 +1124,9 @@ func quoteList(ss []string) string { return strings.Join(quoteAll(ss), ", ") }
 // say it.
 type valueOp struct {
 	acts []bridge.A11yActRequest
-	say  string
+	// window, when set, is a window state for the window manager instead.
+	window *windowOp
+	say    string
 }
 
 func (p *parser) setValue(a *args) (*step, error) {
@@ -1161,6 +1164,9 @@ func (p *parser) setValue(a *args) (*step, error) {
 		return nil
 	}
 	st.run = func(ctx context.Context) (*outcome, error) {
+		if op.window != nil {
+			return p.s.runWindowState(ctx, pid, id, op.window, op.say)
+		}
 		for _, r := range op.acts {
 			r.PID = pid
 			if err := p.s.exec.A11yAct(ctx, r); err != nil {
@@ -1229,8 +1235,9 @@ func planValue(t *target, id int, kind string, raw json.RawMessage) (*valueOp, e
 			r := act("action")
 			r.Action = name
 			return &valueOp{acts: []bridge.A11yActRequest{r}, say: fmt.Sprintf("%s %s", map[bool]string{true: "Expanded", false: "Collapsed"}[want], desc)}, nil
-		case "normal", "maximized", "minimized":
-			return nil, fmt.Errorf("window states cannot be set through the accessibility API on this desktop: click the window's own title-bar buttons instead")
+		}
+		if w := windowStateWord(s); w != "" && isWindowElement(t, id) {
+			return planWindowState(t, desc, w)
 		}
 		if has(n.Interfaces, "editable_text") {
 			r := act("set_text")
@@ -1239,6 +1246,9 @@ func planValue(t *target, id int, kind string, raw json.RawMessage) (*valueOp, e
 		}
 		if v, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && n.Range != nil {
 			return numberValue(n, desc, v)
+		}
+		if windowStateWord(s) != "" {
+			return nil, fmt.Errorf("%s is not a window, so %q cannot set its state: pass element_id \"0\" (the window) to change the window's state", desc, s)
 		}
 		return nil, fmt.Errorf("%s takes no text (it has no editable text): pick a text element", desc)
 	case "object":
