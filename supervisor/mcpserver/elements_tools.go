@@ -712,7 +712,7 @@ func (p *parser) launchApp(a *args) (*step, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.text = strings.TrimSuffix(out.text, " Take a screenshot to see it.") + fmt.Sprintf(" Call get_app_state with pid %v to see its elements.", out.data["pid"])
+		out.text = strings.TrimSuffix(out.text, " Take a screenshot to see it.") + launchedA11yNote(out.data) + fmt.Sprintf(" Call get_app_state with pid %v to see its elements.", out.data["pid"])
 		return out, nil
 	}
 	return st, nil
@@ -1199,7 +1199,9 @@ func planValue(t *target, id int, kind string, raw json.RawMessage) (*valueOp, e
 		if now == want {
 			return &valueOp{say: fmt.Sprintf("%s is already %s; nothing was done", desc, map[bool]string{true: "checked", false: "unchecked"}[want])}, nil
 		}
-		name, ok := exposedAction(n, "toggle", "click", "press", "activate")
+		// Chromium names its check boxes' action for what it does next:
+		// "check" or "uncheck".
+		name, ok := exposedAction(n, map[bool]string{true: "check", false: "uncheck"}[want], "toggle", "click", "press", "activate")
 		if !ok {
 			return nil, fmt.Errorf("%s exposes no action to toggle it (it exposes %s): click it instead", desc, quoteList(n.Actions))
 		}

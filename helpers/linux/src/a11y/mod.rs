@@ -14,6 +14,7 @@
 //! input, so the pointer, the stacking order and the focused window stay as
 //! they are.
 
+pub mod actions;
 pub mod bus;
 pub mod tree;
 
@@ -586,16 +587,7 @@ impl A11y {
         };
         let done: bool = match op {
             Op::Action(name) => {
-                let list = async_io::block_on(bus::call::<_, Vec<(String, String, String)>>(
-                    c,
-                    obj,
-                    ACTION,
-                    "GetActions",
-                    &(),
-                    t,
-                ))
-                .map_err(&err)?;
-                let names: Vec<String> = list.into_iter().map(|(n, _, _)| n).collect();
+                let names = async_io::block_on(actions::names(c, obj, t)).map_err(&err)?;
                 let Some(index) = names.iter().position(|n| n == name) else {
                     return Err(unsupported_action(obj, name, &names));
                 };

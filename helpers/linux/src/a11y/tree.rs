@@ -266,9 +266,8 @@ pub async fn read_extra(
         if !has(ifaces, ACTION) {
             return Vec::new();
         }
-        bus::call::<_, Vec<(String, String, String)>>(conn, obj, ACTION, "GetActions", &(), limit)
+        super::actions::names(conn, obj, limit)
             .await
-            .map(|list| list.into_iter().map(|(name, _, _)| name).collect())
             .unwrap_or_default()
     };
     let value = async {
