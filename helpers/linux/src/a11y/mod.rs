@@ -16,6 +16,7 @@
 
 pub mod actions;
 pub mod bus;
+pub mod props;
 pub mod tree;
 
 use std::collections::HashMap;

@@ -1,12 +1,11 @@
 //! Reading accessible objects: one node's facts, and a window's subtree
 //! read level by level with every call of a level in flight at once.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use futures_lite::future;
 use serde::Serialize;
-use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+use zbus::zvariant::OwnedObjectPath;
 use zbus::Connection;
 
 use super::bus::{self, CallError, Obj};
@@ -184,12 +183,11 @@ pub async fn read_base(
     let role = bus::call::<_, u32>(conn, obj, ACCESSIBLE, "GetRole", &(), limit);
     let states = bus::call::<_, Vec<u32>>(conn, obj, ACCESSIBLE, "GetState", &(), limit);
     let ifaces = bus::call::<_, Vec<String>>(conn, obj, ACCESSIBLE, "GetInterfaces", &(), limit);
-    let props = bus::call::<_, HashMap<String, OwnedValue>>(
+    let props = super::props::get_all(
         conn,
         obj,
-        "org.freedesktop.DBus.Properties",
-        "GetAll",
-        &(ACCESSIBLE,),
+        ACCESSIBLE,
+        &["Name", "Description", "ChildCount"],
         limit,
     );
     let kids = async {
@@ -329,12 +327,16 @@ pub fn hides_children(states: &[String], bounds: Option<&Rect>) -> bool {
 }
 
 pub async fn read_range(conn: &Connection, obj: &Obj, limit: Duration) -> Result<Range, CallError> {
-    let props = bus::call::<_, HashMap<String, OwnedValue>>(
+    let props = super::props::get_all(
         conn,
         obj,
-        "org.freedesktop.DBus.Properties",
-        "GetAll",
-        &(VALUE,),
+        VALUE,
+        &[
+            "MinimumValue",
+            "MaximumValue",
+            "CurrentValue",
+            "MinimumIncrement",
+        ],
         limit,
     )
     .await?;
