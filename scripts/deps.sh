@@ -26,8 +26,9 @@ packages=(
   # the reference tools for screenshots, the clipboard and typing
   sway foot grim wl-clipboard wtype python3-gi gir1.2-gtk-3.0
   # the accessibility tests: AT-SPI (bus launcher, registry), gdbus, and
-  # GTK 3 and GTK 4 apps with every common widget
-  at-spi2-core libglib2.0-bin gtk-3-examples gtk-4-examples
+  # GTK 3 and GTK 4 apps with every common widget, Chromium (a web page) and
+  # PyQt5 (a Qt 5 app)
+  at-spi2-core libglib2.0-bin gtk-3-examples gtk-4-examples chromium python3-pyqt5
 )
 
 missing=()

@@ -744,3 +744,7 @@ func (e *sessionExecutor) A11yElement(ctx context.Context, pid int, ref string) 
 func (e *sessionExecutor) A11yAct(ctx context.Context, req bridge.A11yActRequest) error {
 	return e.inner.A11yAct(ctx, req)
 }
+
+func (e *sessionExecutor) SetWindowState(ctx context.Context, pid int, window uint32, state string) (*bridge.WindowStateResult, error) {
+	return e.inner.SetWindowState(ctx, pid, window, state)
+}

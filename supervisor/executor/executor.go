@@ -212,3 +212,9 @@ func (e *Executor) A11yElement(ctx context.Context, pid int, ref string) (*bridg
 func (e *Executor) A11yAct(ctx context.Context, req bridge.A11yActRequest) error {
 	return e.helper.A11yAct(ctx, req)
 }
+
+// SetWindowState asks the window manager to change a window's state; pid
+// is for the gates, the helper needs only the window.
+func (e *Executor) SetWindowState(ctx context.Context, _ int, window uint32, state string) (*bridge.WindowStateResult, error) {
+	return e.helper.WindowState(ctx, window, state)
+}

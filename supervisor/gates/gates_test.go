@@ -871,3 +871,6 @@ func (e fakeExec) A11yElement(ctx context.Context, pid int, ref string) (*bridge
 	return &bridge.A11yNode{Ref: ref}, nil
 }
 func (e fakeExec) A11yAct(ctx context.Context, req bridge.A11yActRequest) error { return nil }
+func (e fakeExec) SetWindowState(ctx context.Context, pid int, window uint32, state string) (*bridge.WindowStateResult, error) {
+	return &bridge.WindowStateResult{Window: window, State: state, Changed: true}, nil
+}

@@ -190,7 +190,8 @@ func (s *Server) elementToolSpecs() []*toolSpec {
 			name:  "set_value",
 			title: "Set an element's value",
 			description: "Set an element's value through the accessibility API, in the background: a boolean checks or unchecks a check box, radio button or switch; " +
-				"a number sets a slider or spin button (within its range); a string \"expanded\" or \"collapsed\" expands or collapses, " +
+				"a number sets a slider or spin button (within its range); a string \"expanded\" or \"collapsed\" expands or collapses; " +
+				"on the window (element_id \"0\") \"normal\", \"maximized\", \"minimized\" or \"fullscreen\" sets the window's state through the window manager; " +
 				"any other string replaces a text element's whole text (newlines included); an object {horizontal_scroll_percent, vertical_scroll_percent} scrolls a scrolled view. " +
 				"Prefer type_text for entering text and click for pressing things.",
 			props: []prop{
@@ -711,7 +712,7 @@ func (p *parser) launchApp(a *args) (*step, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.text = strings.TrimSuffix(out.text, " Take a screenshot to see it.") + fmt.Sprintf(" Call get_app_state with pid %v to see its elements.", out.data["pid"])
+		out.text = strings.TrimSuffix(out.text, " Take a screenshot to see it.") + launchedA11yNote(out.data) + fmt.Sprintf(" Call get_app_state with pid %v to see its elements.", out.data["pid"])
 		return out, nil
 	}
 	return st, nil
@@ -1133,7 +1134,9 @@ func quoteList(ss []string) string { return strings.Join(quoteAll(ss), ", ") }
 // say it.
 type valueOp struct {
 	acts []bridge.A11yActRequest
-	say  string
+	// window, when set, is a window state for the window manager instead.
+	window *windowOp
+	say    string
 }
 
 func (p *parser) setValue(a *args) (*step, error) {
@@ -1171,6 +1174,9 @@ func (p *parser) setValue(a *args) (*step, error) {
 		return nil
 	}
 	st.run = func(ctx context.Context) (*outcome, error) {
+		if op.window != nil {
+			return p.s.runWindowState(ctx, pid, id, op.window, op.say)
+		}
 		for _, r := range op.acts {
 			r.PID = pid
 			if err := p.s.exec.A11yAct(ctx, r); err != nil {
@@ -1203,7 +1209,9 @@ func planValue(t *target, id int, kind string, raw json.RawMessage) (*valueOp, e
 		if now == want {
 			return &valueOp{say: fmt.Sprintf("%s is already %s; nothing was done", desc, map[bool]string{true: "checked", false: "unchecked"}[want])}, nil
 		}
-		name, ok := exposedAction(n, "toggle", "click", "press", "activate")
+		// Chromium names its check boxes' action for what it does next:
+		// "check" or "uncheck".
+		name, ok := exposedAction(n, map[bool]string{true: "check", false: "uncheck"}[want], "toggle", "click", "press", "activate")
 		if !ok {
 			return nil, fmt.Errorf("%s exposes no action to toggle it (it exposes %s): click it instead", desc, quoteList(n.Actions))
 		}
@@ -1239,8 +1247,9 @@ func planValue(t *target, id int, kind string, raw json.RawMessage) (*valueOp, e
 			r := act("action")
 			r.Action = name
 			return &valueOp{acts: []bridge.A11yActRequest{r}, say: fmt.Sprintf("%s %s", map[bool]string{true: "Expanded", false: "Collapsed"}[want], desc)}, nil
-		case "normal", "maximized", "minimized":
-			return nil, fmt.Errorf("window states cannot be set through the accessibility API on this desktop: click the window's own title-bar buttons instead")
+		}
+		if w := windowStateWord(s); w != "" && isWindowElement(t, id) {
+			return planWindowState(t, desc, w)
 		}
 		if has(n.Interfaces, "editable_text") {
 			r := act("set_text")
@@ -1249,6 +1258,9 @@ func planValue(t *target, id int, kind string, raw json.RawMessage) (*valueOp, e
 		}
 		if v, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && n.Range != nil {
 			return numberValue(n, desc, v)
+		}
+		if windowStateWord(s) != "" {
+			return nil, fmt.Errorf("%s is not a window, so %q cannot set its state: pass element_id \"0\" (the window) to change the window's state", desc, s)
 		}
 		return nil, fmt.Errorf("%s takes no text (it has no editable text): pick a text element", desc)
 	case "object":

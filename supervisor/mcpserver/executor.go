@@ -66,6 +66,9 @@ type Executor interface {
 	A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*bridge.A11yTree, error)
 	A11yElement(ctx context.Context, pid int, ref string) (*bridge.A11yNode, error)
 	A11yAct(ctx context.Context, req bridge.A11yActRequest) error
+	// SetWindowState asks the window manager to put pid's top-level
+	// window into a state (bridge.WindowStates): no input, no pointer.
+	SetWindowState(ctx context.Context, pid int, window uint32, state string) (*bridge.WindowStateResult, error)
 }
 
 // Button is a mouse button.

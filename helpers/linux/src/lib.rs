@@ -30,3 +30,4 @@ pub mod keeper;
 pub mod teach;
 pub mod wayland;
 pub mod windows;
+pub mod winstate;

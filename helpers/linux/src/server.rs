@@ -60,6 +60,7 @@ const METHODS: &[&str] = &[
     "clipboard_write",
     "hide",
     "restore",
+    "window_state",
     "apps",
     "teach_show",
     "teach_poll",
@@ -414,6 +415,7 @@ impl Server {
             "clipboard_write" => self.call_clipboard_write(id, &p)?,
             "hide" => self.call_hide(id, &p)?,
             "restore" => self.call_restore(id, &p)?,
+            "window_state" => self.call_window_state(id, &p)?,
             "teach_show" => crate::teach::call_show(id, self.config.display.as_deref(), &p.map)?,
             "teach_poll" => crate::teach::call_poll(id)?,
             "teach_hide" => crate::teach::call_hide(id)?,
@@ -591,6 +593,13 @@ impl Server {
             id,
             &serde_json::json!({ "restored": restored }),
         ))
+    }
+
+    fn call_window_state(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
+        let (window, state) = crate::winstate::params(p)?;
+        let s = self.session()?;
+        let applied = crate::winstate::set(&s.x.conn, s.x.root, s.wm()?, window, state)?;
+        Ok(protocol::success(id, &applied))
     }
 
     fn handshake(&mut self, params: Value) -> Result<HandshakeResult> {

@@ -124,8 +124,10 @@ func (e *Launcher) OpenApplication(ctx context.Context, app string) (*mcpserver.
 		known[w.ID] = true
 	}
 
+	env := e.env
+	argv, env = withRendererAccessibility(argv, env)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = e.env
+	cmd.Env = env
 	cmd.Dir = entry.WorkDir
 	if cmd.Dir == "" {
 		if home, err := os.UserHomeDir(); err == nil {

@@ -471,5 +471,9 @@ func (e *approvedOnly) A11yAct(ctx context.Context, req bridge.A11yActRequest) e
 	return e.inner.A11yAct(ctx, req)
 }
 
+func (e *approvedOnly) SetWindowState(ctx context.Context, pid int, window uint32, state string) (*bridge.WindowStateResult, error) {
+	return e.inner.SetWindowState(ctx, pid, window, state)
+}
+
 // Close does nothing: Open started nothing.
 func (d *Desktop) Close() {}

@@ -15,10 +15,12 @@
 //! input, so the pointer, the stacking order and the focused window stay as
 //! they are.
 
+pub mod actions;
 pub mod bus;
 pub mod cache;
 pub mod direct;
 pub mod element;
+pub mod props;
 pub mod tree;
 
 use std::collections::HashMap;
@@ -703,18 +705,7 @@ impl A11y {
             Op::Action(name) => {
                 let names: Vec<String> = match known_actions {
                     Some(names) => names,
-                    None => async_io::block_on(bus::call::<_, Vec<(String, String, String)>>(
-                        c,
-                        obj,
-                        ACTION,
-                        "GetActions",
-                        &(),
-                        t,
-                    ))
-                    .map_err(&err)?
-                    .into_iter()
-                    .map(|(n, _, _)| n)
-                    .collect(),
+                    None => async_io::block_on(actions::names(c, obj, t)).map_err(&err)?,
                 };
                 let Some(index) = names.iter().position(|n| n == name) else {
                     return Err(unsupported_action(obj, name, &names));

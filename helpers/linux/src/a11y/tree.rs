@@ -1,12 +1,11 @@
 //! Reading accessible objects: one node's facts, and a window's subtree
 //! read level by level with every call of a level in flight at once.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use futures_lite::future;
 use serde::Serialize;
-use zbus::zvariant::{OwnedObjectPath, OwnedValue};
+use zbus::zvariant::OwnedObjectPath;
 
 use super::bus::{self, CallError, Obj, Route};
 use super::cache::Cache;
@@ -184,12 +183,11 @@ pub async fn read_base(
     let role = bus::call::<_, u32>(route, obj, ACCESSIBLE, "GetRole", &(), limit);
     let states = bus::call::<_, Vec<u32>>(route, obj, ACCESSIBLE, "GetState", &(), limit);
     let ifaces = bus::call::<_, Vec<String>>(route, obj, ACCESSIBLE, "GetInterfaces", &(), limit);
-    let props = bus::call::<_, HashMap<String, OwnedValue>>(
+    let props = super::props::get_all(
         route,
         obj,
-        "org.freedesktop.DBus.Properties",
-        "GetAll",
-        &(ACCESSIBLE,),
+        ACCESSIBLE,
+        &["Name", "Description", "ChildCount"],
         limit,
     );
     let kids = async {
@@ -266,9 +264,8 @@ pub async fn read_extra(
         if !has(ifaces, ACTION) {
             return Vec::new();
         }
-        bus::call::<_, Vec<(String, String, String)>>(route, obj, ACTION, "GetActions", &(), limit)
+        super::actions::names(route, obj, limit)
             .await
-            .map(|list| list.into_iter().map(|(name, _, _)| name).collect())
             .unwrap_or_default()
     };
     let value = async {
@@ -330,12 +327,16 @@ pub fn hides_children(states: &[String], bounds: Option<&Rect>) -> bool {
 }
 
 pub async fn read_range(route: &Route, obj: &Obj, limit: Duration) -> Result<Range, CallError> {
-    let props = bus::call::<_, HashMap<String, OwnedValue>>(
+    let props = super::props::get_all(
         route,
         obj,
-        "org.freedesktop.DBus.Properties",
-        "GetAll",
-        &(VALUE,),
+        VALUE,
+        &[
+            "MinimumValue",
+            "MaximumValue",
+            "CurrentValue",
+            "MinimumIncrement",
+        ],
         limit,
     )
     .await?;
