@@ -26,7 +26,6 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use serde_json::{json, Map, Value};
 use wayland_client::Proxy;
 
@@ -35,7 +34,7 @@ use crate::capture::mask;
 use crate::displays::{fnv1a32, Display};
 use crate::error::{Code, Error, Result};
 use crate::protocol::{self, FrameError, FrameReader, Message};
-use crate::server::{Params, HELPER_VERSION, PROTOCOL_VERSIONS};
+use crate::server::{CaptureResult, Params, HELPER_VERSION, PROTOCOL_VERSIONS};
 use crate::types::{App, Point, Rect, Size, Window};
 use state::Wl;
 
@@ -1206,18 +1205,4 @@ fn desktop_entry(app_id: &str) -> Option<String> {
                 .is_file()
         })
         .then_some(id)
-}
-
-#[derive(Serialize)]
-struct CaptureResult<'a> {
-    format: &'static str,
-    data: &'a str,
-    width: u32,
-    height: u32,
-    source: Rect,
-    display: Option<u32>,
-    masked: Vec<u32>,
-    mask_others: bool,
-    method: &'static str,
-    capture_id: u64,
 }
