@@ -105,8 +105,7 @@ impl Keeper {
             }
         }
         let deadline = Instant::now() + DRAIN_TIMEOUT;
-        while Instant::now() < deadline && self.wl.state.writers.iter().any(|w| !w.is_finished())
-        {
+        while Instant::now() < deadline && self.wl.state.writers.iter().any(|w| !w.is_finished()) {
             std::thread::sleep(Duration::from_millis(20));
         }
     }

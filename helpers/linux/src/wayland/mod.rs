@@ -624,13 +624,14 @@ impl Server {
         let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0) as u8;
         self.wl()?;
         let wl = self.wl.as_mut().expect("connected");
-        let (capture_id, differing) = self.capturer.rebaseline(wl, tolerance)?.ok_or_else(|| {
-            Error::new(
-                Code::NoCapture,
-                "patch_baseline refreshes the last capture, and there has been none",
-                "Call capture first.",
-            )
-        })?;
+        let (capture_id, differing) =
+            self.capturer.rebaseline(wl, tolerance)?.ok_or_else(|| {
+                Error::new(
+                    Code::NoCapture,
+                    "patch_baseline refreshes the last capture, and there has been none",
+                    "Call capture first.",
+                )
+            })?;
         Ok(json!({ "differing_pixels": differing, "capture_id": capture_id }))
     }
 
@@ -656,7 +657,11 @@ impl Server {
     fn clipboard_read(&mut self, p: &Params<'_>) -> Result<Value> {
         let primary = selection(p)?;
         let wl = self.wl()?;
-        let device = wl.globals.data_device.clone().ok_or_else(state::no_data_control)?;
+        let device = wl
+            .globals
+            .data_device
+            .clone()
+            .ok_or_else(state::no_data_control)?;
         let _ = device;
         wl.roundtrip()?;
         let offer = if primary {
@@ -675,7 +680,8 @@ impl Server {
             .unwrap_or_default();
         let Some(mime) = state::TEXT_TYPES
             .iter()
-        .find(|m| mimes.iter().any(|x| x == *m)) else {
+            .find(|m| mimes.iter().any(|x| x == *m))
+        else {
             // Not text (an image, files): there is no text to read.
             return Ok(json!({ "text": "" }));
         };
@@ -947,7 +953,13 @@ fn capabilities(wl: &Wl) -> (Vec<&'static str>, Vec<String>) {
     );
     need(
         g.toplevels.is_some(),
-        &["windows", "windows_epoch", "windows_push", "hide", "capture.mask"],
+        &[
+            "windows",
+            "windows_epoch",
+            "windows_push",
+            "hide",
+            "capture.mask",
+        ],
         "wlr-foreign-toplevel-management (window list, hiding, masking)",
     );
     need(

@@ -264,7 +264,11 @@ impl Wl {
     /// the source serves it while this connection is dispatched, until
     /// another client takes the selection.
     pub fn own_selection(&mut self, primary: bool, text: String) -> Result<()> {
-        let device = self.globals.data_device.clone().ok_or_else(no_data_control)?;
+        let device = self
+            .globals
+            .data_device
+            .clone()
+            .ok_or_else(no_data_control)?;
         let manager = self
             .globals
             .data_control
