@@ -18,7 +18,9 @@ import (
 // journal's repair outside serve (doctor --repair).
 func clipboardKeeper(helper *bridge.Client, display string) func(context.Context, cleanup.Stash) error {
 	if wl, ok := wayland.Session(os.Environ()); ok && wl == display {
-		return func(ctx context.Context, s cleanup.Stash) error { return wayland.Keep(ctx, helper.Path(), os.Environ(), s) }
+		return func(ctx context.Context, s cleanup.Stash) error {
+			return wayland.Keep(ctx, helper.Path(), os.Environ(), s)
+		}
 	}
 	return func(ctx context.Context, s cleanup.Stash) error { return x11.Keep(ctx, helper.Path(), display, s) }
 }
