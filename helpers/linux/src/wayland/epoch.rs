@@ -168,3 +168,54 @@ pub fn follow_sway(value: Arc<AtomicU64>, mut wake: std::fs::File) {
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::Rect;
+
+    fn view(x: i32, width: u32) -> sway::View {
+        sway::View {
+            con_id: 4,
+            pid: Some(10),
+            app_id: "foot".into(),
+            title: "t".into(),
+            rect: Rect {
+                x,
+                y: 0,
+                width,
+                height: 10,
+            },
+            visible: true,
+            focused: true,
+        }
+    }
+
+    #[test]
+    fn pushes_once_per_change_and_streams_differ() {
+        let value = Arc::new(AtomicU64::new(5));
+        let mut e = Epoch::new(value.clone());
+        assert_eq!(e.push(), None, "nothing moved since it started");
+        value.fetch_add(2, Ordering::SeqCst);
+        let note: Value = serde_json::from_slice(&e.push().expect("a push")).unwrap();
+        assert_eq!(note["method"], "windows_changed");
+        assert_eq!(note["params"]["epoch"], 7);
+        assert_eq!(note["params"]["stream"], e.stream.as_str());
+        assert!(note.get("id").is_none(), "a notification has no id");
+        assert_eq!(e.push(), None, "one push per change");
+        let old = e.stream.clone();
+        e.reconnected();
+        assert_ne!(e.stream, old);
+        assert!(e.push().is_some(), "a new connection is a change");
+    }
+
+    #[test]
+    fn a_resize_or_move_changes_the_fingerprint() {
+        let base = fingerprint(&[view(0, 100)]);
+        assert_eq!(base, fingerprint(&[view(0, 100)]));
+        assert_ne!(base, fingerprint(&[view(1, 100)]));
+        assert_ne!(base, fingerprint(&[view(0, 101)]));
+        assert_ne!(base, fingerprint(&[view(0, 100), view(0, 100)]));
+        assert_ne!(base, fingerprint(&[]));
+    }
+}
