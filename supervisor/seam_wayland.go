@@ -118,12 +118,10 @@ func (p *waylandPlatform) WatchEscape(func()) (own func(code uint8), stop func()
 	return func(uint8) {}, func() {}, nil
 }
 
-// KeepClipboard keeps nothing: on Wayland the helper owns what it wrote
-// until it exits, and there is no keeper process yet, so text put back at
-// exit lasts only until deskhand exits.
-func (p *waylandPlatform) KeepClipboard(context.Context, string, cleanup.Stash) error {
-	p.log.Warn("the clipboard text deskhand put back is lost when it exits: there is no clipboard keeper on Wayland yet")
-	return nil
+// KeepClipboard hands the text put back at exit to a keeper process (the
+// helper's keep mode), since a data-control source dies with the helper.
+func (p *waylandPlatform) KeepClipboard(ctx context.Context, helper string, s cleanup.Stash) error {
+	return wayland.Keep(ctx, helper, p.env, s)
 }
 
 func (p *waylandPlatform) Notify(ctx context.Context, summary, body string) error {

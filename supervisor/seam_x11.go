@@ -9,6 +9,7 @@ import (
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
+	"github.com/deskhand/deskhand/supervisor/desktop/wayland"
 	"github.com/deskhand/deskhand/supervisor/desktop/x11"
 )
 
@@ -16,6 +17,11 @@ import (
 // deskhand exits, as the platform's KeepClipboard does, for the turn
 // journal's repair outside serve (doctor --repair).
 func clipboardKeeper(helper *bridge.Client, display string) func(context.Context, cleanup.Stash) error {
+	if wl, ok := wayland.Session(os.Environ()); ok && wl == display {
+		return func(ctx context.Context, s cleanup.Stash) error {
+			return wayland.Keep(ctx, helper.Path(), os.Environ(), s)
+		}
+	}
 	return func(ctx context.Context, s cleanup.Stash) error { return x11.Keep(ctx, helper.Path(), display, s) }
 }
 

@@ -23,7 +23,7 @@ Content-Length headers on stdin and writes responses to stdout, as described
 in helpers/PROTOCOL.md. Logs go to stderr. It exits when stdin closes.
 
 With --keep-clipboard it is the clipboard keeper deskhand starts as it
-exits: it reads {\"clipboard\": text, \"primary\": text} (each optional)
+exits (on X11, or on Wayland when the backend rules below pick it): it reads {\"clipboard\": text, \"primary\": text} (each optional)
 on stdin, owns those selections, writes \"ready\" to stdout, and serves
 them until other applications have taken both (helpers/PROTOCOL.md).
 
@@ -90,7 +90,26 @@ fn main() -> ExitCode {
 /// The keeper mode (see `deskhand_helper::keeper`): it must outlive
 /// deskhand, so unlike serving it does not die with its parent.
 fn keep_clipboard() -> ExitCode {
+    if deskhand_helper::wayland::chosen() {
+        let (status, keeper) =
+            deskhand_helper::wayland::keeper::run(io::stdin().lock(), io::stdout());
+        quiet();
+        if let Some(keeper) = keeper {
+            keeper.wait_until_taken();
+        }
+        return ExitCode::from(status);
+    }
     let (status, clipboard) = deskhand_helper::keeper::run(io::stdin().lock(), io::stdout());
+    quiet();
+    if let Some(clipboard) = clipboard {
+        clipboard.wait_until_taken();
+    }
+    ExitCode::from(status)
+}
+
+/// Points stdin, stdout and stderr at /dev/null once the keeper has
+/// answered.
+fn quiet() {
     // Nothing more is written anywhere: the parent stops reading.
     // SAFETY: open and dup2 take a C string and fds and touch no memory
     // of ours.
@@ -103,10 +122,6 @@ fn keep_clipboard() -> ExitCode {
             libc::close(null);
         }
     }
-    if let Some(clipboard) = clipboard {
-        clipboard.wait_until_taken();
-    }
-    ExitCode::from(status)
 }
 
 /// Asks the kernel to kill the helper when deskhand dies, so a crashed

@@ -1188,18 +1188,19 @@ struct DisplaysResult {
     displays: Vec<Display>,
 }
 
+/// The `capture` result, for both backends (the Wayland one fills it too).
 #[derive(Serialize)]
-struct CaptureResult<'a> {
-    format: &'static str,
-    data: &'a str,
-    width: u32,
-    height: u32,
-    source: Rect,
-    display: Option<u32>,
-    masked: Vec<u32>,
-    mask_others: bool,
-    method: &'static str,
-    capture_id: u64,
+pub(crate) struct CaptureResult<'a> {
+    pub format: &'static str,
+    pub data: &'a str,
+    pub width: u32,
+    pub height: u32,
+    pub source: Rect,
+    pub display: Option<u32>,
+    pub masked: Vec<u32>,
+    pub mask_others: bool,
+    pub method: &'static str,
+    pub capture_id: u64,
 }
 
 #[cfg(test)]

@@ -2,7 +2,9 @@
 // wlroots compositor (sway and others with the same protocols): it finds
 // the session in the environment, asks the capture helper's wayland-wlr
 // backend what this compositor lets deskhand do, and turns that into the
-// display gate's refusal and the doctor's explanation.
+// display gate's refusal and the doctor's explanation; and it starts the
+// clipboard keeper (Keep) that serves the text deskhand puts back as it
+// exits.
 //
 // The helper does all the Wayland work, input included (helpers/PROTOCOL.md,
 // "Wayland (wlroots)"): no well-kept Go Wayland client speaks the wlroots

@@ -266,6 +266,38 @@ impl Capturer {
         Ok((layout, &self.native))
     }
 
+    /// `patch_baseline`: reads the last capture's area from the screen
+    /// again and stores it in the capture's place (same id), returning the
+    /// id and how many pixels differ from the stored ones by more than
+    /// `tolerance`; None before any capture. Wayland tells a client
+    /// nothing of what was drawn, so every call reads the area.
+    pub fn rebaseline(&mut self, wl: &mut Wl, tolerance: u8) -> Result<Option<(u64, u32)>> {
+        let Some(mut last) = self.last.take() else {
+            return Ok(None);
+        };
+        let layout = match self.grab_patch(wl, last.output, last.crop) {
+            Ok((layout, _)) => layout,
+            Err(e) => {
+                self.last = Some(last);
+                return Err(e);
+            }
+        };
+        let live = to_bgrx(layout, &self.native);
+        let stored = crate::capture::Snapshot {
+            id: last.id,
+            source: last.crop,
+            layout: last.layout,
+            pixels: &last.pixels,
+        };
+        let (differing, _) = crate::patch::compare(&stored, last.crop, &live, tolerance);
+        last.layout = layout;
+        last.pixels.clear();
+        last.pixels.extend_from_slice(&self.native);
+        let id = last.id;
+        self.last = Some(last);
+        Ok(Some((id, differing)))
+    }
+
     /// Captures, masks, scales and encodes into `self.base64`; `reference`
     /// (the pixels not yet filled in) becomes `self.last` with the
     /// unmasked pixels.
@@ -305,4 +337,15 @@ impl Capturer {
         base64::engine::general_purpose::STANDARD.encode_string(encoded, &mut self.base64);
         Ok(())
     }
+}
+
+/// Tightly packed pixels of `layout` as BGRX, which patch::compare reads.
+pub fn to_bgrx(layout: Layout4, pixels: &[u8]) -> Vec<u8> {
+    pixels
+        .chunks_exact(4)
+        .flat_map(|px| {
+            let [r, g, b] = layout.rgb(px);
+            [b, g, r, 0]
+        })
+        .collect()
 }

@@ -17,16 +17,18 @@
 //! stdin is read on a thread of its own and the main loop waits on both.
 
 pub mod capture;
+pub mod epoch;
 pub mod input;
+pub mod keeper;
 pub mod state;
 pub mod sway;
 
 use std::io::{self, BufRead, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
-use std::sync::mpsc;
+use std::sync::atomic::AtomicU64;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use serde_json::{json, Map, Value};
 use wayland_client::Proxy;
 
@@ -35,7 +37,7 @@ use crate::capture::mask;
 use crate::displays::{fnv1a32, Display};
 use crate::error::{Code, Error, Result};
 use crate::protocol::{self, FrameError, FrameReader, Message};
-use crate::server::{Params, HELPER_VERSION, PROTOCOL_VERSIONS};
+use crate::server::{CaptureResult, Params, HELPER_VERSION, PROTOCOL_VERSIONS};
 use crate::types::{App, Point, Rect, Size, Window};
 use state::Wl;
 
@@ -70,6 +72,7 @@ enum Input {
 /// Serves requests from stdin until it closes, framing is lost or `exit`.
 pub fn serve<R: BufRead + Send + 'static, W: Write>(input: R, output: &mut W) -> io::Result<u8> {
     let (wake_read, wake_write) = pipe()?;
+    let sway_wake = std::fs::File::from(wake_write.try_clone()?);
     let (tx, rx) = mpsc::channel::<Input>();
     std::thread::spawn(move || {
         let mut wake = std::fs::File::from(wake_write);
@@ -108,8 +111,14 @@ pub fn serve<R: BufRead + Send + 'static, W: Write>(input: R, output: &mut W) ->
         }
     });
     let mut server = Server::new();
+    epoch::follow_sway(server.epoch.value.clone(), sway_wake);
     let mut wake = std::fs::File::from(wake_read);
     loop {
+        if server.handshaken {
+            if let Some(note) = server.epoch.push() {
+                protocol::write_frame(output, &note)?;
+            }
+        }
         match rx.try_recv() {
             Ok(Input::Frame(body)) if is_marked(&body) => {
                 protocol::write_frame(output, &body[MARK.len()..])?;
@@ -177,11 +186,13 @@ struct Server {
     next_capture_id: u64,
     /// The windows `hide` took off the screen lately, as they were.
     just_hidden: Vec<(Window, Instant)>,
+    epoch: epoch::Epoch,
 }
 
 impl Server {
     fn new() -> Server {
-        let wl = Wl::connect();
+        let value = Arc::new(AtomicU64::new(0));
+        let wl = Wl::connect_counting(value.clone());
         if let Err(e) = &wl {
             log_warn!("{}; serving anyway, Wayland methods will retry", e.message);
         }
@@ -192,6 +203,7 @@ impl Server {
             input: input::Input::default(),
             next_capture_id: 1,
             just_hidden: Vec::new(),
+            epoch: epoch::Epoch::new(value),
         }
     }
 
@@ -205,7 +217,10 @@ impl Server {
 
     fn wl(&mut self) -> Result<&mut Wl> {
         if self.wl.is_err() {
-            self.wl = Wl::connect();
+            self.wl = Wl::connect_counting(self.epoch.value.clone());
+            if self.wl.is_ok() {
+                self.epoch.reconnected();
+            }
         }
         self.wl.as_mut().map_err(|e| e.clone())
     }
@@ -287,6 +302,10 @@ impl Server {
     fn dispatch(&mut self, id: &Value, method: &str, params: Value) -> Result<Vec<u8>> {
         if method == "handshake" {
             let result = self.handshake(params)?;
+            if !self.handshaken {
+                // What happened before it is in the first listing.
+                let _ = self.epoch.push();
+            }
             self.handshaken = true;
             return Ok(protocol::success(id, &result));
         }
@@ -309,7 +328,9 @@ impl Server {
             "capture" => return self.capture(id, &p),
             "windows" => self.windows(&p)?,
             "window_at" => return Err(no_window_at()),
+            "windows_epoch" => self.windows_epoch()?,
             "patch_check" => self.patch_check(&p)?,
+            "patch_baseline" => self.patch_baseline(&p)?,
             "clipboard_read" => self.clipboard_read(&p)?,
             "clipboard_write" => self.clipboard_write(&p)?,
             "hide" => self.hide(&p)?,
@@ -570,13 +591,7 @@ impl Server {
         let (layout, live) =
             self.capturer
                 .grab_patch(self.wl.as_mut().expect("connected"), output, crop)?;
-        let bgrx: Vec<u8> = live
-            .chunks_exact(4)
-            .flat_map(|px| {
-                let [r, g, b] = layout.rgb(px);
-                [b, g, r, 0]
-            })
-            .collect();
+        let bgrx = capture::to_bgrx(layout, live);
         let last = self.capturer.last.as_ref().expect("checked above");
         let snapshot = crate::capture::Snapshot {
             id: last.id,
@@ -593,16 +608,39 @@ impl Server {
         }))
     }
 
+    /// `windows_epoch` (see epoch.rs).
+    fn windows_epoch(&mut self) -> Result<Value> {
+        let wl = self.wl()?;
+        if wl.globals.toplevels.is_none() {
+            return Err(no_toplevels());
+        }
+        // Toplevel events sent before the request are counted first.
+        wl.roundtrip()?;
+        Ok(self.epoch.answer())
+    }
+
+    /// `patch_baseline`: as on X11, the last capture's area read again.
+    fn patch_baseline(&mut self, p: &Params<'_>) -> Result<Value> {
+        let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0) as u8;
+        self.wl()?;
+        let wl = self.wl.as_mut().expect("connected");
+        let (capture_id, differing) =
+            self.capturer.rebaseline(wl, tolerance)?.ok_or_else(|| {
+                Error::new(
+                    Code::NoCapture,
+                    "patch_baseline refreshes the last capture, and there has been none",
+                    "Call capture first.",
+                )
+            })?;
+        Ok(json!({ "differing_pixels": differing, "capture_id": capture_id }))
+    }
+
     fn windows(&mut self, p: &Params<'_>) -> Result<Value> {
         let include_hidden = p.bool("include_hidden")?.unwrap_or(false);
         let wl = self.wl()?;
         wl.roundtrip()?;
         if wl.globals.toplevels.is_none() {
-            return Err(Error::new(
-                Code::Unsupported,
-                "this compositor offers no wlr-foreign-toplevel-management, so deskhand cannot list windows",
-                "Use a wlroots compositor (sway, Hyprland, river, labwc) or run deskhand with --virtual-display.",
-            ));
+            return Err(no_toplevels());
         }
         let list: Vec<Window> = window_list(wl, true)
             .into_iter()
@@ -619,7 +657,11 @@ impl Server {
     fn clipboard_read(&mut self, p: &Params<'_>) -> Result<Value> {
         let primary = selection(p)?;
         let wl = self.wl()?;
-        let device = wl.globals.data_device.clone().ok_or_else(no_data_control)?;
+        let device = wl
+            .globals
+            .data_device
+            .clone()
+            .ok_or_else(state::no_data_control)?;
         let _ = device;
         wl.roundtrip()?;
         let offer = if primary {
@@ -636,15 +678,10 @@ impl Server {
             .get(&offer.id())
             .map(|o| o.mime_types.clone())
             .unwrap_or_default();
-        let Some(mime) = [
-            "text/plain;charset=utf-8",
-            "UTF8_STRING",
-            "text/plain",
-            "TEXT",
-            "STRING",
-        ]
-        .iter()
-        .find(|m| mimes.iter().any(|x| x == *m)) else {
+        let Some(mime) = state::TEXT_TYPES
+            .iter()
+            .find(|m| mimes.iter().any(|x| x == *m))
+        else {
             // Not text (an image, files): there is no text to read.
             return Ok(json!({ "text": "" }));
         };
@@ -708,37 +745,7 @@ impl Server {
             .ok_or_else(|| p.bad("\"text\" is required".into()))?
             .to_owned();
         let primary = selection(p)?;
-        let wl = self.wl()?;
-        let device = wl.globals.data_device.clone().ok_or_else(no_data_control)?;
-        let manager = wl
-            .globals
-            .data_control
-            .clone()
-            .ok_or_else(no_data_control)?;
-        let source = manager.create_data_source(&wl.qh, ());
-        for m in [
-            "text/plain;charset=utf-8",
-            "text/plain",
-            "UTF8_STRING",
-            "TEXT",
-            "STRING",
-        ] {
-            source.offer(m.to_owned());
-        }
-        wl.state.sources.insert(source.id(), text);
-        if primary {
-            if manager.version() < 2 {
-                return Err(Error::new(
-                    Code::Unsupported,
-                    "this compositor's wlr-data-control has no primary selection",
-                    "Use the clipboard selection.",
-                ));
-            }
-            device.set_primary_selection(Some(&source));
-        } else {
-            device.set_selection(Some(&source));
-        }
-        wl.roundtrip()?;
+        self.wl()?.own_selection(primary, text)?;
         Ok(json!({ "ok": true }))
     }
 
@@ -913,7 +920,9 @@ const METHODS: &[&str] = &[
     "capture",
     "windows",
     "window_at",
+    "windows_epoch",
     "patch_check",
+    "patch_baseline",
     "clipboard_read",
     "clipboard_write",
     "hide",
@@ -944,7 +953,13 @@ fn capabilities(wl: &Wl) -> (Vec<&'static str>, Vec<String>) {
     );
     need(
         g.toplevels.is_some(),
-        &["windows", "hide", "capture.mask"],
+        &[
+            "windows",
+            "windows_epoch",
+            "windows_push",
+            "hide",
+            "capture.mask",
+        ],
         "wlr-foreign-toplevel-management (window list, hiding, masking)",
     );
     need(
@@ -971,19 +986,19 @@ fn capabilities(wl: &Wl) -> (Vec<&'static str>, Vec<String>) {
     (caps, missing)
 }
 
+fn no_toplevels() -> Error {
+    Error::new(
+        Code::Unsupported,
+        "this compositor offers no wlr-foreign-toplevel-management, so deskhand cannot list windows",
+        "Use a wlroots compositor (sway, Hyprland, river, labwc) or run deskhand with --virtual-display.",
+    )
+}
+
 fn no_window_at() -> Error {
     Error::new(
         Code::Unsupported,
         "Wayland does not tell a client which window is under a point, so deskhand cannot say whose window a click would land on",
         "Refuse the click rather than guess; on this desktop use the window list's bounds instead.",
-    )
-}
-
-fn no_data_control() -> Error {
-    Error::new(
-        Code::ClipboardUnavailable,
-        "this compositor offers no wlr-data-control, so deskhand cannot use the clipboard",
-        "Use a wlroots compositor (sway, Hyprland, river, labwc).",
     )
 }
 
@@ -1206,18 +1221,4 @@ fn desktop_entry(app_id: &str) -> Option<String> {
                 .is_file()
         })
         .then_some(id)
-}
-
-#[derive(Serialize)]
-struct CaptureResult<'a> {
-    format: &'static str,
-    data: &'a str,
-    width: u32,
-    height: u32,
-    source: Rect,
-    display: Option<u32>,
-    masked: Vec<u32>,
-    mask_others: bool,
-    method: &'static str,
-    capture_id: u64,
 }

@@ -3,6 +3,9 @@
 //! them current.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use wayland_client::backend::ObjectId;
 use wayland_client::globals::{registry_queue_init, GlobalList, GlobalListContents};
@@ -94,6 +97,18 @@ pub struct State {
     pub primary: Option<ZwlrDataControlOfferV1>,
     /// The text deskhand's own sources hand out, by source.
     pub sources: HashMap<ObjectId, String>,
+    /// The writes of that text to readers still going, so a keeper that
+    /// lost the selection finishes them before it exits.
+    pub writers: Vec<JoinHandle<()>>,
+    /// The windows epoch: every toplevel or output event moves it on
+    /// (shared with sway's event follower, see epoch.rs).
+    pub epoch: Arc<AtomicU64>,
+}
+
+impl State {
+    fn bump(&self) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 /// The globals deskhand uses; those the compositor lacks are None.
@@ -131,6 +146,12 @@ pub fn unavailable(display: &str, why: impl std::fmt::Display) -> Error {
 impl Wl {
     /// Connects to `$WAYLAND_DISPLAY` and binds every global deskhand uses.
     pub fn connect() -> Result<Wl> {
+        Wl::connect_counting(Arc::default())
+    }
+
+    /// As [`Wl::connect`], moving `epoch` on at each event that may change
+    /// the window list.
+    pub fn connect_counting(epoch: Arc<AtomicU64>) -> Result<Wl> {
         let display_name =
             std::env::var("WAYLAND_DISPLAY").unwrap_or_else(|_| "wayland-0".to_owned());
         let conn = Connection::connect_to_env().map_err(|e| unavailable(&display_name, e))?;
@@ -146,6 +167,8 @@ impl Wl {
             selection: None,
             primary: None,
             sources: HashMap::new(),
+            writers: Vec::new(),
+            epoch,
         };
         let shm = globals
             .bind::<wl_shm::WlShm, _, _>(&qh, 1..=1, ())
@@ -236,10 +259,63 @@ impl Wl {
             .map_err(|e| unavailable(&self.display_name, e))
     }
 
+    /// Makes deskhand the owner of the clipboard (or the primary
+    /// selection) with `text`, offered as every text type readers ask for;
+    /// the source serves it while this connection is dispatched, until
+    /// another client takes the selection.
+    pub fn own_selection(&mut self, primary: bool, text: String) -> Result<()> {
+        let device = self
+            .globals
+            .data_device
+            .clone()
+            .ok_or_else(no_data_control)?;
+        let manager = self
+            .globals
+            .data_control
+            .clone()
+            .ok_or_else(no_data_control)?;
+        if primary && manager.version() < 2 {
+            return Err(Error::new(
+                Code::Unsupported,
+                "this compositor's wlr-data-control has no primary selection",
+                "Use the clipboard selection.",
+            ));
+        }
+        let source = manager.create_data_source(&self.qh, ());
+        for m in TEXT_TYPES {
+            source.offer((*m).to_owned());
+        }
+        self.state.sources.insert(source.id(), text);
+        if primary {
+            device.set_primary_selection(Some(&source));
+        } else {
+            device.set_selection(Some(&source));
+        }
+        self.roundtrip()
+    }
+
     /// The live toplevels, oldest first.
     pub fn toplevels(&self) -> impl Iterator<Item = &Toplevel> {
         self.state.toplevels.iter().filter(|t| !t.closed)
     }
+}
+
+/// The text types deskhand's sources offer and its reads accept, in the
+/// order a read prefers them.
+pub const TEXT_TYPES: &[&str] = &[
+    "text/plain;charset=utf-8",
+    "UTF8_STRING",
+    "text/plain",
+    "TEXT",
+    "STRING",
+];
+
+pub fn no_data_control() -> Error {
+    Error::new(
+        Code::ClipboardUnavailable,
+        "this compositor offers no wlr-data-control, so deskhand cannot use the clipboard",
+        "Use a wlroots compositor (sway, Hyprland, river, labwc).",
+    )
 }
 
 fn bind_outputs(globals: &GlobalList, qh: &QueueHandle<State>, state: &mut State) {
@@ -288,6 +364,7 @@ impl Dispatch<wl_output::WlOutput, u32> for State {
         _: &Connection,
         _: &QueueHandle<Self>,
     ) {
+        state.bump();
         let Some((_, o)) = state.outputs.get_mut(global) else {
             return;
         };
@@ -329,6 +406,7 @@ impl Dispatch<ZwlrForeignToplevelManagerV1, ()> for State {
         _: &Connection,
         _: &QueueHandle<Self>,
     ) {
+        state.bump();
         if let zwlr_foreign_toplevel_manager_v1::Event::Toplevel { toplevel } = event {
             let id = state.next_toplevel;
             state.next_toplevel += 1;
@@ -362,6 +440,8 @@ impl Dispatch<ZwlrForeignToplevelHandleV1, ()> for State {
         _: &QueueHandle<Self>,
     ) {
         use zwlr_foreign_toplevel_handle_v1::Event;
+        // Any change of a toplevel may change the list (fail closed).
+        state.bump();
         let outputs: HashMap<ObjectId, u32> = state
             .outputs
             .iter()
@@ -518,13 +598,14 @@ impl Dispatch<ZwlrDataControlSourceV1, ()> for State {
                 // A reader that stops reading must not hang the helper: the
                 // write runs on its own thread and the fd closes with it.
                 let bytes = text.clone().into_bytes();
-                std::thread::spawn(move || {
+                state.writers.retain(|w| !w.is_finished());
+                state.writers.push(std::thread::spawn(move || {
                     use std::io::Write;
                     let mut file = std::fs::File::from(fd);
                     if let Err(e) = file.write_all(&bytes) {
                         log_debug!("clipboard reader went away: {e}");
                     }
-                });
+                }));
             }
             Event::Cancelled => {
                 state.sources.remove(&source.id());
