@@ -28,6 +28,10 @@ packages=(
   # the accessibility tests: AT-SPI (bus launcher, registry), gdbus, and
   # GTK 3 and GTK 4 apps with every common widget
   at-spi2-core libglib2.0-bin gtk-3-examples gtk-4-examples
+  # the GNOME tests: headless mutter with PipeWire (and its session
+  # manager) for ScreenCast frames; the helper's pipewire crate binds
+  # libpipewire through bindgen, which needs libclang
+  mutter pipewire wireplumber libpipewire-0.3-dev libclang-dev
 )
 
 missing=()
