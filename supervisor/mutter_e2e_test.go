@@ -13,6 +13,7 @@ import (
 	"image"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -230,5 +231,28 @@ func TestMutterRefusesWhatItCannotSee(t *testing.T) {
 		if !errors.As(err, &be) || !strings.Contains(be.Message, call.want) {
 			t.Errorf("%s: error %v, want a refusal saying %q", call.method, err, call.want)
 		}
+	}
+}
+
+// TestMutterDoctor: in a GNOME session doctor asks the gnome-mutter
+// backend, says screenshots and input work, and says what does not (the
+// window list) and that serve refuses what needs it.
+func TestMutterDoctor(t *testing.T) {
+	m := desktoptest.StartMutter(t, desktoptest.MutterOptions{})
+	cmd := exec.Command(deskhandBinary(t), "doctor", "--state-dir", t.TempDir())
+	cmd.Env = append(m.Env(), "DISPLAY=", "DESKHAND_HELPER="+desktoptest.HelperPath(t), "HOME="+t.TempDir())
+	out, _ := cmd.CombinedOutput()
+	for _, want := range []string{
+		"ok    wayland     GNOME session " + m.Display() + " (helper backend gnome-mutter, Mutter's ScreenCast and RemoteDesktop): screenshots, mouse, keyboard work",
+		"warn  wayland     missing: windows: mutter gives clients no window list",
+		"warn  wayland     GNOME (mutter) gives deskhand no window list, so it cannot tell which app is in front, mask unapproved windows or hide them; serve refuses",
+		"warn  wayland     the Escape watcher does not work on Wayland",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "wlr-screencopy") {
+		t.Errorf("doctor judged the GNOME session by the wlroots backend:\n%s", out)
 	}
 }

@@ -13,7 +13,9 @@ import (
 
 // waylandChecks explains, in a native Wayland session, what the helper's
 // wayland-wlr backend can do on this compositor and what is missing. serve
-// does not drive such a session natively yet; it says so too.
+// does not drive such a session natively yet; it says so too. In a GNOME
+// session it asks the gnome-mutter backend instead, and says that serve
+// refuses what needs the window list mutter does not give.
 func waylandChecks(ctx context.Context, explicit string) []check {
 	const name = "wayland"
 	display, ok := wayland.Session(os.Environ())
@@ -25,7 +27,12 @@ func waylandChecks(ctx context.Context, explicit string) []check {
 		return []check{{status: "warn", name: name, detail: "Wayland session " + display + ": no helper to ask what it supports: " + err.Error()}}
 	}
 	defer loc.Release()
-	client := bridge.New(bridge.Options{Path: loc.Path, Env: wayland.HelperEnv(os.Environ()), MaxRestarts: 1, ClientName: "deskhand-doctor"})
+	env, explain := wayland.HelperEnv(os.Environ()), wayland.Support.Explain
+	gnome := wayland.IsGNOME(os.Environ())
+	if gnome {
+		env, explain = wayland.GNOMEHelperEnv(os.Environ()), wayland.Support.ExplainGNOME
+	}
+	client := bridge.New(bridge.Options{Path: loc.Path, Env: env, MaxRestarts: 1, ClientName: "deskhand-doctor"})
 	defer client.Close()
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -37,7 +44,7 @@ func waylandChecks(ctx context.Context, explicit string) []check {
 		return []check{{status: "warn", name: name, detail: err.Error()}}
 	}
 	var out []check
-	for _, l := range s.Explain() {
+	for _, l := range explain(s) {
 		// Not a failure of doctor: serve still works here through a
 		// private desktop or XWayland.
 		status := l.Status
@@ -45,6 +52,9 @@ func waylandChecks(ctx context.Context, explicit string) []check {
 			status = "warn"
 		}
 		out = append(out, check{status: status, name: name, detail: l.Detail, fix: l.Fix})
+	}
+	if gnome {
+		return out
 	}
 	return append(out, check{status: "warn", name: name,
 		detail: "deskhand serve does not drive native Wayland windows yet: with DISPLAY unset it works on a private X desktop (--virtual-display), with DISPLAY set on XWayland windows only"})
