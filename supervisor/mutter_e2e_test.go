@@ -186,6 +186,11 @@ func TestMutterScreenshotShowsProbe(t *testing.T) {
 func TestMutterClickGTKButton(t *testing.T) {
 	m := desktoptest.StartMutter(t, desktoptest.MutterOptions{})
 	c := mutterHelper(t, m)
+	// Headless mutter has no pointer until the helper's remote desktop
+	// session moves it first (as with the keyboard, see
+	// TestMutterTypeIntoGTKEntry): a client started before may miss the
+	// first click while it binds the new pointer.
+	wlCall(t, c, "pointer_move", map[string]any{"x": 1000, "y": 600}, &json.RawMessage{})
 	out, w, h := startProbe(t, m)
 	img := captureUntil(t, c, func(img *image.RGBA) bool {
 		_, a := colorBox(img, probeArea)
@@ -255,4 +260,23 @@ func TestMutterDoctor(t *testing.T) {
 	if strings.Contains(string(out), "wlr-screencopy") {
 		t.Errorf("doctor judged the GNOME session by the wlroots backend:\n%s", out)
 	}
+}
+
+// TestMutterTypeIntoGTKEntry: key_type types into the probe's focused
+// entry and key_combo's backspace deletes, as the entry itself reports.
+func TestMutterTypeIntoGTKEntry(t *testing.T) {
+	m := desktoptest.StartMutter(t, desktoptest.MutterOptions{})
+	c := mutterHelper(t, m)
+	// Headless mutter has no keyboard until the helper's remote desktop
+	// session sends its first key (seen on mutter 43.8: a client started
+	// before that never gets keyboard focus), so a Shift tap comes first;
+	// on a real desktop the physical keyboard is there all along.
+	wlCall(t, c, "key_combo", map[string]any{"keys": []string{"shift"}}, &json.RawMessage{})
+	out, _, _ := startProbe(t, m)
+	wlWaitFile(t, out, func(s string) bool { return strings.Contains(s, "entry focused\n") })
+	const text = "Deskhand types 42, ok? ~|@"
+	wlCall(t, c, "key_type", map[string]any{"text": text}, &json.RawMessage{})
+	wlWaitFile(t, out, func(s string) bool { return strings.Contains(s, "text "+text+"\n") })
+	wlCall(t, c, "key_combo", map[string]any{"keys": []string{"backspace"}}, &json.RawMessage{})
+	wlWaitFile(t, out, func(s string) bool { return strings.HasSuffix(s, "text "+text[:len(text)-1]+"\n") })
 }
