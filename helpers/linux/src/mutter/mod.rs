@@ -621,3 +621,36 @@ fn no_clipboard() -> Error {
         "Paste through the app's own menus, or run deskhand with --virtual-display.",
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn monitor(scale: f64, logical_layout: bool) -> bus::Monitor {
+        bus::Monitor {
+            connector: "eDP-1".into(),
+            x: 1920,
+            y: 0,
+            width: 2560,
+            height: 1600,
+            scale,
+            primary: false,
+            logical_layout,
+        }
+    }
+
+    #[test]
+    fn a_scaled_monitor_in_a_logical_layout_covers_mode_over_scale() {
+        let d = display_of(&monitor(2.0, true));
+        assert_eq!((d.logical.width, d.logical.height), (1280, 800));
+        assert_eq!((d.physical.width, d.physical.height), (2560, 1600));
+        assert_eq!((d.origin.x, d.origin.y), (1920, 0));
+        assert_eq!(d.id, fnv1a32(b"eDP-1"));
+    }
+
+    #[test]
+    fn a_physical_layout_covers_the_whole_mode() {
+        let d = display_of(&monitor(2.0, false));
+        assert_eq!((d.logical.width, d.logical.height), (2560, 1600));
+    }
+}
