@@ -29,6 +29,10 @@ packages=(
   # GTK 3 and GTK 4 apps with every common widget, Chromium (a web page) and
   # PyQt5 (a Qt 5 app)
   at-spi2-core libglib2.0-bin gtk-3-examples gtk-4-examples chromium python3-pyqt5
+  # the GNOME tests: headless mutter with PipeWire (and its session
+  # manager) for ScreenCast frames; the helper's pipewire crate binds
+  # libpipewire through bindgen, which needs libclang
+  mutter pipewire wireplumber libpipewire-0.3-dev libclang-dev
 )
 
 missing=()

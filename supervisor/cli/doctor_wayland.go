@@ -12,7 +12,9 @@ import (
 )
 
 // waylandChecks explains, in a native Wayland session, what the helper's
-// wayland-wlr backend can do on this compositor and what is missing.
+// wayland-wlr backend can do on this compositor and what is missing. In a
+// GNOME session it asks the gnome-mutter backend instead, and says that
+// serve refuses what needs the window list mutter does not give.
 func waylandChecks(ctx context.Context, explicit string) []check {
 	const name = "wayland"
 	display, ok := wayland.Session(os.Environ())
@@ -24,7 +26,12 @@ func waylandChecks(ctx context.Context, explicit string) []check {
 		return []check{{status: "warn", name: name, detail: "Wayland session " + display + ": no helper to ask what it supports: " + err.Error()}}
 	}
 	defer loc.Release()
-	client := bridge.New(bridge.Options{Path: loc.Path, Env: wayland.HelperEnv(os.Environ()), MaxRestarts: 1, ClientName: "deskhand-doctor"})
+	env, explain := wayland.HelperEnv(os.Environ()), wayland.Support.Explain
+	gnome := wayland.IsGNOME(os.Environ())
+	if gnome {
+		env, explain = wayland.GNOMEHelperEnv(os.Environ()), wayland.Support.ExplainGNOME
+	}
+	client := bridge.New(bridge.Options{Path: loc.Path, Env: env, MaxRestarts: 1, ClientName: "deskhand-doctor"})
 	defer client.Close()
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -36,7 +43,7 @@ func waylandChecks(ctx context.Context, explicit string) []check {
 		return []check{{status: "warn", name: name, detail: err.Error()}}
 	}
 	var out []check
-	for _, l := range s.Explain() {
+	for _, l := range explain(s) {
 		// Not a failure of doctor: serve still works here through a
 		// private desktop (--virtual-display WIDTHxHEIGHT).
 		status := l.Status

@@ -27,6 +27,7 @@ pub mod apps;
 pub mod clipboard;
 pub mod epoch;
 pub mod keeper;
+pub mod mutter;
 pub mod teach;
 pub mod wayland;
 pub mod windows;

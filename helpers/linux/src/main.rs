@@ -31,7 +31,10 @@ Environment:
   DISPLAY                    the X display to serve
   WAYLAND_DISPLAY            the Wayland display, served (backend wayland-wlr)
                              when DISPLAY is unset
-  DESKHAND_HELPER_BACKEND    wayland or x11, to choose the backend outright
+  XDG_CURRENT_DESKTOP        with WAYLAND_DISPLAY and no DISPLAY, GNOME picks
+                             the gnome-mutter backend (Mutter's D-Bus APIs)
+  DESKHAND_HELPER_BACKEND    wayland, mutter or x11, to choose the backend
+                             outright
   DESKHAND_HELPER_LOG        debug, info (default), warn or error
   DESKHAND_HELPER_NO_SHM=1   read pixels with GetImage instead of MIT-SHM
   DESKHAND_HELPER_FAULTS=1   answer the test-only fault.* methods
@@ -65,7 +68,9 @@ fn main() -> ExitCode {
     );
 
     let mut stdout = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-    let served = if deskhand_helper::wayland::chosen() {
+    let served = if deskhand_helper::mutter::chosen() {
+        deskhand_helper::mutter::serve(io::stdin().lock(), &mut stdout)
+    } else if deskhand_helper::wayland::chosen() {
         let stdin = io::BufReader::new(io::stdin());
         deskhand_helper::wayland::serve(stdin, &mut stdout)
     } else {
