@@ -292,7 +292,7 @@ func TestWaylandWindowsChangedPush(t *testing.T) {
 	requireWaylandTools(t, "foot")
 	w := desktoptest.StartWayland(t, desktoptest.WaylandOptions{})
 	h := startRawHelper(t, w)
-	h.send(t, `{"jsonrpc":"2.0","id":1,"method":"handshake","params":{"protocol_versions":[1]}}`)
+	h.send(t, `{"jsonrpc":"2.0","id":1,"method":"handshake","params":{"protocol_versions":[1],"notifications":["windows_changed"]}}`)
 	if m := h.next(t); m["id"] != 1.0 || m["result"] == nil {
 		t.Fatalf("handshake answer %v", m)
 	}

@@ -114,7 +114,7 @@ pub fn serve<R: BufRead + Send + 'static, W: Write>(input: R, output: &mut W) ->
     epoch::follow_sway(server.epoch.value.clone(), sway_wake);
     let mut wake = std::fs::File::from(wake_read);
     loop {
-        if server.handshaken {
+        if server.handshaken && server.push_wanted {
             if let Some(note) = server.epoch.push() {
                 protocol::write_frame(output, &note)?;
             }
@@ -180,6 +180,8 @@ const HIDDEN_GHOST_TTL: Duration = Duration::from_secs(1);
 
 struct Server {
     handshaken: bool,
+    /// The client asked for `windows_changed` in its handshake.
+    push_wanted: bool,
     wl: std::result::Result<Wl, Error>,
     capturer: capture::Capturer,
     input: input::Input,
@@ -198,6 +200,7 @@ impl Server {
         }
         Server {
             handshaken: false,
+            push_wanted: false,
             wl,
             capturer: capture::Capturer::default(),
             input: input::Input::default(),
@@ -351,6 +354,11 @@ impl Server {
 
     fn handshake(&mut self, params: Value) -> Result<Value> {
         let p = Params::new("handshake", params)?;
+        if let Some(Value::Array(wanted)) = p.get("notifications") {
+            if wanted.iter().any(|n| n == crate::epoch::NOTIFICATION) {
+                self.push_wanted = true;
+            }
+        }
         let offered: Vec<i64> = match p.get("protocol_versions") {
             Some(Value::Array(items)) => items.iter().filter_map(Value::as_i64).collect(),
             _ => return Err(p.bad("\"protocol_versions\" is required, e.g. [1]".into())),
