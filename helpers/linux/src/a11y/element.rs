@@ -114,22 +114,12 @@ pub async fn read_node(route: &Route, obj: &Obj) -> std::result::Result<(Base, E
     let t = CALL_TIMEOUT;
     let base = tree::read_base(route, obj, t, false);
     let bounds = tree::read_bounds(route, obj, t);
+    // Named as the tree names them (Chromium's come from GetName), so the
+    // actions a fresh read finds are the ones the state listed.
     let actions = async {
-        super::bus::call::<_, Vec<(String, String, String)>>(
-            route,
-            obj,
-            ACTION,
-            "GetActions",
-            &(),
-            t,
-        )
-        .await
-        .map(|list| {
-            list.into_iter()
-                .map(|(name, _, _)| name)
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default()
+        super::actions::names(route, obj, t)
+            .await
+            .unwrap_or_default()
     };
     let text = async {
         super::bus::call::<_, String>(
