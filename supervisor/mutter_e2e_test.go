@@ -250,7 +250,7 @@ func TestMutterDoctor(t *testing.T) {
 	for _, want := range []string{
 		"ok    wayland     GNOME session " + m.Display() + " (helper backend gnome-mutter, Mutter's ScreenCast and RemoteDesktop): screenshots, mouse, keyboard work",
 		"warn  wayland     missing: windows: mutter gives clients no window list",
-		"warn  wayland     GNOME (mutter) gives deskhand no window list, so it cannot tell which app is in front, mask unapproved windows or hide them; serve refuses",
+		"warn  wayland     GNOME (mutter) gives apps no window list, no window under a point and no clipboard, so deskhand cannot check which app an action would reach",
 		"warn  wayland     the Escape watcher does not work on Wayland",
 	} {
 		if !strings.Contains(string(out), want) {
