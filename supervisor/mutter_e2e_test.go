@@ -73,8 +73,15 @@ func startProbe(t *testing.T, m *desktoptest.Mutter) (out string, w, h int) {
 	out = filepath.Join(m.Dir(), "probe.out")
 	m.StartApp(t, "/usr/bin/python3", script, out)
 	got := wlWaitFile(t, out, func(s string) bool { return strings.Contains(s, "area ") })
-	lines := strings.Split(strings.TrimSpace(got), "\n")
-	if _, err := fmt.Sscanf(lines[len(lines)-1], "area %d %d", &w, &h); err != nil {
+	// The probe may record its focus between the size and this read: the
+	// latest size is the last "area" line, not the last line.
+	var last string
+	for _, l := range strings.Split(strings.TrimSpace(got), "\n") {
+		if strings.HasPrefix(l, "area ") {
+			last = l
+		}
+	}
+	if _, err := fmt.Sscanf(last, "area %d %d", &w, &h); err != nil {
 		t.Fatalf("probe wrote %q: %v", got, err)
 	}
 	return out, w, h
