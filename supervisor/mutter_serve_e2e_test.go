@@ -113,6 +113,11 @@ func TestMutterServeRefusesWithTheGNOMEReason(t *testing.T) {
 			t.Errorf("the GNOME refusal speaks of %s: %q", msg, got)
 		}
 	}
+	// Nothing else gets through: not a click inside a batch, not the
+	// tools that only look or open an app.
+	e.bad("computer_batch", map[string]any{"actions": []any{map[string]any{"action": "left_click", "coordinate": at}}}, gnomeReason...)
+	e.bad("cursor_position", nil, gnomeReason...)
+	e.bad("open_application", map[string]any{"app": "python3"}, gnomeReason...)
 	// In pixels, the click asks for a screenshot first, and that one
 	// gives the reason.
 	px := mutterServe(t, m, "--allow", "python3=full")

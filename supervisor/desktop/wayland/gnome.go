@@ -14,6 +14,9 @@ const GNOMEBackend = "gnome-mutter"
 // Every screenshot is masked to the approved apps and every input action
 // checks the app under its points and in front, so no tool that touches
 // the desktop can be allowed there; the fix is a desktop deskhand can see.
+// Nor are the few that would be harmless (wait, cursor_position): they are
+// of no use without a screenshot, and one gate refusing every action
+// keeps GNOME fail-closed as tools are added.
 var ErrGNOMENoWindows = errors.New("GNOME (mutter) gives apps no window list, no window under a point and no clipboard, so deskhand cannot check which app an action would reach, mask unapproved apps in a screenshot or hide them; it refuses every screenshot and every input action in a GNOME session rather than guess")
 
 // gnomeWhatToDo is what a refusal in a GNOME session tells the model.
