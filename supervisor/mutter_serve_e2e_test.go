@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -144,11 +145,66 @@ func TestMutterServeVirtualDisplay(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the test runs deskhand as root, where the private desktop is Xvfb")
 	}
-	m := desktoptest.StartMutter(t, desktoptest.MutterOptions{})
+	// The user's monitor is of another size than the private desktop.
+	m := desktoptest.StartMutter(t, desktoptest.MutterOptions{Width: 1024, Height: 768})
 	e := mutterServe(t, m, "--virtual-display", "1280x720", "--allow", "xterm=full")
 	e.access([]string{"xterm"})
 	img, _ := e.screenshot("screenshot", nil)
 	if e.shot.Display.Size.Width != 1280 || e.shot.Display.Size.Height != 720 || img.Bounds().Dx() != 1280 {
 		t.Errorf("the screenshot reports the display as %+v (image %v), want the private 1280x720 one", e.shot.Display, img.Bounds())
+	}
+}
+
+// TestMutterServeVirtualSway: in a GNOME session, `deskhand serve
+// --virtual-display 1280x720` run as the session's own (unprivileged)
+// user starts a private headless sway and works on it, as on any Wayland
+// host.
+func TestMutterServeVirtualSway(t *testing.T) {
+	requireWaylandTools(t, "foot")
+	// The user's monitor is of another size than the private desktop.
+	m := desktoptest.StartMutter(t, desktoptest.MutterOptions{Width: 1024, Height: 768})
+	// t.TempDir's parent is root's alone.
+	bins, err := os.MkdirTemp("", "deskhand-gnomebin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(bins) })
+	if err := os.Chmod(bins, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := asWaylandUser(t, bins, deskhandBinary(t))
+	helper := asWaylandUser(t, bins, desktoptest.HelperPath(t))
+	home := filepath.Join(m.Dir(), "deskhand-home")
+	for _, d := range []string{home, filepath.Join(home, "config"), filepath.Join(home, "state")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(d, m.UID(), m.GID()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := []string{"serve", "--virtual-display", "1280x720", "--state-dir", filepath.Join(home, "state"), "--log-level", "debug",
+		"--allow", "foot=full", "--format", "png"}
+	cmd := exec.Command(bin, full...)
+	cmd.Dir = home
+	cmd.Env = append(m.Env(), "DISPLAY=", "HOME="+home, "USER="+desktoptest.WaylandUser, "DESKHAND_HELPER="+helper,
+		"XDG_CONFIG_HOME="+filepath.Join(home, "config"), "DESKHAND_POLICY_FILE="+filepath.Join(home, "config", "policy.json"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(m.UID()), Gid: uint32(m.GID())}}
+	logs := &testLog{t: t}
+	t.Cleanup(logs.stop)
+	cmd.Stderr = logs
+	client := mcp.NewClient(&mcp.Implementation{Name: "deskhand-gnome-sway-e2e", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("starting %s %v as %s: %v", bin, full, desktoptest.WaylandUser, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	e := &e2e{t: t, cs: cs, cmd: cmd, configHome: filepath.Join(home, "config")}
+	e.access([]string{"foot"})
+	img, _ := e.screenshot("screenshot", nil)
+	if e.shot.Display.Size.Width != 1280 || e.shot.Display.Size.Height != 720 || img.Bounds().Dx() != 1280 {
+		t.Errorf("the screenshot reports the display as %+v (image %v), want the private sway's 1280x720 output", e.shot.Display, img.Bounds())
 	}
 }
