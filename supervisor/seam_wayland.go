@@ -23,11 +23,15 @@ import (
 // waylandPlatform is a native Wayland session on a wlroots compositor,
 // the user's or a private headless sway (package desktop/sway), which the
 // capture helper's wayland-wlr backend drives, input included (package
-// desktop/wayland).
+// desktop/wayland); or the user's GNOME session, which the helper's
+// gnome-mutter backend reaches and where every action is refused.
 type waylandPlatform struct {
 	display string
 	env     []string
 	log     *slog.Logger
+	// gnome is set on a GNOME session: mutter tells no client its windows,
+	// so the display gate refuses every action (wayland.ErrGNOMENoWindows).
+	gnome bool
 	// private is deskhand's own headless sway, nil on the user's session.
 	private *sway.Compositor
 
@@ -48,6 +52,10 @@ func openWaylandPlan(ctx context.Context, virtualDisplay string, env []string, l
 	switch {
 	case err != nil:
 		return nil, "", err
+	case plan.Session != "" && wayland.IsGNOME(env):
+		logger.Warn("this is a GNOME session, where deskhand refuses every screenshot and input action; run it with --virtual-display WIDTHxHEIGHT for a private desktop",
+			"display", plan.Session, "why", wayland.ErrGNOMENoWindows)
+		return &waylandPlatform{display: plan.Session, env: env, log: logger, gnome: true}, "", nil
 	case plan.Session != "":
 		logger.Info("driving the native Wayland session through the capture helper", "display", plan.Session)
 		return &waylandPlatform{display: plan.Session, env: env, log: logger}, "", nil
@@ -70,7 +78,12 @@ func (p *waylandPlatform) Display() string { return p.display }
 // session.
 func (p *waylandPlatform) Private() bool { return p.private != nil }
 
-func (p *waylandPlatform) HelperEnv() []string { return wayland.HelperEnv(p.env) }
+func (p *waylandPlatform) HelperEnv() []string {
+	if p.gnome {
+		return wayland.GNOMEHelperEnv(p.env)
+	}
+	return wayland.HelperEnv(p.env)
+}
 
 func (p *waylandPlatform) setHelper(helper *bridge.Client) {
 	p.mu.Lock()
@@ -79,13 +92,19 @@ func (p *waylandPlatform) setHelper(helper *bridge.Client) {
 }
 
 // DisplayGate asks the helper, before each action, whether the compositor
-// answers and offers every wlroots protocol deskhand needs.
+// answers and offers every wlroots protocol deskhand needs. On GNOME it
+// refuses every action (Support.GateGNOME): each screenshot is masked and
+// each input action checks the app it lands on, and both need the window
+// list mutter does not give.
 func (p *waylandPlatform) DisplayGate(helper *bridge.Client) func(ctx context.Context) error {
 	p.setHelper(helper)
 	return func(ctx context.Context) error {
 		s, err := wayland.Probe(ctx, helper)
 		if err != nil {
 			return err
+		}
+		if p.gnome {
+			return s.GateGNOME()
 		}
 		return s.Gate()
 	}

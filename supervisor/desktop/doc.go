@@ -15,7 +15,9 @@
 //   - wayland: native wlroots Wayland sessions (sway and the like): what the
 //     helper's wayland-wlr backend supports there, the gate's verdict,
 //     doctor's report, and which desktop --virtual-display means on a
-//     Wayland host (PlanDisplay); the seam itself is supervisor's
+//     Wayland host (PlanDisplay); and GNOME sessions, which the helper's
+//     gnome-mutter backend reaches but where serve refuses every action
+//     (ErrGNOMENoWindows); the seam itself is supervisor's
 //     seam_wayland.go.
 //   - sway: the private headless sway that --virtual-display starts on a
 //     Wayland host, with its own runtime directory and sockets.

@@ -1,6 +1,7 @@
 package wayland
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -10,7 +11,29 @@ import (
 const GNOMEBackend = "gnome-mutter"
 
 // ErrGNOMENoWindows says why serve refuses to act in a GNOME session.
-var ErrGNOMENoWindows = fmt.Errorf("GNOME (mutter) gives deskhand no window list, so it cannot tell which app is in front, mask unapproved windows or hide them; serve refuses every action that needs them rather than guess")
+// Every screenshot is masked to the approved apps and every input action
+// checks the app under its points and in front, so no tool that touches
+// the desktop can be allowed there; the fix is a desktop deskhand can see.
+// Nor are the few that would be harmless (wait, cursor_position): they are
+// of no use without a screenshot, and one gate refusing every action
+// keeps GNOME fail-closed as tools are added.
+var ErrGNOMENoWindows = errors.New("GNOME (mutter) gives apps no window list, no window under a point and no clipboard, so deskhand cannot check which app an action would reach, mask unapproved apps in a screenshot or hide them; it refuses every screenshot and every input action in a GNOME session rather than guess")
+
+// gnomeWhatToDo is what a refusal in a GNOME session tells the model.
+const gnomeWhatToDo = "Tell the user: restart deskhand with --virtual-display WIDTHxHEIGHT (for example --virtual-display 1920x1080) for a private desktop it can see whole, or run it in an X11 or wlroots (sway) session; do not try to act on this desktop some other way"
+
+// GateGNOME is the display gate's verdict in a GNOME session: always a
+// refusal (ErrGNOMENoWindows, then what to do), the session's own trouble
+// first when the helper cannot reach it.
+func (s Support) GateGNOME() error {
+	if s.DisplayError != "" {
+		return fmt.Errorf("the GNOME session cannot be reached (%s), and even when it can, %w. %s", s.DisplayError, ErrGNOMENoWindows, gnomeWhatToDo)
+	}
+	if s.Backend != GNOMEBackend {
+		return fmt.Errorf("the capture helper answers with backend %q, not %q, and even with it, %w. %s", s.Backend, GNOMEBackend, ErrGNOMENoWindows, gnomeWhatToDo)
+	}
+	return fmt.Errorf("%w. %s", ErrGNOMENoWindows, gnomeWhatToDo)
+}
 
 // IsGNOME reports whether env's native Wayland session is GNOME's
 // (XDG_CURRENT_DESKTOP names GNOME, as "GNOME" or "ubuntu:GNOME").

@@ -1,6 +1,7 @@
 package wayland
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -51,12 +52,37 @@ func TestExplainGNOMESaysServeRefuses(t *testing.T) {
 		all = append(all, l.Status+" "+l.Detail)
 	}
 	text := strings.Join(all, "\n")
-	for _, want := range []string{"warn missing: windows: no window list", "serve refuses every action that needs them", "Escape watcher"} {
+	for _, want := range []string{"warn missing: windows: no window list", "it refuses every screenshot and every input action in a GNOME session", "Escape watcher"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("explanation lacks %q:\n%s", want, text)
 		}
 	}
 	if got := (Support{Backend: "wayland-wlr"}).ExplainGNOME(); got[0].Status != "FAIL" {
 		t.Errorf("a wlroots helper in a GNOME session explains as %+v, want FAIL", got)
+	}
+}
+
+// TestGateGNOMERefusesAlways: no answer from the helper lets an action
+// through in a GNOME session, and each refusal gives the reason and what
+// to do.
+func TestGateGNOMERefusesAlways(t *testing.T) {
+	for _, s := range []Support{
+		{Backend: GNOMEBackend, Capabilities: []string{"capture", "capture.mask", "windows", "input.pointer", "input.keyboard"}},
+		{Backend: GNOMEBackend, DisplayError: "no session bus"},
+		{Backend: Backend, Capabilities: []string{"capture", "capture.mask", "windows", "input.pointer", "input.keyboard"}},
+	} {
+		err := s.GateGNOME()
+		if !errors.Is(err, ErrGNOMENoWindows) {
+			t.Errorf("GateGNOME(%+v) = %v, want a refusal wrapping ErrGNOMENoWindows", s, err)
+			continue
+		}
+		for _, want := range []string{"no window list", "--virtual-display", "do not try"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("GateGNOME(%+v) = %q, lacks %q", s, err, want)
+			}
+		}
+		if s.DisplayError != "" && !strings.Contains(err.Error(), s.DisplayError) {
+			t.Errorf("GateGNOME(%+v) = %q, does not say why the session cannot be reached", s, err)
+		}
 	}
 }

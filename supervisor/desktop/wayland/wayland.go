@@ -15,6 +15,11 @@
 // window under a point (ErrNoWindowAt), and no client can see the user's
 // key presses outside its own windows, so the Escape watcher cannot work
 // here (ErrNoEscapeWatcher).
+//
+// A GNOME session (IsGNOME) is reached through the helper's gnome-mutter
+// backend instead (GNOMEHelperEnv); mutter tells no client its windows,
+// so serve's display gate refuses every action there (GateGNOME) and the
+// doctor says so (ExplainGNOME).
 package wayland
 
 import (
@@ -139,7 +144,7 @@ type Line struct {
 func (s Support) Explain() []Line {
 	if err := s.Gate(); err != nil {
 		return []Line{{Status: "FAIL", Detail: err.Error(),
-			Fix: "run deskhand inside a wlroots session (sway, Hyprland, river, labwc) or pass --virtual-display; GNOME and KDE are not supported natively yet"}}
+			Fix: "run deskhand inside a wlroots session (sway, Hyprland, river, labwc) or pass --virtual-display; KDE is not supported natively yet (GNOME is, with serve refusing every action there)"}}
 	}
 	var works []string
 	for _, c := range []struct{ capability, what string }{
