@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -156,7 +157,10 @@ func TestA11yHelperDirect(t *testing.T) {
 	if err := g3.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = g3.Cmd.Wait()
+	// The harness reaps the app (its own Wait); the pid is gone once it has.
+	for deadline := time.Now().Add(20 * time.Second); syscall.Kill(g3.PID, 0) == nil && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	var res map[string]any
 	err := c.Call(ctx(t), "a11y_element", map[string]any{"pid": g3.PID, "ref": box.Ref}, &res)
 	var be *bridge.Error
