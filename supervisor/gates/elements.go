@@ -172,11 +172,45 @@ func (e *guarded) approved(ctx context.Context, pid int) error {
 	return nil
 }
 
+// A11yTree reads an approved app's tree. A capture asked for with it is
+// masked exactly as Capture masks; one the helper could not mask by the
+// windows of the moment is dropped and taken again through Capture.
 func (e *guarded) A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*bridge.A11yTree, error) {
 	if err := e.approved(ctx, req.PID); err != nil {
 		return nil, err
 	}
-	return e.inner.A11yTree(ctx, req)
+	want := req.Capture
+	if want == nil {
+		return e.inner.A11yTree(ctx, req)
+	}
+	if err := e.g.supersedeSettling(ctx); err != nil {
+		return nil, err
+	}
+	ids, keep, err := e.g.maskIDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := *want
+	r.Mask = union(want.Mask, ids)
+	r.MaskOthers, r.Keep = true, missing(keep, want.Mask)
+	if e.g.opts.MaskColor != nil {
+		r.MaskColor = e.g.opts.MaskColor
+	}
+	req.Capture = &r
+	tree, err := e.inner.A11yTree(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case tree.Capture != nil && tree.Capture.MaskOthers:
+		src := tree.Capture.Source
+		e.g.mu.Lock()
+		e.g.last, e.g.acted = &src, false
+		e.g.mu.Unlock()
+	case tree.Capture != nil || tree.CaptureErr == nil:
+		tree.Capture, tree.CaptureErr = e.Capture(ctx, *want)
+	}
+	return tree, nil
 }
 
 func (e *guarded) A11yElement(ctx context.Context, pid int, ref string) (*bridge.A11yNode, error) {
