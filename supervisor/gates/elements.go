@@ -227,5 +227,23 @@ func (e *guarded) A11yAct(ctx context.Context, req bridge.A11yActRequest) error 
 	if err := e.approved(ctx, req.PID); err != nil {
 		return err
 	}
-	return e.after(ctx, e.inner.A11yAct(ctx, req))
+	return e.afterAPI(ctx, e.inner.A11yAct(ctx, req))
+}
+
+// afterAPI is after for an action the accessibility API did: it sent no
+// input and moved no pointer, so the staleness reference is left as the
+// latest capture (or the last input's settling) made it, not refreshed
+// in the background while the next call waits for the helper. A
+// coordinate click where such an action changed the screen is then
+// checked against what the model last saw and refused until it looks
+// again: stricter than a refresh, never looser. The clipboard guard
+// still runs: an action such as "copy" can fill the selections.
+func (e *guarded) afterAPI(ctx context.Context, err error) error {
+	if cerr := e.g.clearAfterAction(ctx); cerr != nil {
+		e.g.log.Warn("clearing the clipboard after an action", "err", cerr)
+		if err == nil {
+			err = fmt.Errorf("the action ran, but the clipboard could not be cleared after it: %w", cerr)
+		}
+	}
+	return err
 }
