@@ -434,20 +434,21 @@ impl A11y {
             max_depth,
             deadline: started + Duration::from_millis(deadline_ms),
         };
-        let (r, shot) = match &capture_params {
-            None => (
-                self.tree(pid, want_window, want_title.as_deref(), budget, xwins),
-                None,
-            ),
+        // elapsed_ms is the walk's own time, without the capture's.
+        let walk = |a: &mut A11y| {
+            let r = a.tree(pid, want_window, want_title.as_deref(), budget, xwins);
+            (r, started.elapsed().as_millis() as u64)
+        };
+        let ((r, elapsed_ms), shot) = match &capture_params {
+            None => (walk(self), None),
             // The walk waits on the app and the capture on the X server:
             // overlapped, the pair takes about as long as the slower one.
             Some(cp) => std::thread::scope(|s| {
-                let walker =
-                    s.spawn(|| self.tree(pid, want_window, want_title.as_deref(), budget, xwins));
+                let walker = s.spawn(|| walk(self));
                 let shot = capture(cp);
                 let r = walker
                     .join()
-                    .unwrap_or_else(|_| Err(Error::internal("the tree walk panicked")));
+                    .unwrap_or_else(|_| (Err(Error::internal("the tree walk panicked")), 0));
                 (r, Some(shot))
             }),
         };
@@ -463,7 +464,7 @@ impl A11y {
                 window,
                 nodes: walk.nodes,
                 truncated: walk.truncated,
-                elapsed_ms: started.elapsed().as_millis() as u64,
+                elapsed_ms,
                 via,
                 capture,
                 capture_error,
