@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 )
 
 // The accessibility methods (helpers/PROTOCOL.md, "Accessibility"): the
@@ -115,7 +116,15 @@ type A11yTreeRequest struct {
 	MaxNodes   int    `json:"max_nodes,omitempty"`
 	MaxDepth   int    `json:"max_depth,omitempty"`
 	DeadlineMS int    `json:"deadline_ms,omitempty"`
+	// Capture asks for a capture with the tree, exactly as Capture would
+	// take it (masks included). A helper with CapabilityA11yCapture takes
+	// it while it walks the tree; with another, the client sends a capture
+	// request after the tree.
+	Capture *CaptureRequest `json:"capture,omitempty"`
 }
+
+// CapabilityA11yCapture says a11y_tree takes a capture alongside the walk.
+const CapabilityA11yCapture = "a11y.capture"
 
 // A11yTree is the answer to a11y_tree: the nodes in depth-first
 // pre-order. Truncated is "nodes", "depth" or "time" when a budget cut the
@@ -128,6 +137,10 @@ type A11yTree struct {
 	// Via is "p2p" when the app's own socket served the read, "bus" when
 	// the accessibility bus did, "" when the helper does not say.
 	Via string `json:"via,omitempty"`
+	// Capture is the capture asked for with the tree, nil when none was
+	// or when it failed; CaptureErr then says why.
+	Capture    *Capture `json:"-"`
+	CaptureErr error    `json:"-"`
 }
 
 // A11yActRequest is one a11y_act call: Op is "action" (with Action),
@@ -166,11 +179,35 @@ func (c *Client) A11yApps(ctx context.Context) (*A11yApps, error) {
 
 // A11yTree reads one window's accessibility tree.
 func (c *Client) A11yTree(ctx context.Context, req A11yTreeRequest) (*A11yTree, error) {
-	var res A11yTree
+	want := req.Capture
+	if want != nil && !c.HandshakeInfo().Has(CapabilityA11yCapture) {
+		req.Capture = nil
+	}
+	var res liftedResult
 	if err := c.Call(ctx, "a11y_tree", req, &res); err != nil {
 		return nil, err
 	}
-	return &res, nil
+	var wire struct {
+		A11yTree
+		Capture      json.RawMessage `json:"capture"`
+		CaptureError string          `json:"capture_error"`
+	}
+	if err := json.Unmarshal(res.raw, &wire); err != nil {
+		return nil, fmt.Errorf("%w: its a11y_tree result does not decode: %v", ErrProtocol, err)
+	}
+	tree := wire.A11yTree
+	switch {
+	case want == nil:
+	case req.Capture == nil:
+		tree.Capture, tree.CaptureErr = c.Capture(ctx, *want)
+	case len(wire.Capture) > 0:
+		tree.Capture, tree.CaptureErr = decodeCaptureFrom(wire.Capture, res.blobs)
+	case wire.CaptureError != "":
+		tree.CaptureErr = fmt.Errorf("capturing alongside the tree: %s", wire.CaptureError)
+	default:
+		tree.CaptureErr = fmt.Errorf("%w: its a11y_tree result has no capture, though one was asked for", ErrProtocol)
+	}
+	return &tree, nil
 }
 
 // A11yElement reads one element afresh; a *Error named stale_element

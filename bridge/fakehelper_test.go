@@ -209,6 +209,10 @@ func (st *fakeState) serve(req fakeRequest) (any, *fakeError) {
 		return map[string]any{"displays": fakeDisplays}, nil
 	case "capture":
 		return st.capture(p)
+	case "a11y_tree":
+		// Without a11y.capture: a capture member is ignored, as an
+		// older helper would.
+		return map[string]any{"window": map[string]any{"ref": "w", "title": "fake"}, "nodes": []any{}, "elapsed_ms": 1}, nil
 	case "windows":
 		var includeHidden bool
 		json.Unmarshal(p["include_hidden"], &includeHidden)

@@ -206,3 +206,35 @@ func TestCaptureStopsTheSettlingAtOnce(t *testing.T) {
 		t.Errorf("patch_baseline called %d more times after the capture, want none", d.calls-calls)
 	}
 }
+
+// TestStalenessAfterElementAction: an element action (the accessibility
+// API, no input) leaves the staleness reference alone, so the next call
+// does not wait on a settling, and a coordinate click where the screen
+// changed since the model's screenshot is still checked and refused.
+func TestStalenessAfterElementAction(t *testing.T) {
+	f := newFixture(t, consent.Flags{})
+	d := &baselineDesktop{fakeDesktop: f.d}
+	f.g.opts.Desktop = d
+	ctx := context.Background()
+	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.exec.A11yAct(ctx, bridge.A11yActRequest{PID: zenityApp.PID, Ref: "r", Op: "action", Action: "click"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.g.awaitReference(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d.calls != 0 {
+		t.Errorf("patch_baseline called %d times after an element action, want 0", d.calls)
+	}
+	f.d.patch = bridge.PatchCheck{Changed: true, DifferingPixels: 200}
+	n := len(f.d.patches)
+	err := f.check(mcpserver.Action{Tool: "left_click", Target: onZenity})
+	if err == nil || !strings.Contains(err.Error(), "take a new screenshot") {
+		t.Fatalf("coordinate click on a target changed since the screenshot, after an element action: %v", err)
+	}
+	if len(f.d.patches) == n {
+		t.Fatal("the coordinate click was not checked against the screenshot")
+	}
+}

@@ -172,11 +172,45 @@ func (e *guarded) approved(ctx context.Context, pid int) error {
 	return nil
 }
 
+// A11yTree reads an approved app's tree. A capture asked for with it is
+// masked exactly as Capture masks; one the helper could not mask by the
+// windows of the moment is dropped and taken again through Capture.
 func (e *guarded) A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*bridge.A11yTree, error) {
 	if err := e.approved(ctx, req.PID); err != nil {
 		return nil, err
 	}
-	return e.inner.A11yTree(ctx, req)
+	want := req.Capture
+	if want == nil {
+		return e.inner.A11yTree(ctx, req)
+	}
+	if err := e.g.supersedeSettling(ctx); err != nil {
+		return nil, err
+	}
+	ids, keep, err := e.g.maskIDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := *want
+	r.Mask = union(want.Mask, ids)
+	r.MaskOthers, r.Keep = true, missing(keep, want.Mask)
+	if e.g.opts.MaskColor != nil {
+		r.MaskColor = e.g.opts.MaskColor
+	}
+	req.Capture = &r
+	tree, err := e.inner.A11yTree(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case tree.Capture != nil && tree.Capture.MaskOthers:
+		src := tree.Capture.Source
+		e.g.mu.Lock()
+		e.g.last, e.g.acted = &src, false
+		e.g.mu.Unlock()
+	case tree.Capture != nil || tree.CaptureErr == nil:
+		tree.Capture, tree.CaptureErr = e.Capture(ctx, *want)
+	}
+	return tree, nil
 }
 
 func (e *guarded) A11yElement(ctx context.Context, pid int, ref string) (*bridge.A11yNode, error) {
@@ -193,5 +227,23 @@ func (e *guarded) A11yAct(ctx context.Context, req bridge.A11yActRequest) error 
 	if err := e.approved(ctx, req.PID); err != nil {
 		return err
 	}
-	return e.after(ctx, e.inner.A11yAct(ctx, req))
+	return e.afterAPI(ctx, e.inner.A11yAct(ctx, req))
+}
+
+// afterAPI is after for an action the accessibility API did: it sent no
+// input and moved no pointer, so the staleness reference is left as the
+// latest capture (or the last input's settling) made it, not refreshed
+// in the background while the next call waits for the helper. A
+// coordinate click where such an action changed the screen is then
+// checked against what the model last saw and refused until it looks
+// again: stricter than a refresh, never looser. The clipboard guard
+// still runs: an action such as "copy" can fill the selections.
+func (e *guarded) afterAPI(ctx context.Context, err error) error {
+	if cerr := e.g.clearAfterAction(ctx); cerr != nil {
+		e.g.log.Warn("clearing the clipboard after an action", "err", cerr)
+		if err == nil {
+			err = fmt.Errorf("the action ran, but the clipboard could not be cleared after it: %w", cerr)
+		}
+	}
+	return err
 }

@@ -536,13 +536,26 @@ func (s *Server) appState(ctx context.Context, sess *session, req stateRequest, 
 	if depth == 0 {
 		depth = defaultMaxDepth
 	}
-	tree, err := s.exec.A11yTree(ctx, bridge.A11yTreeRequest{PID: req.pid, Window: req.window, MaxNodes: defaultMaxNodes, MaxDepth: depth, DeadlineMS: treeDeadlineMS})
-	if err != nil {
-		return nil, a11yError(req.pid, err)
-	}
+	// The window the tree will most likely be of is known from the window
+	// list, so its screenshot is asked for with the tree and taken while
+	// the tree is walked; it is used only if the tree turns out to be of
+	// that window.
 	wins, err := s.exec.Windows(ctx, false)
 	if err != nil {
 		return nil, fmt.Errorf("listing windows: %w", err)
+	}
+	treeReq := bridge.A11yTreeRequest{PID: req.pid, Window: req.window, MaxNodes: defaultMaxNodes, MaxDepth: depth, DeadlineMS: treeDeadlineMS}
+	var early *shotPlan
+	guess := matchWindow(wins, req.pid, bridge.A11yWindow{Window: req.window})
+	if guess != nil {
+		if plan, err := s.planShot(ctx, &guess.Bounds); err == nil {
+			early = plan
+			treeReq.Capture = &plan.req
+		}
+	}
+	tree, err := s.exec.A11yTree(ctx, treeReq)
+	if err != nil {
+		return nil, a11yError(req.pid, err)
 	}
 	xw := matchWindow(wins, req.pid, tree.Window)
 	var rect *bridge.Rect
@@ -558,7 +571,15 @@ func (s *Server) appState(ctx context.Context, sess *session, req stateRequest, 
 	if xw != nil {
 		xid = xw.ID
 	}
-	shot, img, shotErr := s.windowShot(ctx, rect)
+	var shot geometry.Shot
+	var img *bridge.Capture
+	var shotErr error
+	withTree := early != nil && xw == guess && tree.CaptureErr == nil && tree.Capture != nil
+	if withTree {
+		shot, img, shotErr = early.finish(tree.Capture)
+	} else {
+		shot, img, shotErr = s.windowShot(ctx, rect)
+	}
 	st, prev := sess.elements().record(req.pid, tree, xid, shot)
 	body, counts := st.render(prev, req.full)
 
@@ -605,7 +626,7 @@ func (s *Server) appState(ctx context.Context, sess *session, req stateRequest, 
 	}
 	out := &outcome{text: b.String(), data: data}
 	if img != nil {
-		data["image"] = map[string]any{"width": img.Width, "height": img.Height, "format": img.Format, "screen_rect": img.Source}
+		data["image"] = map[string]any{"width": img.Width, "height": img.Height, "format": img.Format, "screen_rect": img.Source, "with_tree": withTree}
 		out.image = s.imageOf(img)
 	}
 	return out, nil
@@ -650,12 +671,32 @@ func matchWindow(list *bridge.WindowList, pid int, w bridge.A11yWindow) *bridge.
 // windowShot captures rect, clipped to the display it is most on and
 // scaled to the limits; unapproved apps are masked by the gates' executor.
 func (s *Server) windowShot(ctx context.Context, rect *bridge.Rect) (geometry.Shot, *bridge.Capture, error) {
+	plan, err := s.planShot(ctx, rect)
+	if err != nil {
+		return geometry.Shot{}, nil, err
+	}
+	img, err := s.exec.Capture(ctx, plan.req)
+	if err != nil {
+		return geometry.Shot{}, nil, fmt.Errorf("capturing the window: %w", err)
+	}
+	return plan.finish(img)
+}
+
+// shotPlan is the capture request for a window's screenshot and the
+// display it is taken on.
+type shotPlan struct {
+	req bridge.CaptureRequest
+	on  bridge.Display
+}
+
+// planShot is the capture request of windowShot, not yet sent.
+func (s *Server) planShot(ctx context.Context, rect *bridge.Rect) (*shotPlan, error) {
 	if rect == nil {
-		return geometry.Shot{}, nil, errors.New("the toolkit reports no place for the window")
+		return nil, errors.New("the toolkit reports no place for the window")
 	}
 	displays, err := s.exec.Displays(ctx)
 	if err != nil {
-		return geometry.Shot{}, nil, fmt.Errorf("listing displays: %w", err)
+		return nil, fmt.Errorf("listing displays: %w", err)
 	}
 	var best bridge.Rect
 	var on bridge.Display
@@ -665,7 +706,7 @@ func (s *Server) windowShot(ctx context.Context, rect *bridge.Rect) (geometry.Sh
 		}
 	}
 	if best.Width <= 0 || best.Height <= 0 {
-		return geometry.Shot{}, nil, errors.New("the window is not on any display")
+		return nil, errors.New("the window is not on any display")
 	}
 	w, h := geometry.ScaledSize(best.Width, best.Height, s.limits)
 	req := bridge.CaptureRequest{Rect: &best, Format: s.format}
@@ -675,10 +716,12 @@ func (s *Server) windowShot(ctx context.Context, rect *bridge.Rect) (geometry.Sh
 	if s.format == FormatJPEG {
 		req.Quality = s.quality
 	}
-	img, err := s.exec.Capture(ctx, req)
-	if err != nil {
-		return geometry.Shot{}, nil, fmt.Errorf("capturing the window: %w", err)
-	}
+	return &shotPlan{req: req, on: on}, nil
+}
+
+// finish checks the capture taken for the plan and places it.
+func (p *shotPlan) finish(img *bridge.Capture) (geometry.Shot, *bridge.Capture, error) {
+	on := p.on
 	shot := geometry.Shot{
 		DisplayID: on.ID, DisplayName: on.Name,
 		Origin:   geometry.Point{X: img.Source.X, Y: img.Source.Y},

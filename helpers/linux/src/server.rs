@@ -46,6 +46,7 @@ const ALL_CAPABILITIES: &[&str] = &[
     "teach",
     "a11y",
     "a11y.expect",
+    "a11y.capture",
 ];
 /// The methods that need the handshake first.
 const METHODS: &[&str] = &[
@@ -420,7 +421,9 @@ impl Server {
             "teach_poll" => crate::teach::call_poll(id)?,
             "teach_hide" => crate::teach::call_hide(id)?,
             "a11y_apps" => self.a11y.call_apps(id, &p, &x_windows(&mut self.x))?,
-            "a11y_tree" => self.a11y.call_tree(id, &p, &x_windows(&mut self.x))?,
+            "a11y_tree" => self.a11y.call_tree(id, &p, &x_windows(&mut self.x), |c| {
+                tree_capture(&mut self.x, &mut self.next_capture_id, c)
+            })?,
             "a11y_element" => self.a11y.call_element(id, &p, &x_windows(&mut self.x))?,
             "a11y_act" => self.a11y.call_act(id, &p, || x_windows(&mut self.x))?,
             _ => {
@@ -763,6 +766,17 @@ impl Session {
     /// Captures what `req` asks for: the source rectangle, the mask over
     /// it, then the pixels, scaled and encoded.
     fn capture(&mut self, id: &Value, req: &CaptureParams, capture_id: u64) -> Result<Vec<u8>> {
+        self.capture_then(req, capture_id, |r| protocol::success(id, r))
+    }
+
+    /// Takes the capture and hands its result to `answer` (which encodes
+    /// it), so the image text is not copied on its way out.
+    fn capture_then<T>(
+        &mut self,
+        req: &CaptureParams,
+        capture_id: u64,
+        answer: impl FnOnce(&CaptureResult<'_>) -> T,
+    ) -> Result<T> {
         let (source, display, screen) = self.capture_source(req)?;
         let output = output_size(req.width, req.height, source.size())?;
         // The window list that places the mask and the pixels must show the
@@ -791,21 +805,18 @@ impl Session {
             &mut || grab.release(),
         )?;
         log_capture(capture_id, source, output, req.format, &out);
-        Ok(protocol::success(
-            id,
-            &CaptureResult {
-                format: req.format.name(),
-                data: out.data,
-                width: output.width,
-                height: output.height,
-                source,
-                display,
-                masked,
-                mask_others: req.mask.others,
-                method: out.method.name(),
-                capture_id,
-            },
-        ))
+        Ok(answer(&CaptureResult {
+            format: req.format.name(),
+            data: out.data,
+            width: output.width,
+            height: output.height,
+            source,
+            display,
+            masked,
+            mask_others: req.mask.others,
+            method: out.method.name(),
+            capture_id,
+        }))
     }
 
     /// The rectangle a capture reads, the display it is (None for a
@@ -1020,6 +1031,23 @@ impl CaptureParams {
 /// Every top-level window, hidden ones included, for matching accessible
 /// windows to X windows; none while X or the window list is down (the
 /// accessibility methods then work without X window ids).
+/// The `capture` member of an `a11y_tree` request: the same capture,
+/// masks included, that `capture` would take with these params. It runs on
+/// this (the X) thread while the accessibility thread walks the tree.
+fn tree_capture(x: &mut XState, next_capture_id: &mut u64, p: &Params<'_>) -> Result<Value> {
+    let request = CaptureParams::parse(p)?;
+    let s = match x {
+        XState::Up(s) => s,
+        XState::Down(e) => return Err(e.clone()),
+    };
+    let capture_id = *next_capture_id;
+    let value = s
+        .capture_then(&request, capture_id, |r| serde_json::to_value(r))?
+        .map_err(|e| Error::internal(format!("encoding the capture result: {e}")))?;
+    *next_capture_id += 1;
+    Ok(value)
+}
+
 fn x_windows(x: &mut XState) -> Vec<Window> {
     let XState::Up(s) = x else {
         return Vec::new();

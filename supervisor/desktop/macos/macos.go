@@ -459,8 +459,17 @@ func (e *approvedOnly) A11yApps(ctx context.Context) (*bridge.A11yApps, error) {
 	return e.inner.A11yApps(ctx)
 }
 
+// A11yTree takes a capture asked for with the tree through Capture, so
+// that it too shows only the approved apps.
 func (e *approvedOnly) A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*bridge.A11yTree, error) {
-	return e.inner.A11yTree(ctx, req)
+	want := req.Capture
+	req.Capture = nil
+	tree, err := e.inner.A11yTree(ctx, req)
+	if err != nil || want == nil {
+		return tree, err
+	}
+	tree.Capture, tree.CaptureErr = e.Capture(ctx, *want)
+	return tree, nil
 }
 
 func (e *approvedOnly) A11yElement(ctx context.Context, pid int, ref string) (*bridge.A11yNode, error) {

@@ -117,6 +117,12 @@ struct TreeResult {
     elapsed_ms: u64,
     /// "p2p" when the app's own socket served the read, "bus" otherwise.
     via: &'static str,
+    /// The `capture` result asked for with the tree, in `capture`'s shape.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capture: Option<Value>,
+    /// Why that capture failed; the tree is good all the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capture_error: Option<String>,
 }
 
 /// An `a11y_act` operation, checked before anything is called.
@@ -402,9 +408,20 @@ impl A11y {
         id: &Value,
         p: &Params<'_>,
         xwins: &[Window],
+        capture: impl FnOnce(&Params<'_>) -> Result<Value>,
     ) -> Result<Vec<u8>> {
         let started = Instant::now();
         let pid = pid_param(p)?;
+        let capture_params = match p.get("capture") {
+            None => None,
+            Some(v @ Value::Object(_)) => Some(Params::new("a11y_tree capture", v.clone())?),
+            Some(other) => {
+                return Err(p.bad(format!(
+                    "\"capture\" must be an object of capture params, not {}",
+                    protocol::kind(other)
+                )))
+            }
+        };
         let want_window = p.int("window", 0, u32::MAX as i64)?.map(|w| w as u32);
         let want_title = p.str("title")?.map(str::to_owned);
         let max_nodes = p.int("max_nodes", 1, 100_000)?.unwrap_or(DEFAULT_MAX_NODES) as usize;
@@ -417,16 +434,40 @@ impl A11y {
             max_depth,
             deadline: started + Duration::from_millis(deadline_ms),
         };
-        let r = self.tree(pid, want_window, want_title.as_deref(), budget, xwins);
+        // elapsed_ms is the walk's own time, without the capture's.
+        let walk = |a: &mut A11y| {
+            let r = a.tree(pid, want_window, want_title.as_deref(), budget, xwins);
+            (r, started.elapsed().as_millis() as u64)
+        };
+        let ((r, elapsed_ms), shot) = match &capture_params {
+            None => (walk(self), None),
+            // The walk waits on the app and the capture on the X server:
+            // overlapped, the pair takes about as long as the slower one.
+            Some(cp) => std::thread::scope(|s| {
+                let walker = s.spawn(|| walk(self));
+                let shot = capture(cp);
+                let r = walker
+                    .join()
+                    .unwrap_or_else(|_| (Err(Error::internal("the tree walk panicked")), 0));
+                (r, Some(shot))
+            }),
+        };
         let (window, walk, via) = self.check(r)?;
+        let (capture, capture_error) = match shot {
+            None => (None, None),
+            Some(Ok(v)) => (Some(v), None),
+            Some(Err(e)) => (None, Some(e.message)),
+        };
         Ok(protocol::success(
             id,
             &TreeResult {
                 window,
                 nodes: walk.nodes,
                 truncated: walk.truncated,
-                elapsed_ms: started.elapsed().as_millis() as u64,
+                elapsed_ms,
                 via,
+                capture,
+                capture_error,
             },
         ))
     }
