@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,8 +75,9 @@ func TestElementsClickChecksInOneRequest(t *testing.T) {
 	if b, _ := os.ReadFile(out); len(b) != 0 {
 		t.Fatalf("zenity printed %q: the refused click went through", b)
 	}
-	if dlg.Cmd.ProcessState != nil {
-		t.Fatalf("zenity exited: the refused click went through")
+	// The harness reaps zenity (its own Wait): a gone pid means it exited.
+	if err := syscall.Kill(dlg.PID, 0); err != nil {
+		t.Fatalf("zenity exited (%v): the refused click went through", err)
 	}
 
 	state = e.state(dlg.PID, map[string]any{"disableDiff": true})
