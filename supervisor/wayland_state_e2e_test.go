@@ -189,13 +189,18 @@ func TestWaylandWindowsEpoch(t *testing.T) {
 		{"a window floats", func() { w.Run(t, "swaymsg", "[app_id=epoch.one] floating enable") }},
 		{"a window is resized", func() { w.Run(t, "swaymsg", "[app_id=epoch.one] resize set 400 300") }},
 		{"a floating window moves", func() { w.Run(t, "swaymsg", "[app_id=epoch.one] move position 40 50") }},
-		{"a window closes", func() { w.Run(t, "swaymsg", "[app_id=epoch.two] kill") }},
+		{"a window closes", func() {
+			// kill only asks foot to close; the view goes a moment later.
+			w.Run(t, "swaymsg", "[app_id=epoch.two] kill")
+			w.WaitViewGone(t, "epoch.two")
+		}},
 	}
 	for _, ch := range changes {
 		prev := settledEpoch(t, c)
 		ch.do()
 		// No waiting for the change to show: sway has done it when
-		// swaymsg returns, and the epoch must say so at once.
+		// swaymsg returns (or, for a close, when sway stops listing the
+		// view), and the epoch must say so at once.
 		if now := readEpoch(t, c); now == prev {
 			t.Fatalf("%s, yet the epoch stood still at %+v", ch.what, now)
 		}

@@ -333,6 +333,26 @@ func (w *Wayland) WaitView(t testing.TB, appID string) View {
 	return View{}
 }
 
+// WaitViewGone waits (up to a minute) until sway lists no view whose
+// app_id is appID: `swaymsg kill` only asks the client to close.
+func (w *Wayland) WaitViewGone(t testing.TB, appID string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		gone := true
+		for _, v := range w.Views(t) {
+			if v.AppID == appID {
+				gone = false
+			}
+		}
+		if gone {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the %s window was still open a minute after it was asked to close; sway log:\n%s", appID, w.sway.logTail())
+}
+
 // AttachWayland is the session of a sway that someone else runs (such as
 // the private one `deskhand serve --virtual-display` starts as
 // WaylandUser) in the runtime directory dir, for its reference tools and
