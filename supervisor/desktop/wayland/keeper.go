@@ -1,16 +1,11 @@
 package wayland
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os/exec"
-	"strings"
-	"syscall"
 
 	"github.com/deskhand/deskhand/supervisor/cleanup"
+	"github.com/deskhand/deskhand/supervisor/desktop/freedesktop"
 )
 
 // KeepFlag runs the capture helper as the clipboard keeper, on Wayland as
@@ -19,7 +14,7 @@ import (
 // with it) would vanish with deskhand. The keeper owns it, in every UTF-8
 // text type, until other clients have taken each selection it keeps, as
 // wl-copy does (helpers/PROTOCOL.md, "Wayland (wlroots)").
-const KeepFlag = "--keep-clipboard"
+const KeepFlag = freedesktop.KeepFlag
 
 // MaxKeptBytes bounds the text a keeper serves per selection: the most a
 // clipboard read returns, so any stashed text can be kept.
@@ -27,13 +22,6 @@ const MaxKeptBytes = 16 << 20
 
 // ErrTooLargeToKeep is returned by Keep for text over MaxKeptBytes.
 var ErrTooLargeToKeep = fmt.Errorf("clipboard text over %d bytes cannot be kept after deskhand exits", MaxKeptBytes)
-
-// keepRequest is what the keeper reads on stdin; a nil selection is not
-// kept.
-type keepRequest struct {
-	Clipboard *string `json:"clipboard,omitempty"`
-	Primary   *string `json:"primary,omitempty"`
-}
 
 // Keep starts a keeper for the clipboard and primary clips of s that have
 // Had set, in the Wayland session of env (KEY=value), and returns once it
@@ -43,56 +31,14 @@ func Keep(ctx context.Context, helper string, env []string, s cleanup.Stash) err
 	if len(s.Clipboard.Text) > MaxKeptBytes || len(s.Primary.Text) > MaxKeptBytes {
 		return ErrTooLargeToKeep
 	}
-	var req keepRequest
+	var clipboard, primary *string
 	if s.Clipboard.Had {
-		req.Clipboard = &s.Clipboard.Text
+		clipboard = &s.Clipboard.Text
 	}
 	if s.Primary.Had {
-		req.Primary = &s.Primary.Text
+		primary = &s.Primary.Text
 	}
-	if req.Clipboard == nil && req.Primary == nil {
-		return nil
-	}
-	if helper == "" {
-		return errors.New("keeping the clipboard after deskhand exits: no capture helper to keep it (it was never started)")
-	}
-	in, err := json.Marshal(req)
-	if err != nil {
-		return fmt.Errorf("encoding the text to keep: %w", err)
-	}
-	cmd := exec.Command(helper, KeepFlag)
-	cmd.Env = append(keeperBase(env), HelperEnv(env)...)
-	cmd.Stdin = strings.NewReader(string(in))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return fmt.Errorf("starting the clipboard keeper: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting the clipboard keeper: %w", err)
-	}
-	answer := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		answer <- strings.TrimSpace(line)
-	}()
-	select {
-	case line := <-answer:
-		if line != "ready" {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			if line == "" {
-				line = "no answer (is the helper older than --keep-clipboard on Wayland?)"
-			}
-			return fmt.Errorf("the clipboard keeper failed: %s", line)
-		}
-	case <-ctx.Done():
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return fmt.Errorf("the clipboard keeper did not take the clipboard: %w", context.Cause(ctx))
-	}
-	// Not waited for: it lives on after deskhand, and init reaps it.
-	return cmd.Process.Release()
+	return freedesktop.StartKeeper(ctx, helper, append(keeperBase(env), HelperEnv(env)...), clipboard, primary, "is the helper older than --keep-clipboard on Wayland?")
 }
 
 // keeperBase is what of env the keeper keeps besides the session's

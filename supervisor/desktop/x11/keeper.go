@@ -1,17 +1,12 @@
 package x11
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"strings"
-	"syscall"
 
 	"github.com/deskhand/deskhand/supervisor/cleanup"
+	"github.com/deskhand/deskhand/supervisor/desktop/freedesktop"
 )
 
 // KeepFlag runs the capture helper as the clipboard keeper. An X
@@ -23,7 +18,7 @@ import (
 // clients have taken every selection it keeps, as xclip does. The helper
 // is the only X selection owner deskhand has (helpers/PROTOCOL.md, "The
 // clipboard keeper").
-const KeepFlag = "--keep-clipboard"
+const KeepFlag = freedesktop.KeepFlag
 
 // MaxKeptBytes bounds the text a keeper serves per selection: the
 // helper's limit on a clipboard_write.
@@ -31,13 +26,6 @@ const MaxKeptBytes = 1 << 20
 
 // ErrTooLargeToKeep is returned by Keep for text over MaxKeptBytes.
 var ErrTooLargeToKeep = fmt.Errorf("clipboard text over %d bytes cannot be kept after deskhand exits", MaxKeptBytes)
-
-// keepRequest is what the keeper reads on stdin; a nil selection is not
-// kept.
-type keepRequest struct {
-	Clipboard *string `json:"clipboard,omitempty"`
-	Primary   *string `json:"primary,omitempty"`
-}
 
 // Keep starts a keeper for the clipboard and PRIMARY clips of s that have
 // Had set (the cut buffer needs none: it outlives its writer), on X
@@ -47,54 +35,12 @@ func Keep(ctx context.Context, helper, display string, s cleanup.Stash) error {
 	if len(s.Clipboard.Text) > MaxKeptBytes || len(s.Primary.Text) > MaxKeptBytes {
 		return ErrTooLargeToKeep
 	}
-	var req keepRequest
+	var clipboard, primary *string
 	if s.Clipboard.Had {
-		req.Clipboard = &s.Clipboard.Text
+		clipboard = &s.Clipboard.Text
 	}
 	if s.Primary.Had {
-		req.Primary = &s.Primary.Text
+		primary = &s.Primary.Text
 	}
-	if req.Clipboard == nil && req.Primary == nil {
-		return nil
-	}
-	if helper == "" {
-		return errors.New("keeping the clipboard after deskhand exits: no capture helper to keep it (it was never started)")
-	}
-	in, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(helper, KeepFlag)
-	cmd.Env = append(os.Environ(), "DISPLAY="+display)
-	cmd.Stdin = strings.NewReader(string(in))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting the clipboard keeper: %w", err)
-	}
-	answer := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		answer <- strings.TrimSpace(line)
-	}()
-	select {
-	case line := <-answer:
-		if line != "ready" {
-			cmd.Process.Kill()
-			cmd.Wait()
-			if line == "" {
-				line = "no answer (is the helper older than --keep-clipboard?)"
-			}
-			return fmt.Errorf("the clipboard keeper failed: %s", line)
-		}
-	case <-ctx.Done():
-		cmd.Process.Kill()
-		cmd.Wait()
-		return fmt.Errorf("the clipboard keeper did not take the clipboard: %w", context.Cause(ctx))
-	}
-	// Not waited for: it lives on after deskhand, and init reaps it.
-	return cmd.Process.Release()
+	return freedesktop.StartKeeper(ctx, helper, append(os.Environ(), "DISPLAY="+display), clipboard, primary, "is the helper older than --keep-clipboard?")
 }
