@@ -34,16 +34,21 @@ func (c *Client) WatchEscape(ctx context.Context, onEscape func()) (stop func(),
 
 // MacPermissions is the answer to the macOS helper's permissions method.
 // ScreenRecording is true only when the preflight passed and a real
-// ScreenCaptureKit call succeeded; neither check prompts the user.
+// ScreenCaptureKit call succeeded; none of the checks prompts the user.
 type MacPermissions struct {
 	ScreenRecording bool `json:"screen_recording"`
 	Accessibility   bool `json:"accessibility"`
+	// InputMonitoring is the grant the Escape watch's keyboard tap needs
+	// (IOHIDCheckAccess). It is nil from a helper too old to report it,
+	// which is not the same as "not granted".
+	InputMonitoring *bool `json:"input_monitoring,omitempty"`
 }
 
 // The permission names Permissions accepts in require.
 const (
 	PermissionScreenRecording = "screen_recording"
 	PermissionAccessibility   = "accessibility"
+	PermissionInputMonitoring = "input_monitoring"
 )
 
 // Permissions asks the macOS helper which privacy permissions it has. Each

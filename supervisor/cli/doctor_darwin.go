@@ -10,7 +10,9 @@ import (
 )
 
 // displayChecks reports the macOS permissions with the display gate's own
-// check (macos.CheckPermissions), through the helper serve would use.
+// check (macos.CheckPermissions), through the helper serve would use, and
+// Input Monitoring (macos.CheckInputMonitoring), which only the user's
+// Escape needs, so its absence is a warning, never a failure.
 func displayChecks(ctx context.Context, _, virtualDisplay string) ([]check, displayState) {
 	if _, err := macos.Open(ctx, macos.Options{VirtualDisplay: virtualDisplay}); err != nil {
 		return []check{{status: "FAIL", name: "display", detail: err.Error(), fix: "unset DESKHAND_VIRTUAL_DISPLAY"}}, displayReached
@@ -24,8 +26,13 @@ func displayChecks(ctx context.Context, _, virtualDisplay string) ([]check, disp
 	defer client.Close()
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := macos.CheckPermissions(hctx, client); err != nil {
-		return []check{{status: "FAIL", name: "display", detail: err.Error(), fix: "open the pane named above, switch deskhand's app on, and restart it"}}, displayReached
+	escape := check{status: "ok", name: "escape", detail: "Input Monitoring is granted: the user's Escape stops a turn"}
+	if err := macos.CheckInputMonitoring(hctx, client); err != nil {
+		escape = check{status: "warn", name: "escape", detail: err.Error(),
+			fix: "open System Settings > Privacy & Security > Input Monitoring (" + macos.InputMonitoringPane + "), switch on deskhand's app, and restart it"}
 	}
-	return []check{{status: "ok", name: "display", detail: "the user's screen; Screen Recording and Accessibility are granted"}}, displayReached
+	if err := macos.CheckPermissions(hctx, client); err != nil {
+		return []check{{status: "FAIL", name: "display", detail: err.Error(), fix: "open the pane named above, switch deskhand's app on, and restart it"}, escape}, displayReached
+	}
+	return []check{{status: "ok", name: "display", detail: "the user's screen; Screen Recording and Accessibility are granted"}, escape}, displayReached
 }

@@ -21,8 +21,9 @@ import (
 // key_layout (a French layout).
 //
 // Its behaviour comes from the environment: fakePermsEnv lists the granted
-// permissions ("screen_recording,accessibility"), or "no-session" for a
-// helper without a window-server session; fakeLogEnv is a file each
+// permissions ("screen_recording,accessibility,input_monitoring"), or
+// "no-session" for a helper without a window-server session; fakeOldEnv
+// makes permissions answer as a helper from before input_monitoring; fakeLogEnv is a file each
 // capture's params are appended to, one JSON line each; while the file
 // fakeLaunchedEnv names exists, a new com.example.Notes window is listed;
 // fakeTapEnv=refuse makes watch_escape fail as macOS does without Input
@@ -40,6 +41,7 @@ const (
 	fakeLogEnv      = "MACOS_FAKE_LOG"
 	fakeLaunchedEnv = "MACOS_FAKE_LAUNCHED"
 	fakeTapEnv      = "MACOS_FAKE_TAP"
+	fakeOldEnv      = "MACOS_FAKE_OLD"
 )
 
 // The Swift helper's EscapeWatch constants.
@@ -178,7 +180,11 @@ func fakeAnswer(req fakeReq) (any, map[string]any) {
 				return nil, rpcError(-32011, "permission_denied", r+" is not granted", "Open System Settings > Privacy & Security.")
 			}
 		}
-		return map[string]bool{"screen_recording": granted["screen_recording"], "accessibility": granted["accessibility"]}, nil
+		answer := map[string]bool{"screen_recording": granted["screen_recording"], "accessibility": granted["accessibility"]}
+		if os.Getenv(fakeOldEnv) == "" {
+			answer["input_monitoring"] = granted["input_monitoring"]
+		}
+		return answer, nil
 	case "windows":
 		app := func(pid int, name, bundle string) map[string]any {
 			return map[string]any{"pid": pid, "name": name, "bundle_id": bundle, "exe": "/Applications/" + name + ".app/Contents/MacOS/" + name}

@@ -179,6 +179,27 @@ func CheckPermissions(ctx context.Context, h Helper) error {
 	return nil
 }
 
+// CheckInputMonitoring is doctor's report on the Escape watch's permission:
+// nil when the helper says Input Monitoring is granted, else what is
+// missing, the pane that grants it and what works without it. The display
+// gate never asks for it: an action needs only Screen Recording and
+// Accessibility, and only the user's Escape stopping a turn needs this.
+func CheckInputMonitoring(ctx context.Context, h Helper) error {
+	p, err := h.Permissions(ctx)
+	if err != nil {
+		return fmt.Errorf("the macOS helper cannot tell whether Input Monitoring is granted (%w), so the user's Escape may not stop a turn; everything else works without it", err)
+	}
+	if p.InputMonitoring == nil {
+		return errors.New("this macOS helper is too old to report Input Monitoring, which the user's Escape needs to stop a turn (everything else works without it): update deskhand")
+	}
+	if !*p.InputMonitoring {
+		return errors.New("Input Monitoring is not granted, so the user's Escape may not stop a turn (the keyboard watch needs it, or an Accessibility grant on macOS versions that still accept that); " +
+			"everything else works without it, and the user can still stop deskhand by closing the MCP client. To grant it, open System Settings > Privacy & Security > Input Monitoring (" +
+			InputMonitoringPane + "), switch on the app that runs deskhand (the terminal or MCP client app), and restart deskhand")
+	}
+	return nil
+}
+
 // OpenInput opens the input package: Quartz events on macOS, shortcuts
 // sent as the active layout's keys (Shortcuts). The key presses are not
 // reported: the Escape watch tells deskhand's own presses apart by the

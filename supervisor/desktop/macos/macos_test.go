@@ -244,3 +244,50 @@ func TestNotifyPassesTextAsArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDoctorReportsInputMonitoring: the helper's permissions answer says
+// whether Input Monitoring is granted, doctor's check names its pane and
+// what works without it, and the display gate never asks for it.
+func TestDoctorReportsInputMonitoring(t *testing.T) {
+	d, err := Open(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	without := fakeClient(t, fakePermsEnv+"=screen_recording,accessibility")
+	if err := d.DisplayGate(without)(ctx); err != nil {
+		t.Fatalf("gate without Input Monitoring refused: %v; only the Escape watch needs it", err)
+	}
+	err = CheckInputMonitoring(ctx, without)
+	if err == nil {
+		t.Fatal("CheckInputMonitoring without Input Monitoring: no report")
+	}
+	for _, want := range []string{"Input Monitoring is not granted", "Escape", "everything else works",
+		"System Settings > Privacy & Security > Input Monitoring", InputMonitoringPane, "restart deskhand"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckInputMonitoring = %q, want it to contain %q", err, want)
+		}
+	}
+	if _, err := without.Permissions(ctx, bridge.PermissionInputMonitoring); err == nil {
+		t.Error("permissions require input_monitoring without it: no permission_denied")
+	}
+
+	with := fakeClient(t, fakePermsEnv+"=screen_recording,accessibility,input_monitoring")
+	if err := CheckInputMonitoring(ctx, with); err != nil {
+		t.Errorf("CheckInputMonitoring with Input Monitoring granted: %v", err)
+	}
+	if p, err := with.Permissions(ctx, bridge.PermissionInputMonitoring); err != nil || p.InputMonitoring == nil || !*p.InputMonitoring {
+		t.Errorf("permissions require input_monitoring with it granted = %+v, %v", p, err)
+	}
+
+	// A helper from before input_monitoring says nothing about it: that is
+	// reported as unknown, not as a missing grant.
+	old := fakeClient(t, fakePermsEnv+"=screen_recording,accessibility,input_monitoring", fakeOldEnv+"=1")
+	if err := CheckInputMonitoring(ctx, old); err == nil || !strings.Contains(err.Error(), "too old to report") {
+		t.Errorf("CheckInputMonitoring with an old helper = %v, want it to say the helper is too old", err)
+	}
+	if InputMonitoringPane != "x-apple.systempreferences:com.apple.preference.security?Privacy_ListenEvent" {
+		t.Fatalf("pane URL changed: %q", InputMonitoringPane)
+	}
+}

@@ -95,6 +95,10 @@ public enum Permission: String, CaseIterable, Sendable {
     case screenRecording = "screen_recording"
     /// macOS Accessibility (TCC `kTCCServiceAccessibility`).
     case accessibility = "accessibility"
+    /// macOS Input Monitoring (TCC `kTCCServiceListenEvent`), which the
+    /// Escape watch's keyboard tap needs. Optional: without it everything
+    /// works except the user's Escape stopping a turn.
+    case inputMonitoring = "input_monitoring"
 }
 
 /// The desktop the handler serves: displays, pixels, windows, clipboard and

@@ -430,7 +430,7 @@ public final class RequestHandler {
         ]
     }
 
-    /// macOS extension: `{"require": ["screen_recording", "accessibility"]}`
+    /// macOS extension: `{"require": ["screen_recording", "accessibility", "input_monitoring"]}`
     /// answers each permission's state, or fails with `permission_denied`
     /// for the first required one that is missing. Nothing here prompts.
     private func permissions(_ p: Params) async throws -> JSON {

@@ -122,13 +122,18 @@ public final class MacDesktop: Desktop {
     }
 
     /// Screen Recording counts as granted only when the preflight passes and
-    /// a real ScreenCaptureKit call succeeds; neither prompts.
+    /// a real ScreenCaptureKit call succeeds; Input Monitoring is asked of
+    /// IOKit's HID access check. None of them prompts.
     public func permissionStatus() async -> [Permission: Bool] {
         var screenRecording = Permissions.screenRecordingPreflight()
         if screenRecording {
             screenRecording = await content.confirmScreenRecording()
         }
-        return [.screenRecording: screenRecording, .accessibility: Permissions.accessibilityTrusted()]
+        return [
+            .screenRecording: screenRecording,
+            .accessibility: Permissions.accessibilityTrusted(),
+            .inputMonitoring: Permissions.inputMonitoringGranted(),
+        ]
     }
 
     public func keyLayout() async throws -> JSON {
@@ -178,6 +183,7 @@ public final class MacDesktop: Desktop {
         switch permission {
         case .screenRecording: return PermissionError.screenRecordingNotGranted.protocolError
         case .accessibility: return PermissionError.accessibilityNotGranted.protocolError
+        case .inputMonitoring: return PermissionError.inputMonitoringNotGranted.protocolError
         }
     }
 }

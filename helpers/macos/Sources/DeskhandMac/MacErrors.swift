@@ -19,8 +19,9 @@ public enum PermissionError: LocalizedError, ProtocolErrorConvertible, Equatable
     case screenRecordingRefused(String)
     /// AXIsProcessTrusted says Accessibility is not granted.
     case accessibilityNotGranted
-    /// macOS refused the keyboard event tap of `watch_escape`: neither
-    /// Input Monitoring nor Accessibility is granted.
+    /// Input Monitoring is not granted (`permissions`), or macOS refused
+    /// the keyboard event tap of `watch_escape`: neither Input Monitoring
+    /// nor Accessibility is granted.
     case inputMonitoringNotGranted
 
     public var errorDescription: String? {
@@ -32,7 +33,7 @@ public enum PermissionError: LocalizedError, ProtocolErrorConvertible, Equatable
         case .accessibilityNotGranted:
             return "macOS has not granted Accessibility to deskhand-helper"
         case .inputMonitoringNotGranted:
-            return "macOS refused deskhand-helper a keyboard event tap (Input Monitoring is not granted), so the user's Escape cannot stop deskhand"
+            return "macOS has not granted Input Monitoring to deskhand-helper (it refuses the keyboard event tap), so the user's Escape cannot stop deskhand; everything else works without it"
         }
     }
 

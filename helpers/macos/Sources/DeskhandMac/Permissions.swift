@@ -3,6 +3,7 @@ import ApplicationServices
 import CoreGraphics
 import DeskhandHelperCore
 import Foundation
+import IOKit.hid
 
 /// macOS privacy permissions (TCC). The checks here never show a system
 /// prompt: a helper that pops up dialogs whenever the supervisor calls it
@@ -26,9 +27,12 @@ public enum Permissions {
 
     /// Whether Input Monitoring is granted, which the Escape watch's
     /// keyboard event tap needs (an Accessibility grant also allows it).
-    /// CGPreflightListenEventAccess never prompts.
+    /// IOHIDCheckAccess reads the Input Monitoring grant itself and never
+    /// prompts (IOHIDRequestAccess would); CGPreflightListenEventAccess is
+    /// the Quartz spelling of the same check, asked too so that either
+    /// one's answer of "granted" counts.
     public static func inputMonitoringGranted() -> Bool {
-        CGPreflightListenEventAccess()
+        IOHIDCheckAccess(kIOHIDRequestTypeListenEvent) == kIOHIDAccessTypeGranted || CGPreflightListenEventAccess()
     }
 
     /// Asks for both permissions the way the user expects from an app: the

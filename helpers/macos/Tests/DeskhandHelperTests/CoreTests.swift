@@ -246,15 +246,20 @@ final class RequestHandlerTests: XCTestCase {
     func testPermissionsReportsAndRequires() async throws {
         let desktop = FakeDesktop()
         desktop.granted[.accessibility] = false
+        desktop.granted[.inputMonitoring] = false
         let handler = makeHandler(desktop)
         _ = try await call(handler, ["jsonrpc": "2.0", "id": 1, "method": "handshake", "params": ["protocol_versions": [1]]])
         let status = try await call(handler, ["jsonrpc": "2.0", "id": 2, "method": "permissions"])
-        XCTAssertEqual(status["result"], ["screen_recording": true, "accessibility": false])
+        XCTAssertEqual(status["result"], ["screen_recording": true, "accessibility": false, "input_monitoring": false])
         let denied = try await call(handler, ["jsonrpc": "2.0", "id": 3, "method": "permissions", "params": ["require": ["screen_recording", "accessibility"]]])
         XCTAssertEqual(denied["error"]?["code"], .int(-32011))
         XCTAssertEqual(denied["error"]?["data"]?["code"], "permission_denied")
         let hint = try XCTUnwrap(denied["error"]?["data"]?["hint"]?.stringValue)
         XCTAssertTrue(hint.contains("Privacy & Security > Accessibility"), hint)
+        let watch = try await call(handler, ["jsonrpc": "2.0", "id": 5, "method": "permissions", "params": ["require": ["input_monitoring"]]])
+        XCTAssertEqual(watch["error"]?["data"]?["code"], "permission_denied")
+        let watchHint = try XCTUnwrap(watch["error"]?["data"]?["hint"]?.stringValue)
+        XCTAssertTrue(watchHint.contains("Privacy & Security > Input Monitoring"), watchHint)
         let bad = try await call(handler, ["jsonrpc": "2.0", "id": 4, "method": "permissions", "params": ["require": ["camera"]]])
         XCTAssertEqual(bad["error"]?["data"]?["code"], "invalid_params")
     }

@@ -145,7 +145,7 @@ final class FakeDesktop: Desktop {
         }
     }
 
-    var granted: [Permission: Bool] = [.screenRecording: true, .accessibility: true]
+    var granted: [Permission: Bool] = [.screenRecording: true, .accessibility: true, .inputMonitoring: true]
 
     func permissionStatus() async -> [Permission: Bool] {
         granted
@@ -167,6 +167,7 @@ final class FakeDesktop: Desktop {
         switch permission {
         case .screenRecording: return PermissionError.screenRecordingNotGranted.protocolError
         case .accessibility: return PermissionError.accessibilityNotGranted.protocolError
+        case .inputMonitoring: return PermissionError.inputMonitoringNotGranted.protocolError
         }
     }
 
