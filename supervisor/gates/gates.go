@@ -184,9 +184,10 @@ func New(opts Options) (*Gates, error) {
 // after the display check and before the lock, so that a session without
 // approvals never takes the lock. access may be nil.
 func (g *Gates) Chain(access mcpserver.Gate) []mcpserver.Gate {
+	// Neither of the first two looks at the action (mcpserver.WholeGate).
 	chain := []mcpserver.Gate{
-		gate("kill switch", g.checkKillSwitch),
-		gate("display", g.checkDisplay),
+		mcpserver.GateFunc{GateName: "kill switch", Func: g.checkKillSwitch, Whole: true},
+		mcpserver.GateFunc{GateName: "display", Func: g.checkDisplay, Whole: true},
 	}
 	if access != nil {
 		chain = append(chain, access)

@@ -57,6 +57,40 @@ func (p *parser) shot() (*geometry.Shot, error) {
 	return p.frame, p.frameErr
 }
 
+// The frame errors of pixel coordinates: the model must take a screenshot
+// first (unless a whole gate refuses everything; see checkWholeGates).
+var (
+	errNoScreenshot    = &needScreenshotError{"no screenshot yet: call screenshot first; coordinates are pixels of the latest screenshot"}
+	errDisplaysChanged = &needScreenshotError{"the displays changed since the last screenshot: take a new screenshot, then use coordinates from it"}
+)
+
+// needScreenshotError is a parse error that asks for a screenshot.
+type needScreenshotError struct{ msg string }
+
+func (e *needScreenshotError) Error() string { return e.msg }
+
+// checkWholeGates turns a parse error that asks for a screenshot into the
+// refusal of a leading whole gate (WholeGate) when one refuses every
+// action: a screenshot would be refused too, and the model should hear
+// why. Any other error, or none refusing, leaves err as it is.
+func (s *Server) checkWholeGates(ctx context.Context, sess *session, tool string, err error) error {
+	var need *needScreenshotError
+	if !errors.As(err, &need) {
+		return err
+	}
+	a := &Action{Tool: tool, Session: sess.id}
+	for _, g := range s.gates {
+		w, ok := g.(WholeGate)
+		if !ok || !w.RefusesWhole() {
+			break
+		}
+		if gerr := g.Check(ctx, a); gerr != nil {
+			return fmt.Errorf("%s: %w", g.Name(), gerr)
+		}
+	}
+	return err
+}
+
 // frameFor returns the geometry the session's coordinates refer to: its
 // latest screenshot; in normalized mode without one, the selected display.
 // A screenshot restored from the state file is first checked against the
@@ -86,7 +120,7 @@ func (s *Server) frameFor(ctx context.Context, sess *session) (*geometry.Shot, e
 			s.log.Info("the restored screenshot geometry no longer matches the displays; dropping it", "display", last.DisplayName)
 			last = nil
 			if s.mode == geometry.ModePixels {
-				return nil, errors.New("the displays changed since the last screenshot: take a new screenshot, then use coordinates from it")
+				return nil, errDisplaysChanged
 			}
 		}
 	}
@@ -94,7 +128,7 @@ func (s *Server) frameFor(ctx context.Context, sess *session) (*geometry.Shot, e
 		return last, nil
 	}
 	if s.mode == geometry.ModePixels {
-		return nil, errors.New("no screenshot yet: call screenshot first; coordinates are pixels of the latest screenshot")
+		return nil, errNoScreenshot
 	}
 	displays, err := s.exec.Displays(ctx)
 	if err != nil {

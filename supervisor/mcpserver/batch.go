@@ -54,6 +54,9 @@ func (s *Server) runBatch(ctx context.Context, sess *session, raw []byte) *mcp.C
 		st, name, err := s.parseBatchAction(p, item, i, len(items))
 		names[i] = name
 		if err != nil {
+			if refused := s.checkWholeGates(ctx, sess, name, err); refused != err {
+				return errorResult(fmt.Errorf("%s: %w", tool, refused))
+			}
 			return s.batchResult(batchInvalid, i, names, nil, fmt.Errorf("action %d (%s) is invalid: %w", i+1, nameOr(name), err), nil)
 		}
 		steps[i] = st

@@ -72,10 +72,28 @@ type BatchPosition struct {
 type GateFunc struct {
 	GateName string
 	Func     func(ctx context.Context, a *Action) error
+	// Whole says the verdict does not depend on the action, only on the
+	// desktop (the kill switch, the display check); see WholeGate.
+	Whole bool
 }
 
 // Name returns GateName.
 func (g GateFunc) Name() string { return g.GateName }
+
+// RefusesWhole returns Whole.
+func (g GateFunc) RefusesWhole() bool { return g.Whole }
+
+// WholeGate is a gate whose verdict does not depend on the action: it
+// refuses every action or none (the kill switch; a display that cannot be
+// used, such as a GNOME session whose windows deskhand cannot see). The
+// server also asks such gates, leading the chain, before it refuses an
+// action it cannot even read for want of a screenshot, so that the model
+// hears the reason no action can run rather than to take a screenshot
+// that would be refused as well.
+type WholeGate interface {
+	Gate
+	RefusesWhole() bool
+}
 
 // Check calls Func.
 func (g GateFunc) Check(ctx context.Context, a *Action) error { return g.Func(ctx, a) }

@@ -524,7 +524,7 @@ func (s *Server) call(ctx context.Context, sess *session, spec *toolSpec, raw []
 	}
 	st, err := spec.parse(p, a)
 	if err != nil {
-		return errorResult(err)
+		return errorResult(s.checkWholeGates(ctx, sess, spec.name, err))
 	}
 	out, err := s.runStep(ctx, sess, st)
 	if err != nil {
