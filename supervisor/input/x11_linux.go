@@ -294,6 +294,17 @@ static int dh_ping_focus(Display *d, long token, int timeout_ms) {
 	return result;
 }
 
+// dh_buttons is the core pointer's button mask as the server has
+// processed its events (XQueryPointer): a press or release still queued
+// behind another client's synchronous grab is not in it yet.
+static int dh_buttons(Display *d) {
+	Window root, child;
+	int rx, ry, wx, wy;
+	unsigned int mask = 0;
+	XQueryPointer(d, DefaultRootWindow(d), &root, &child, &rx, &ry, &wx, &wy, &mask);
+	return (int)mask;
+}
+
 static int dh_bind(Display *d, int code, unsigned int sym) {
 	KeySym syms[2] = {sym, sym};
 	return XChangeKeyboardMapping(d, code, 2, syms, 1);
@@ -522,7 +533,40 @@ var robotgoButtons = map[Button]string{
 	buttonWheelRight: "wheelRight",
 }
 
-// button uses robotgo.Toggle: one XTestFakeButtonEvent and XSync.
+// releaseWait bounds how long a release waits for the server to process
+// it (see awaitRelease): a user holding the same button on their own
+// display keeps it down, and deskhand must not wait for them.
+const releaseWait = 3 * time.Second
+
+// awaitRelease returns once the server has processed the release of
+// button b, so that the application has the whole click queued before any
+// key deskhand sends next. A window manager that focuses on click grabs
+// the button synchronously: the pointer is frozen, its press and release
+// queued in the server, until the manager replays the press; the keyboard
+// is not frozen, so keys sent meanwhile reach the application first (a
+// click into a text field, then End, then typing, typed where the click
+// landed after End had moved the caret). Until the release is processed
+// the core button mask still shows the button down.
+func (x *x11) awaitRelease(b Button) error {
+	if b < ButtonLeft || b > buttonWheelDown {
+		return nil // buttons 6 and up have no bit in the mask
+	}
+	bit := C.int(1) << (7 + uint(b)) // Button1Mask is 1<<8
+	deadline := time.Now().Add(releaseWait)
+	for C.dh_buttons(x.dpy)&bit != 0 {
+		if err := x.alive(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return nil
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return x.alive()
+}
+
+// button uses robotgo.Toggle: one XTestFakeButtonEvent and XSync; a
+// release then waits for the server to have processed it (awaitRelease).
 // (robotgo.Click would add a 5 ms sleep, and its double click 200 ms.)
 func (x *x11) button(b Button, down bool) error {
 	name, ok := robotgoButtons[b]
@@ -541,7 +585,10 @@ func (x *x11) button(b Button, down bool) error {
 	if cerr := x.check(); cerr != nil {
 		return cerr
 	}
-	return err
+	if err != nil || down {
+		return err
+	}
+	return x.awaitRelease(b)
 }
 
 func (x *x11) key(code keycode, down bool) error {
