@@ -13,7 +13,6 @@
 package sway
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +24,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/deskhand/deskhand/supervisor/desktop/proctail"
 )
 
 // ErrRoot is the refusal to start a private sway as root, which sway 1.7
@@ -67,7 +68,7 @@ type Compositor struct {
 	bus      *exec.Cmd // the private session bus, nil for none
 	done     chan struct{}
 	waitErr  error
-	out      *tail
+	out      *proctail.Tail
 
 	closeOnce sync.Once
 	closeErr  error
@@ -104,7 +105,7 @@ func Start(ctx context.Context, opts Options) (*Compositor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the private sway's runtime dir: %w", err)
 	}
-	c := &Compositor{dir: dir, base: without(opts.Env, displayVars), log: log, done: make(chan struct{}), out: &tail{log: log.With("process", "sway")}}
+	c := &Compositor{dir: dir, base: without(opts.Env, displayVars), log: log, done: make(chan struct{}), out: proctail.New(log.With("process", "sway"))}
 	config := fmt.Sprintf(`output HEADLESS-1 resolution %dx%d position 0 0
 default_border none
 default_floating_border none
@@ -274,48 +275,4 @@ func without(env, keys []string) []string {
 		}
 	}
 	return out
-}
-
-// tail passes sway's output lines to the logger and keeps the last few
-// kilobytes for error messages.
-type tail struct {
-	log  *slog.Logger
-	mu   sync.Mutex
-	buf  []byte
-	line []byte
-}
-
-const tailMax = 2048
-
-func (w *tail) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	if len(w.buf) > tailMax {
-		w.buf = w.buf[len(w.buf)-tailMax:]
-	}
-	w.line = append(w.line, p...)
-	for {
-		i := bytes.IndexByte(w.line, '\n')
-		if i < 0 {
-			break
-		}
-		if l := strings.TrimSpace(string(w.line[:i])); l != "" {
-			w.log.Debug(l)
-		}
-		w.line = w.line[i+1:]
-	}
-	if len(w.line) > tailMax {
-		w.line = w.line[:0]
-	}
-	return len(p), nil
-}
-
-func (w *tail) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if s := strings.TrimSpace(string(w.buf)); s != "" {
-		return s
-	}
-	return "(no output)"
 }

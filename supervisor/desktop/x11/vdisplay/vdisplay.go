@@ -10,7 +10,6 @@ package vdisplay
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -29,6 +28,8 @@ import (
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
+
+	"github.com/deskhand/deskhand/supervisor/desktop/proctail"
 )
 
 // Options configure Start.
@@ -208,12 +209,12 @@ func (d *Display) startXvfb(ctx context.Context, opts Options) error {
 		n, err := strconv.Atoi(strings.TrimSpace(line))
 		if err != nil || n < 0 {
 			<-d.xvfb.done
-			return fmt.Errorf("Xvfb -screen 0 %s did not start (%v): %s", screen, d.xvfb.err, d.xvfb.out.tail())
+			return fmt.Errorf("Xvfb -screen 0 %s did not start (%v): %s", screen, d.xvfb.err, d.xvfb.out.String())
 		}
 		d.name = ":" + strconv.Itoa(n)
 		return nil
 	case <-timer.C:
-		return fmt.Errorf("Xvfb did not report its display within %s: %s", opts.StartTimeout, d.xvfb.out.tail())
+		return fmt.Errorf("Xvfb did not report its display within %s: %s", opts.StartTimeout, d.xvfb.out.String())
 	case <-ctx.Done():
 		return fmt.Errorf("starting Xvfb: %w", ctx.Err())
 	}
@@ -265,13 +266,13 @@ func (d *Display) waitWM(ctx context.Context, opts Options) error {
 	deadline := time.Now().Add(opts.StartTimeout)
 	for {
 		if d.wm.exited() {
-			return fmt.Errorf("window manager %s exited during startup (%v): %s", opts.WindowManager, d.wm.err, d.wm.out.tail())
+			return fmt.Errorf("window manager %s exited during startup (%v): %s", opts.WindowManager, d.wm.err, d.wm.out.String())
 		}
 		if wmReady(conn) {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("window manager %s did not announce itself (_NET_SUPPORTING_WM_CHECK) within %s: %s", opts.WindowManager, opts.StartTimeout, d.wm.out.tail())
+			return fmt.Errorf("window manager %s did not announce itself (_NET_SUPPORTING_WM_CHECK) within %s: %s", opts.WindowManager, opts.StartTimeout, d.wm.out.String())
 		}
 		select {
 		case <-ctx.Done():
@@ -308,13 +309,13 @@ func windowProp(conn *xgb.Conn, w xproto.Window, atom xproto.Atom) uint32 {
 type proc struct {
 	name string
 	cmd  *exec.Cmd
-	out  *tailWriter
+	out  *proctail.Tail
 	done chan struct{}
 	err  error // Wait's result, valid once done is closed
 }
 
 func startProc(name string, cmd *exec.Cmd, log *slog.Logger) (*proc, error) {
-	out := &tailWriter{log: log.With("process", name)}
+	out := proctail.New(log.With("process", name))
 	cmd.Stdout, cmd.Stderr = out, out
 	setProcAttr(cmd)
 	if err := cmd.Start(); err != nil {
@@ -356,49 +357,4 @@ func (p *proc) stop(timeout time.Duration) error {
 	case <-time.After(5 * time.Second):
 		return fmt.Errorf("%s (pid %d) still running after SIGKILL", p.name, pgid)
 	}
-}
-
-// tailWriter passes a process's output lines to the logger and keeps the
-// last few kilobytes for error messages.
-type tailWriter struct {
-	log  *slog.Logger
-	mu   sync.Mutex
-	buf  []byte
-	line []byte
-}
-
-const tailMax = 2048
-
-func (w *tailWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	if len(w.buf) > tailMax {
-		w.buf = w.buf[len(w.buf)-tailMax:]
-	}
-	w.line = append(w.line, p...)
-	for {
-		i := bytes.IndexByte(w.line, '\n')
-		if i < 0 {
-			break
-		}
-		if l := strings.TrimSpace(string(w.line[:i])); l != "" {
-			w.log.Debug(l)
-		}
-		w.line = w.line[i+1:]
-	}
-	if len(w.line) > tailMax {
-		w.line = w.line[:0]
-	}
-	return len(p), nil
-}
-
-func (w *tailWriter) tail() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	s := strings.TrimSpace(string(w.buf))
-	if s == "" {
-		return "(no output)"
-	}
-	return s
 }
