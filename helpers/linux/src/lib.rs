@@ -18,6 +18,7 @@ pub mod displays;
 pub mod error;
 pub mod patch;
 pub mod protocol;
+pub mod serve_loop;
 pub mod server;
 pub mod types;
 pub mod xconn;

@@ -16,7 +16,7 @@ use crate::clipboard::{Clipboard, Selection};
 use crate::displays::{self, Display};
 use crate::error::{Code, Error, Result};
 use crate::patch;
-use crate::protocol::{self, FrameError, FrameReader, Message};
+use crate::protocol::{self, FrameReader, Message};
 use crate::types::{Point, Rect, Size, Window};
 use crate::windows::Wm;
 use crate::xconn::{self, Extensions, XConn};
@@ -263,24 +263,13 @@ impl Server {
             if let Some(fd) = idle_fd(reader.get_ref()) {
                 self.idle(fd, output)?;
             }
-            match reader.read_frame(&mut body) {
-                Ok(true) => {}
-                Ok(false) => {
-                    log_info!("stdin closed; exiting");
-                    return Ok(0);
+            if let crate::serve_loop::Next::End { status, last } =
+                crate::serve_loop::next_frame(&mut reader, &mut body)?
+            {
+                if let Some(last) = last {
+                    protocol::write_frame(output, &last)?;
                 }
-                Err(FrameError::Io(e)) => return Err(e),
-                Err(e @ FrameError::Truncated { .. }) => {
-                    log_warn!("{e}; stdin closed, exiting");
-                    return Ok(0);
-                }
-                Err(e) => {
-                    log_error!("{e}; framing is lost, answering once and exiting with status 2");
-                    if let Some(err) = e.to_protocol_error() {
-                        protocol::write_frame(output, &protocol::failure(&Value::Null, &err))?;
-                    }
-                    return Ok(2);
-                }
+                return Ok(status);
             }
             let outcome = self.handle(&body);
             if let Some(raw) = &outcome.raw {

@@ -27,7 +27,8 @@ use crate::capture::encode::{Encoder, ImageFormat};
 use crate::capture::resize::Scaler;
 use crate::displays::{fnv1a32, Display};
 use crate::error::{Code, Error, Result};
-use crate::protocol::{self, FrameError, FrameReader, Message};
+use crate::protocol::{self, FrameReader};
+use crate::serve_loop::{self, Next};
 use crate::server::{Params, HELPER_VERSION, PROTOCOL_VERSIONS};
 use crate::types::{Point, Rect, Size};
 
@@ -63,32 +64,21 @@ pub fn chosen() -> bool {
 pub fn serve<R: BufRead, W: Write>(input: R, output: &mut W) -> io::Result<u8> {
     let mut reader = FrameReader::new(input, protocol::MAX_REQUEST_BYTES);
     let mut server = Server::default();
+    let mut body = Vec::new();
     loop {
-        let mut body = Vec::new();
-        match reader.read_frame(&mut body) {
-            Ok(true) => {}
-            Ok(false) => {
-                log_info!("stdin closed; exiting");
-                return Ok(0);
+        if let Next::End { status, last } = serve_loop::next_frame(&mut reader, &mut body)? {
+            if let Some(last) = last {
+                protocol::write_frame(output, &last)?;
             }
-            Err(FrameError::Io(e)) => return Err(e),
-            Err(e @ FrameError::Truncated { .. }) => {
-                log_warn!("{e}; stdin closed, exiting");
-                return Ok(0);
-            }
-            Err(e) => {
-                log_error!("{e}; framing is lost, answering once and exiting with status 2");
-                if let Some(err) = e.to_protocol_error() {
-                    protocol::write_frame(output, &protocol::failure(&Value::Null, &err))?;
-                }
-                return Ok(2);
-            }
+            return Ok(status);
         }
-        let (reply, exit) = server.handle(&body);
-        if let Some(reply) = reply {
+        let outcome = serve_loop::answer(&body, |id, method, params| {
+            server.dispatch(id, method, params)
+        });
+        if let Some(reply) = outcome.reply {
             protocol::write_frame(output, &reply)?;
         }
-        if let Some(code) = exit {
+        if let Some(code) = outcome.exit {
             log_info!("exiting with status {code} as asked");
             return Ok(code);
         }
@@ -135,23 +125,6 @@ struct Server {
 }
 
 impl Server {
-    fn handle(&mut self, body: &[u8]) -> (Option<Vec<u8>>, Option<u8>) {
-        match protocol::parse_message(body) {
-            Err((id, err)) => (Some(protocol::failure(&id, &err)), None),
-            Ok(Message::Notification { method }) => (None, (method == "exit").then_some(0)),
-            Ok(Message::Request { id, method, params }) => {
-                let out = match self.dispatch(&id, &method, params) {
-                    Ok(body) => body,
-                    Err(err) => {
-                        log_debug!("{method} failed: {err}");
-                        protocol::failure(&id, &err)
-                    }
-                };
-                (Some(out), (method == "exit").then_some(0))
-            }
-        }
-    }
-
     fn dispatch(&mut self, id: &Value, method: &str, params: Value) -> Result<Vec<u8>> {
         if method == "handshake" {
             let result = self.handshake(params)?;

@@ -36,7 +36,8 @@ use crate::capture::encode::ImageFormat;
 use crate::capture::mask;
 use crate::displays::{fnv1a32, Display};
 use crate::error::{Code, Error, Result};
-use crate::protocol::{self, FrameError, FrameReader, Message};
+use crate::protocol::{self, FrameReader};
+use crate::serve_loop::{self, Next};
 use crate::server::{CaptureResult, Params, HELPER_VERSION, PROTOCOL_VERSIONS};
 use crate::types::{App, Point, Rect, Size, Window};
 use state::Wl;
@@ -63,9 +64,11 @@ pub fn chosen() -> bool {
     }
 }
 
+/// What the stdin thread passes to the main loop.
 enum Input {
     Frame(Vec<u8>),
-    End(u8),
+    /// The loop ends with the status, after writing the answer if any.
+    End(u8, Option<Vec<u8>>),
     Failed(io::Error),
 }
 
@@ -79,28 +82,12 @@ pub fn serve<R: BufRead + Send + 'static, W: Write>(input: R, output: &mut W) ->
         let mut reader = FrameReader::new(input, protocol::MAX_REQUEST_BYTES);
         loop {
             let mut body = Vec::new();
-            let msg = match reader.read_frame(&mut body) {
-                Ok(true) => Input::Frame(body),
-                Ok(false) => {
-                    log_info!("stdin closed; exiting");
-                    Input::End(0)
-                }
-                Err(FrameError::Io(e)) => Input::Failed(e),
-                Err(e @ FrameError::Truncated { .. }) => {
-                    log_warn!("{e}; stdin closed, exiting");
-                    Input::End(0)
-                }
-                Err(e) => {
-                    log_error!("{e}; framing is lost, answering once and exiting with status 2");
-                    if let Some(err) = e.to_protocol_error() {
-                        let frame = protocol::failure(&Value::Null, &err);
-                        Input::Frame(frame_marker(frame))
-                    } else {
-                        Input::End(2)
-                    }
-                }
+            let msg = match serve_loop::next_frame(&mut reader, &mut body) {
+                Ok(Next::Frame) => Input::Frame(body),
+                Ok(Next::End { status, last }) => Input::End(status, last),
+                Err(e) => Input::Failed(e),
             };
-            let last = !matches!(msg, Input::Frame(ref b) if !is_marked(b));
+            let last = !matches!(msg, Input::Frame(_));
             if tx.send(msg).is_err() {
                 return;
             }
@@ -120,12 +107,10 @@ pub fn serve<R: BufRead + Send + 'static, W: Write>(input: R, output: &mut W) ->
             }
         }
         match rx.try_recv() {
-            Ok(Input::Frame(body)) if is_marked(&body) => {
-                protocol::write_frame(output, &body[MARK.len()..])?;
-                return Ok(2);
-            }
             Ok(Input::Frame(body)) => {
-                let outcome = server.handle(&body);
+                let outcome = serve_loop::answer(&body, |id, method, params| {
+                    server.dispatch(id, method, params)
+                });
                 if let Some(reply) = &outcome.reply {
                     protocol::write_frame(output, reply)?;
                 }
@@ -135,27 +120,18 @@ pub fn serve<R: BufRead + Send + 'static, W: Write>(input: R, output: &mut W) ->
                 }
                 continue;
             }
-            Ok(Input::End(code)) => return Ok(code),
+            Ok(Input::End(status, last)) => {
+                if let Some(last) = last {
+                    protocol::write_frame(output, &last)?;
+                }
+                return Ok(status);
+            }
             Ok(Input::Failed(e)) => return Err(e),
             Err(mpsc::TryRecvError::Disconnected) => return Ok(0),
             Err(mpsc::TryRecvError::Empty) => {}
         }
         server.wait(&mut wake);
     }
-}
-
-/// A reply written for a framing error is passed to the main loop marked,
-/// so it is written and the helper exits with status 2.
-const MARK: &[u8] = b"\0deskhand-last\0";
-
-fn frame_marker(body: Vec<u8>) -> Vec<u8> {
-    let mut v = MARK.to_vec();
-    v.extend(body);
-    v
-}
-
-fn is_marked(body: &[u8]) -> bool {
-    body.starts_with(MARK)
 }
 
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -166,11 +142,6 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     }
     // SAFETY: both fds are new and owned by nobody else.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-struct Outcome {
-    reply: Option<Vec<u8>>,
-    exit: Option<u8>,
 }
 
 /// How long a window deskhand hid stays masked where it stood: sway may
@@ -266,38 +237,6 @@ impl Server {
         if let Ok(wl) = &mut self.wl {
             if let Err(e) = wl.dispatch_pending() {
                 log_warn!("{}", e.message);
-            }
-        }
-    }
-
-    fn handle(&mut self, body: &[u8]) -> Outcome {
-        let reply = |b| Outcome {
-            reply: Some(b),
-            exit: None,
-        };
-        match protocol::parse_message(body) {
-            Err((id, err)) => reply(protocol::failure(&id, &err)),
-            Ok(Message::Notification { method }) => Outcome {
-                reply: None,
-                exit: (method == "exit").then_some(0),
-            },
-            Ok(Message::Request { id, method, params }) => {
-                let started = Instant::now();
-                let out = match self.dispatch(&id, &method, params) {
-                    Ok(body) => body,
-                    Err(err) => {
-                        log_debug!("{method} failed: {err}");
-                        protocol::failure(&id, &err)
-                    }
-                };
-                log_debug!(
-                    "{method} answered in {:.2} ms",
-                    started.elapsed().as_secs_f64() * 1e3
-                );
-                Outcome {
-                    reply: Some(out),
-                    exit: (method == "exit").then_some(0),
-                }
             }
         }
     }
