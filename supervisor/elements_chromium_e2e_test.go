@@ -54,18 +54,7 @@ func testPageEntry(t *testing.T, d *desktoptest.Desktop, browser string) string 
 // window.
 func (e *e2e) waitStateLong(pid int, re string) string {
 	e.t.Helper()
-	deadline := time.Now().Add(120 * time.Second)
-	for {
-		res := e.call("get_app_state", map[string]any{"pid": pid, "disableDiff": true})
-		text := resultText(res)
-		if !res.IsError && regexp.MustCompile(re).MatchString(text) {
-			return text
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("after 120s no state of pid %d matches %q; the last:\n%s", pid, re, text)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	return e.waitStateWithin(pid, re, 120*time.Second)
 }
 
 // boundsOf returns the @(x,y wxh) of element id in a state's text.

@@ -86,15 +86,22 @@ func (e *e2e) state(pid int, extra map[string]any) string {
 // matching re, as an app registers its tree after it maps.
 func (e *e2e) waitState(pid int, re string) string {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	return e.waitStateWithin(pid, re, 30*time.Second)
+}
+
+// waitStateWithin is waitState with its deadline given.
+func (e *e2e) waitStateWithin(pid int, re string, within time.Duration) string {
+	e.t.Helper()
+	match := regexp.MustCompile(re)
+	deadline := time.Now().Add(within)
 	for {
 		res := e.call("get_app_state", map[string]any{"pid": pid, "disableDiff": true})
 		text := resultText(res)
-		if !res.IsError && regexp.MustCompile(re).MatchString(text) {
+		if !res.IsError && match.MatchString(text) {
 			return text
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("after 30s no state of pid %d matches %q; the last:\n%s", pid, re, text)
+			e.t.Fatalf("after %v no state of pid %d matches %q; the last:\n%s", within, pid, re, text)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -440,11 +447,12 @@ func TestElementsToolFamily(t *testing.T) {
 	}
 }
 
-// TestElementsMasking: get_app_state's screenshot of a window that an
-// unapproved app's window overlaps shows none of that window's unique
-// colour (with hiding off, so only the mask stands between), though the
-// real screen shows it there.
-func TestElementsMasking(t *testing.T) {
+// maskedEntry starts a zenity entry dialog that an unapproved window
+// overlaps, its unique colour shown there on the real screen, and an
+// elements server with hiding off, so that only the mask stands between;
+// it returns the server and the dialog's pid once its tree is up.
+func maskedEntry(t *testing.T) (*e2e, int) {
+	t.Helper()
 	d := a11yDesktop(t)
 	dlg, _ := zenity(t, d, "--entry", "--title", "masked entry", "--width", "600", "--height", "300")
 	d.Move(t, dlg.ID, 100, 100, 0, 0)
@@ -456,7 +464,16 @@ func TestElementsMasking(t *testing.T) {
 	}
 	e := elementsServer(t, d, "full", "--hide-unapproved=false", "--format", "png")
 	e.waitState(dlg.PID, `push button "OK"`)
-	res := e.ok("get_app_state", map[string]any{"pid": dlg.PID, "disableDiff": true})
+	return e, dlg.PID
+}
+
+// TestElementsMasking: get_app_state's screenshot of a window that an
+// unapproved app's window overlaps shows none of that window's unique
+// colour (with hiding off, so only the mask stands between), though the
+// real screen shows it there.
+func TestElementsMasking(t *testing.T) {
+	e, pid := maskedEntry(t)
+	res := e.ok("get_app_state", map[string]any{"pid": pid, "disableDiff": true})
 	img := imageOf(t, res)
 	if b := img.Bounds(); b.Dx() < 500 {
 		t.Fatalf("the state's screenshot is only %dx%d", b.Dx(), b.Dy())

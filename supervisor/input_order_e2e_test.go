@@ -9,6 +9,7 @@ package supervisor_test
 import (
 	"context"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -51,7 +52,6 @@ func TestClickNotOvertakenByKeys(t *testing.T) {
 	w = d.WindowInfo(t, w.ID)
 	e := gatedServer(t, d, nil, "--allow", "zenity")
 	e.access([]string{"zenity"})
-	e.screenshot("screenshot", nil)
 	// GTK 3's zenity --entry: the entry spans the client area's width, 35
 	// px above the buttons' row; 40 px in is inside the text.
 	ex, ey := w.Client.X+40, w.Client.Y+w.Client.Height-76
@@ -62,32 +62,58 @@ func TestClickNotOvertakenByKeys(t *testing.T) {
 	}
 	t.Cleanup(x.Close)
 	_, wm, _ := d.Pids()
-	if err := syscall.Kill(wm, syscall.SIGSTOP); err != nil {
-		t.Fatalf("stopping openbox: %v", err)
-	}
-	resumed := false
-	resume := func() {
-		if !resumed {
-			resumed = true
-			if err := syscall.Kill(wm, syscall.SIGCONT); err != nil {
-				t.Fatalf("resuming openbox: %v", err)
-			}
+	stopped := false
+	stop := func(sig syscall.Signal) {
+		if stopped == (sig == syscall.SIGSTOP) {
+			return
 		}
+		if err := syscall.Kill(wm, sig); err != nil {
+			t.Fatalf("signalling openbox %v: %v", sig, err)
+		}
+		stopped = sig == syscall.SIGSTOP
 	}
-	t.Cleanup(resume)
+	t.Cleanup(func() { stop(syscall.SIGCONT) })
 
-	done := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		res, err := e.cs.CallTool(ctx, &mcp.CallToolParams{Name: "left_click", Arguments: map[string]any{"coordinate": e.at(ex, ey)}})
-		if err != nil {
-			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+	// A click the stale-screenshot gate refuses (the entry's caret may
+	// blink between the screenshot and the click) is tried again after a
+	// new screenshot; it never reached the entry.
+	var done chan *mcp.CallToolResult
+	for attempt := 1; ; attempt++ {
+		e.screenshot("screenshot", nil)
+		stop(syscall.SIGSTOP)
+		done = make(chan *mcp.CallToolResult, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res, err := e.cs.CallTool(ctx, &mcp.CallToolParams{Name: "left_click", Arguments: map[string]any{"coordinate": e.at(ex, ey)}})
+			if err != nil {
+				res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+			}
+			done <- res
+		}()
+		// The press has reached the server and openbox's grab holds it,
+		// or the click was refused before it pressed anything.
+		var refused *mcp.CallToolResult
+		waitFor(t, "the click's press to reach the X server", 20*time.Second, func() bool {
+			select {
+			case res := <-done:
+				if res.IsError {
+					refused = res
+					return true
+				}
+				done <- res
+			default:
+			}
+			return pointerButtonDown(t, x)
+		})
+		if refused == nil {
+			break
 		}
-		done <- res
-	}()
-	// The press has reached the server and openbox's grab holds it.
-	waitFor(t, "the click's press to reach the X server", 20*time.Second, func() bool { return pointerButtonDown(t, x) })
+		stop(syscall.SIGCONT)
+		if msg := resultText(refused); attempt == 5 || !strings.Contains(msg, "stale screenshot") {
+			t.Fatalf("left_click was refused: %s", msg)
+		}
+	}
 	var click *mcp.CallToolResult
 	select {
 	case click = <-done:
@@ -95,11 +121,11 @@ func TestClickNotOvertakenByKeys(t *testing.T) {
 		// now overtake it. Send End as the model would, then let openbox
 		// replay the click and wait until the entry has it.
 		e.ok("key", map[string]any{"text": "End"})
-		resume()
+		stop(syscall.SIGCONT)
 		waitFor(t, "openbox to replay the click", 20*time.Second, func() bool { return !pointerButtonDown(t, x) })
 	case <-time.After(time.Second):
 		// The click waits for its release: let openbox run.
-		resume()
+		stop(syscall.SIGCONT)
 		click = <-done
 		e.ok("key", map[string]any{"text": "End"})
 	}

@@ -122,10 +122,19 @@ func TestLiveGatesSeeARaisedAndMovedWindow(t *testing.T) {
 
 	// Between two clicks: the unapproved window goes above everything and
 	// over the point, without taking the focus.
-	d.Run(t, "wmctrl", "-i", "-r", hexWindow(secret.ID), "-b", "add,above")
-	d.Move(t, secret.ID, x-180, y-120, 0, 0)
+	clickOverRaisedRefused(t, d, e, secret.ID, x, y)
+}
+
+// clickOverRaisedRefused raises the unapproved xwud window secret above
+// everything and over (x, y), without giving it the focus, and checks that
+// a click there after a new screenshot is refused, naming xwud, and never
+// moved the pointer.
+func clickOverRaisedRefused(t *testing.T, d *desktoptest.Desktop, e *e2e, secret uint32, x, y int) {
+	t.Helper()
+	d.Run(t, "wmctrl", "-i", "-r", hexWindow(secret), "-b", "add,above")
+	d.Move(t, secret, x-180, y-120, 0, 0)
 	waitFor(t, "the unapproved window over the point", 10*time.Second, func() bool {
-		w := d.WindowInfo(t, secret.ID)
+		w := d.WindowInfo(t, secret)
 		return w.Frame.X <= x && x < w.Frame.X+w.Frame.Width && w.Frame.Y <= y && y < w.Frame.Y+w.Frame.Height
 	})
 	e.screenshot("screenshot", nil)

@@ -58,20 +58,7 @@ func TestLivePushNoEpochRoundTripPerAction(t *testing.T) {
 
 	// The unapproved window goes above everything and over the point; the
 	// gates see it only if they heard of the raise.
-	d.Run(t, "wmctrl", "-i", "-r", hexWindow(secret.ID), "-b", "add,above")
-	d.Move(t, secret.ID, x-180, y-120, 0, 0)
-	waitFor(t, "the other window over the point", 10*time.Second, func() bool {
-		w := d.WindowInfo(t, secret.ID)
-		return w.Frame.X <= x && x < w.Frame.X+w.Frame.Width && w.Frame.Y <= y && y < w.Frame.Y+w.Frame.Height
-	})
-	e.screenshot("screenshot", nil)
-	msg := e.bad("left_click", map[string]any{"coordinate": e.at(x, y)}, antiSubversion)
-	if !strings.Contains(strings.ToLower(msg), "xwud") {
-		t.Errorf("the click over the raised window was refused with %q; want the refusal to name the window's app (xwud)", msg)
-	}
-	if e.pointerNear(x, y, 3) {
-		t.Errorf("the pointer went to (%d, %d): the refused click was sent", x, y)
-	}
+	clickOverRaisedRefused(t, d, e, secret.ID, x, y)
 	if n := logs.helperAnswered("windows_epoch"); n != 0 {
 		t.Errorf("the helper answered windows_epoch %d times; want 0", n)
 	}

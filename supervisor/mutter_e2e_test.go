@@ -32,14 +32,7 @@ var (
 // its backend from the environment as it would in a GNOME session.
 func mutterHelper(t *testing.T, m *desktoptest.Mutter) *bridge.Client {
 	t.Helper()
-	env := append(m.Env(), "DISPLAY=")
-	c := bridge.New(bridge.Options{Path: desktoptest.HelperPath(t), Env: env})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatalf("starting the helper on GNOME: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c := startHelper(t, "GNOME", append(m.Env(), "DISPLAY="))
 	var hello struct {
 		Platform     string   `json:"platform"`
 		Backend      string   `json:"backend"`
@@ -190,9 +183,11 @@ func TestMutterScreenshotShowsProbe(t *testing.T) {
 	}
 }
 
-func TestMutterClickGTKButton(t *testing.T) {
-	m := desktoptest.StartMutter(t, desktoptest.MutterOptions{})
-	c := mutterHelper(t, m)
+// shownProbe starts the GTK 3 probe in m once the helper c has a pointer
+// there, and waits until c's screenshot shows the probe whole; it returns
+// the file the probe writes and where its area and its button are.
+func shownProbe(t *testing.T, m *desktoptest.Mutter, c *bridge.Client) (out string, area, button image.Rectangle) {
+	t.Helper()
 	// Headless mutter has no pointer until the helper's remote desktop
 	// session moves it first (as with the keyboard, see
 	// TestMutterTypeIntoGTKEntry): a client started before may miss the
@@ -204,11 +199,18 @@ func TestMutterClickGTKButton(t *testing.T) {
 		_, b := colorBox(img, probeButton)
 		return a == w*h && b > 1000
 	})
-	area, _ := colorBox(img, probeArea)
+	area, _ = colorBox(img, probeArea)
 	button, n := colorBox(img, probeButton)
 	if n < 1000 {
 		t.Fatalf("the screenshot (kept as %s) shows %d pixels of the probe's button; the test cannot find it", keepPNG(t, img), n)
 	}
+	return out, area, button
+}
+
+func TestMutterClickGTKButton(t *testing.T) {
+	m := desktoptest.StartMutter(t, desktoptest.MutterOptions{})
+	c := mutterHelper(t, m)
+	out, area, button := shownProbe(t, m, c)
 	click := func(p image.Point) {
 		wlCall(t, c, "pointer_move", map[string]any{"x": p.X, "y": p.Y}, &json.RawMessage{})
 		wlCall(t, c, "pointer_button", map[string]any{"button": "left", "action": "click"}, &json.RawMessage{})

@@ -64,19 +64,7 @@ func mutterServe(t *testing.T, m *desktoptest.Mutter, args ...string) *e2e {
 func TestMutterServeRefusesWithTheGNOMEReason(t *testing.T) {
 	m := desktoptest.StartMutter(t, desktoptest.MutterOptions{Width: 1280, Height: 720})
 	c := mutterHelper(t, m)
-	// Headless mutter has no pointer until a remote desktop session moves
-	// it (TestMutterClickGTKButton).
-	wlCall(t, c, "pointer_move", map[string]any{"x": 1000, "y": 600}, &json.RawMessage{})
-	out, w, h := startProbe(t, m)
-	img := captureUntil(t, c, func(img *image.RGBA) bool {
-		_, a := colorBox(img, probeArea)
-		_, b := colorBox(img, probeButton)
-		return a == w*h && b > 1000
-	})
-	button, n := colorBox(img, probeButton)
-	if n < 1000 {
-		t.Fatalf("the screenshot (kept as %s) shows %d pixels of the probe's button; the test cannot find it", keepPNG(t, img), n)
-	}
+	out, _, button := shownProbe(t, m, c)
 	target := image.Pt((button.Min.X+button.Max.X)/2, (button.Min.Y+button.Max.Y)/2)
 
 	// In normalized coordinates a click needs no screenshot first, so it

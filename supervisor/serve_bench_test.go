@@ -48,21 +48,7 @@ func TestBenchMCP(t *testing.T) {
 	report("mcp_startup_to_tools_list_ms", ms(median(startups)), "ms")
 
 	e := serve(t, d, "--log-level", "warn")
-	call := func(name string, args any) {
-		res, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-		if err != nil || res.IsError {
-			t.Fatalf("%s: %v %s", name, err, resultText(res))
-		}
-	}
-	timeIt := func(n int, fn func(i int)) time.Duration {
-		samples := make([]time.Duration, n)
-		for i := range n {
-			start := time.Now()
-			fn(i)
-			samples[i] = time.Since(start)
-		}
-		return median(samples)
-	}
+	call := e.benchCall
 	shell := func(name string, args ...string) {
 		cmd := d.Command(name, args...)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -289,6 +275,26 @@ func report(name string, value float64, unit string) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// timeIt is the median time of n runs of fn.
+func timeIt(n int, fn func(i int)) time.Duration {
+	samples := make([]time.Duration, n)
+	for i := range n {
+		start := time.Now()
+		fn(i)
+		samples[i] = time.Since(start)
+	}
+	return median(samples)
+}
+
+// benchCall calls a tool for a benchmark, which fails on any error.
+func (e *e2e) benchCall(name string, args any) {
+	e.t.Helper()
+	res, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil || res.IsError {
+		e.t.Fatalf("%s: %v %s", name, err, resultText(res))
+	}
+}
 
 func median(s []time.Duration) time.Duration {
 	c := append([]time.Duration(nil), s...)

@@ -2,7 +2,6 @@ package supervisor_test
 
 import (
 	"encoding/json"
-	"image"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -14,19 +13,9 @@ import (
 // an unapproved window lying over the app's window, whose unique colour
 // the real screen shows there, leaves none of it in the state's image.
 func TestStateCaptureMasked(t *testing.T) {
-	d := a11yDesktop(t)
-	dlg, _ := zenity(t, d, "--entry", "--title", "masked entry", "--width", "600", "--height", "300")
-	d.Move(t, dlg.ID, 100, 100, 0, 0)
-	secretWindow(t, d, 300, 150)
-	f := d.WindowInfo(t, dlg.ID).Frame
-	over := d.Screenshot(t).SubImage(image.Rect(f.X, f.Y, f.X+f.Width, f.Y+f.Height)).(*image.RGBA)
-	if n := countColor(over, secretColor, 0); n < 300*100 {
-		t.Fatalf("the secret colour covers only %d pixels of the entry dialog's frame on the real screen; the test would prove nothing", n)
-	}
-	e := elementsServer(t, d, "full", "--hide-unapproved=false", "--format", "png")
-	e.waitState(dlg.PID, `push button "OK"`)
+	e, pid := maskedEntry(t)
 	for _, full := range []bool{true, false} {
-		res := e.ok("get_app_state", map[string]any{"pid": dlg.PID, "disableDiff": full})
+		res := e.ok("get_app_state", map[string]any{"pid": pid, "disableDiff": full})
 		var data struct {
 			Image map[string]any `json:"image"`
 		}

@@ -1,7 +1,6 @@
 package supervisor_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/internal/desktoptest"
@@ -31,15 +28,6 @@ func TestBenchWayland(t *testing.T) {
 	w.StartApp(t, "foot", "sh", "-c", "stty -echo; exec cat > /dev/null")
 	w.WaitView(t, "foot")
 	c := wlHelper(t, w)
-	timeIt := func(n int, fn func(i int)) time.Duration {
-		samples := make([]time.Duration, n)
-		for i := range n {
-			start := time.Now()
-			fn(i)
-			samples[i] = time.Since(start)
-		}
-		return median(samples)
-	}
 	raw := &json.RawMessage{}
 	report("wayland_screenshot_1920x1080_jpeg_ms", ms(timeIt(20, func(int) {
 		wlCall(t, c, "capture", bridge.CaptureRequest{Format: "jpeg"}, raw)
@@ -89,21 +77,7 @@ func TestBenchWaylandMCP(t *testing.T) {
 	sink := w.WaitView(t, "foot")
 	e := wlServe(t, w, t.TempDir(), "--log-level", "warn", "--allow", "foot=full")
 	e.access([]string{"foot"})
-	call := func(name string, args any) {
-		res, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-		if err != nil || res.IsError {
-			t.Fatalf("%s: %v %s", name, err, resultText(res))
-		}
-	}
-	timeIt := func(n int, fn func(i int)) time.Duration {
-		samples := make([]time.Duration, n)
-		for i := range n {
-			start := time.Now()
-			fn(i)
-			samples[i] = time.Since(start)
-		}
-		return median(samples)
-	}
+	call := e.benchCall
 	shell := func(name string, args ...string) {
 		if out, err := w.Command(name, args...).CombinedOutput(); err != nil {
 			t.Fatalf("%s %v: %v: %s", name, args, err, out)

@@ -24,17 +24,24 @@ import (
 	"github.com/deskhand/deskhand/internal/desktoptest"
 )
 
-// wlHelper starts the real helper on w, forced onto its Wayland backend.
-func wlHelper(t *testing.T, w *desktoptest.Wayland) *bridge.Client {
+// startHelper starts the real helper with env (on the desktop named
+// where), closed when the test ends.
+func startHelper(t *testing.T, where string, env []string) *bridge.Client {
 	t.Helper()
-	env := append(w.Env(), "DISPLAY=", "DESKHAND_HELPER_BACKEND=wayland")
 	c := bridge.New(bridge.Options{Path: desktoptest.HelperPath(t), Env: env})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := c.Start(ctx); err != nil {
-		t.Fatalf("starting the helper on Wayland: %v", err)
+		t.Fatalf("starting the helper on %s: %v", where, err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// wlHelper starts the real helper on w, forced onto its Wayland backend.
+func wlHelper(t *testing.T, w *desktoptest.Wayland) *bridge.Client {
+	t.Helper()
+	c := startHelper(t, "Wayland", append(w.Env(), "DISPLAY=", "DESKHAND_HELPER_BACKEND=wayland"))
 	info := c.HandshakeInfo()
 	if info.Platform != "linux-wayland" {
 		t.Fatalf("helper platform is %q, want linux-wayland", info.Platform)
