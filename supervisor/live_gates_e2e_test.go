@@ -101,17 +101,30 @@ func liveServer(t *testing.T, d *desktoptest.Desktop, args ...string) (*e2e, *re
 // which is refused and never sent (the pointer stays where it was), even
 // though a screenshot in between made the pixels current.
 func TestLiveGatesSeeARaisedAndMovedWindow(t *testing.T) {
-	d := newDesktop(t, desktoptest.Options{})
-	target := d.StartGTK(t, "live target")
+	d, e, _, secret, x, y := liveScene(t, "live target")
+
+	// Between two clicks: the unapproved window goes above everything and
+	// over the point, without taking the focus.
+	clickOverRaisedRefused(t, d, e, secret.ID, x, y)
+}
+
+// liveScene starts an approved GTK window titled title, focused, and an
+// unapproved one (secretWindow) away from it, and a live server with
+// hiding off; it clicks the approved window's label (above its buttons)
+// at (x, y) and checks that the gates then reuse their window table.
+func liveScene(t *testing.T, title string) (d *desktoptest.Desktop, e *e2e, logs *recLog, secret *desktoptest.Window, x, y int) {
+	t.Helper()
+	d = newDesktop(t, desktoptest.Options{})
+	target := d.StartGTK(t, title)
 	d.Move(t, target.ID, 80, 80, 0, 0)
-	secret := secretWindow(t, d, 900, 400)
+	secret = secretWindow(t, d, 900, 400)
 	target = d.WindowInfo(t, target.ID)
 	d.Focus(t, target.ID)
 
-	e, logs := liveServer(t, d, "--allow", "zenity", "--hide-unapproved=false")
+	e, logs = liveServer(t, d, "--allow", "zenity", "--hide-unapproved=false")
 	e.access([]string{"zenity"})
 	e.screenshot("screenshot", nil)
-	x, y := center(target, 0, -30) // the label, above the buttons
+	x, y = center(target, 0, -30)
 	e.ok("left_click", map[string]any{"coordinate": e.at(x, y)})
 	// Tool calls so far (request_access is not one): screenshot, left_click.
 	// The click's own consequences (the focus, a repaint) reach the helper
@@ -119,10 +132,7 @@ func TestLiveGatesSeeARaisedAndMovedWindow(t *testing.T) {
 	if !reusesTable(t, logs, 3, func(i int) { e.ok("mouse_move", map[string]any{"coordinate": e.at(x+10+i, y)}) }) {
 		t.Errorf("no mouse_move reused the window table: every one listed the windows")
 	}
-
-	// Between two clicks: the unapproved window goes above everything and
-	// over the point, without taking the focus.
-	clickOverRaisedRefused(t, d, e, secret.ID, x, y)
+	return d, e, logs, secret, x, y
 }
 
 // clickOverRaisedRefused raises the unapproved xwud window secret above

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/deskhand/deskhand/internal/desktoptest"
 )
 
 // helperAnswered counts the helper's debug records of answering method.
@@ -33,21 +31,7 @@ func (r recLog) helperAnswered(method string) int {
 // log is live); an unapproved window then raised and moved over the
 // target is seen by the next click, which is refused and not sent.
 func TestLivePushNoEpochRoundTripPerAction(t *testing.T) {
-	d := newDesktop(t, desktoptest.Options{})
-	target := d.StartGTK(t, "push target")
-	d.Move(t, target.ID, 80, 80, 0, 0)
-	secret := secretWindow(t, d, 900, 400)
-	target = d.WindowInfo(t, target.ID)
-	d.Focus(t, target.ID)
-
-	e, logs := liveServer(t, d, "--allow", "zenity", "--hide-unapproved=false")
-	e.access([]string{"zenity"})
-	e.screenshot("screenshot", nil)
-	x, y := center(target, 0, -30)
-	e.ok("left_click", map[string]any{"coordinate": e.at(x, y)})
-	if !reusesTable(t, logs, 3, func(i int) { e.ok("mouse_move", map[string]any{"coordinate": e.at(x+10+i, y)}) }) {
-		t.Errorf("no mouse_move reused the window table: every one listed the windows")
-	}
+	d, e, logs, secret, x, y := liveScene(t, "push target")
 	for i := range 6 {
 		e.ok("mouse_move", map[string]any{"coordinate": e.at(x+i, y+2)})
 	}
