@@ -214,7 +214,7 @@ func fakeAnswer(req fakeReq) (any, map[string]any) {
 	case "watch_escape":
 		if os.Getenv(fakeTapEnv) == "refuse" {
 			return nil, rpcError(-32011, "permission_denied",
-				"macOS refused deskhand-helper a keyboard event tap (Input Monitoring is not granted), so the user's Escape cannot stop deskhand",
+				"macOS has not granted Input Monitoring to deskhand-helper (it refuses the keyboard event tap), so the user's Escape cannot stop deskhand; everything else works without it",
 				"Open System Settings > Privacy & Security > Input Monitoring (x-apple.systempreferences:com.apple.preference.security?Privacy_ListenEvent), switch on deskhand-helper or the app that runs deskhand (such as Terminal), then restart deskhand.")
 		}
 		fakeWatching = true
