@@ -103,10 +103,12 @@ pub struct State {
     /// The windows epoch: every toplevel or output event moves it on
     /// (shared with sway's event follower, see epoch.rs).
     pub epoch: Arc<AtomicU64>,
+    /// KWin's windows (plasma window management, see kde.rs).
+    pub kde: super::kde::KdeState,
 }
 
 impl State {
-    fn bump(&self) {
+    pub(super) fn bump(&self) {
         self.epoch.fetch_add(1, Ordering::SeqCst);
     }
 }
@@ -122,6 +124,12 @@ pub struct Globals {
     pub pointer: Option<ZwlrVirtualPointerV1>,
     pub keyboard_manager: Option<ZwpVirtualKeyboardManagerV1>,
     pub keyboard: Option<ZwpVirtualKeyboardV1>,
+    /// KWin's window list, offered only to an authorized client (kde.rs).
+    pub plasma: Option<
+        wayland_protocols_plasma::plasma_window_management::client::org_kde_plasma_window_management::OrgKdePlasmaWindowManagement,
+    >,
+    /// The compositor offers org_kde_plasma_shell (to every client): KWin.
+    pub kde_shell: bool,
 }
 
 /// A live Wayland connection.
@@ -169,6 +177,7 @@ impl Wl {
             sources: HashMap::new(),
             writers: Vec::new(),
             epoch,
+            kde: Default::default(),
         };
         let shm = globals
             .bind::<wl_shm::WlShm, _, _>(&qh, 1..=1, ())
@@ -196,6 +205,10 @@ impl Wl {
             (Some(m), Some(seat)) => Some(m.create_virtual_keyboard(seat, &qh, ())),
             _ => None,
         };
+        let plasma = super::kde::bind(&globals, &qh);
+        let kde_shell = globals
+            .contents()
+            .with_list(|l| l.iter().any(|g| g.interface == "org_kde_plasma_shell"));
         let mut wl = Wl {
             conn,
             queue: {
@@ -221,6 +234,8 @@ impl Wl {
                 pointer,
                 keyboard_manager,
                 keyboard,
+                plasma,
+                kde_shell,
             },
             display_name,
         };
