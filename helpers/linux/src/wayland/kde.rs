@@ -22,13 +22,11 @@ use crate::types::{Point, Rect, Window};
 pub const BACKEND: &str = "kde-kwin";
 
 /// Whether the compositor is KWin: it offers KDE's globals (plasma window
-/// management when deskhand is authorized, plasma shell to everyone), or
-/// the session says it is KDE.
+/// management when deskhand is authorized, plasma shell to every client).
+/// Not XDG_CURRENT_DESKTOP: the supervisor trusts a kde-kwin window list's
+/// stacking order, which only plasma window management gives.
 pub fn is_kwin(wl: &Wl) -> bool {
-    wl.globals.plasma.is_some()
-        || wl.globals.kde_shell
-        || std::env::var("XDG_CURRENT_DESKTOP")
-            .is_ok_and(|d| d.split(':').any(|d| d.eq_ignore_ascii_case("kde")))
+    wl.globals.plasma.is_some() || wl.globals.kde_shell
 }
 
 /// The desktop entry keys that authorize a client on KWin, for messages.
