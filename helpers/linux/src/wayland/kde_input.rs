@@ -1,0 +1,561 @@
+//! Input on KWin through `org_kde_kwin_fake_input` (v4), which KWin offers
+//! instead of the wlroots virtual pointer and keyboard, and only to a
+//! client its desktop entry authorizes
+//! (`X-KDE-Wayland-Interfaces=org_kde_kwin_fake_input`).
+//!
+//! Fake input carries no keymap: `keyboard_key` sends an evdev code that
+//! KWin runs through ITS active layout. So a character is typed by finding,
+//! in the compositor's keymap (wl_keyboard.keymap), the key and the
+//! modifier keys (Shift, AltGr, ...) whose press makes that keysym, the
+//! way KWin's own XKB state will read them. A character the active layout
+//! cannot make is refused before anything is typed: sending some other key
+//! would type a wrong character.
+//!
+//! Pointer motion is absolute in the compositor's layout coordinates;
+//! KWin turns each `axis` request into one scroll event of that many
+//! units, and a wheel click is 15 of them (libinput's degrees).
+
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use wayland_client::protocol::wl_keyboard;
+use wayland_client::{Connection, Dispatch, Proxy, QueueHandle, WEnum};
+use wayland_protocols_plasma::fake_input::client::org_kde_kwin_fake_input::OrgKdeKwinFakeInput;
+use xkbcommon::xkb;
+
+use super::state::{State, Wl};
+use crate::error::{Code, Error, Result};
+
+/// Units of one `axis` request KWin makes of a wheel click.
+const WHEEL_CLICK: f64 = 15.0;
+/// wl_pointer's axis numbers, which fake_input's `axis` takes.
+const AXIS_VERTICAL: u32 = 0;
+const AXIS_HORIZONTAL: u32 = 1;
+/// XKB keycodes are evdev codes + 8.
+const EVDEV_OFFSET: u32 = 8;
+/// The largest keymap text read from the compositor.
+const MAX_KEYMAP_BYTES: u32 = 4 << 20;
+
+/// Keysyms of the keys that pick a level, tried alone and together.
+const LEVEL_KEYS: &[u32] = &[
+    0xffe1, // Shift_L
+    0xfe03, // ISO_Level3_Shift (AltGr)
+    0xfe11, // ISO_Level5_Shift
+];
+
+/// The fake-input device, when KWin gave it to this client.
+pub fn device(wl: &Wl) -> Option<OrgKdeKwinFakeInput> {
+    wl.globals.fake_input.clone()
+}
+
+/// Binds fake_input and, with it, a wl_keyboard for the compositor's
+/// keymap. KWin ignores every request before `authenticate`.
+pub fn bind(
+    globals: &wayland_client::globals::GlobalList,
+    qh: &QueueHandle<State>,
+    seat: Option<&wayland_client::protocol::wl_seat::WlSeat>,
+) -> (Option<OrgKdeKwinFakeInput>, Option<wl_keyboard::WlKeyboard>) {
+    let Ok(fake) = globals.bind::<OrgKdeKwinFakeInput, _, _>(qh, 1..=4, ()) else {
+        return (None, None);
+    };
+    fake.authenticate(
+        "deskhand".to_owned(),
+        "a computer-use agent moves the pointer and types for the user".to_owned(),
+    );
+    let keyboard = seat.map(|s| s.get_keyboard(qh, ()));
+    (Some(fake), keyboard)
+}
+
+fn too_old(what: &str, since: u32, fake: &OrgKdeKwinFakeInput) -> Error {
+    Error::new(
+        Code::Unsupported,
+        format!(
+            "this KWin's org_kde_kwin_fake_input is version {}; {what} needs version {since}",
+            fake.version()
+        ),
+        "Update KDE Plasma to 5.24 or later.",
+    )
+}
+
+/// What fake input holds down now, so an error or the helper's exit
+/// releases it.
+#[derive(Default)]
+pub struct Held {
+    buttons: Vec<u32>,
+    /// evdev codes, in press order.
+    keys: Vec<u32>,
+}
+
+impl Held {
+    pub fn move_to(
+        &mut self,
+        wl: &mut Wl,
+        fake: &OrgKdeKwinFakeInput,
+        x: i32,
+        y: i32,
+    ) -> Result<()> {
+        if fake.version() < 3 {
+            return Err(too_old("absolute pointer motion", 3, fake));
+        }
+        fake.pointer_motion_absolute(x as f64, y as f64);
+        wl.roundtrip()
+    }
+
+    pub fn button(
+        &mut self,
+        wl: &mut Wl,
+        fake: &OrgKdeKwinFakeInput,
+        button: u32,
+        press: bool,
+    ) -> Result<()> {
+        fake.button(button, press as u32);
+        if press {
+            if !self.buttons.contains(&button) {
+                self.buttons.push(button);
+            }
+        } else {
+            self.buttons.retain(|b| *b != button);
+        }
+        wl.roundtrip()
+    }
+
+    /// One scroll click per wheel click: positive dy is down, dx right.
+    pub fn scroll(
+        &mut self,
+        wl: &mut Wl,
+        fake: &OrgKdeKwinFakeInput,
+        dx: i32,
+        dy: i32,
+    ) -> Result<()> {
+        for (axis, clicks) in [(AXIS_VERTICAL, dy), (AXIS_HORIZONTAL, dx)] {
+            for _ in 0..clicks.unsigned_abs() {
+                fake.axis(axis, WHEEL_CLICK * clicks.signum() as f64);
+            }
+        }
+        wl.roundtrip()
+    }
+
+    fn key(&mut self, fake: &OrgKdeKwinFakeInput, code: u32, press: bool) {
+        fake.keyboard_key(code, press as u32);
+        if press {
+            self.keys.push(code);
+        } else if let Some(i) = self.keys.iter().rposition(|k| *k == code) {
+            self.keys.remove(i);
+        }
+    }
+
+    /// Types `text` exactly on KWin's active layout, or types nothing and
+    /// names the characters that layout cannot make.
+    pub fn type_text(&mut self, wl: &mut Wl, fake: &OrgKdeKwinFakeInput, text: &str) -> Result<()> {
+        if fake.version() < 4 {
+            return Err(too_old("typing", 4, fake));
+        }
+        let layout = Layout::of(wl)?;
+        let strokes = layout.plan(text)?;
+        for s in &strokes {
+            for m in &s.mods {
+                self.key(fake, *m, true);
+            }
+            self.key(fake, s.key, true);
+            self.key(fake, s.key, false);
+            for m in s.mods.iter().rev() {
+                self.key(fake, *m, false);
+            }
+        }
+        self.finish(wl, fake)
+    }
+
+    /// Presses `keys` (keysym, modifier mask) in order, then releases them
+    /// in reverse. A key its layout makes only on a higher level brings
+    /// that level's modifiers along (ctrl + "@" is ctrl + AltGr + q on de).
+    pub fn combo(
+        &mut self,
+        wl: &mut Wl,
+        fake: &OrgKdeKwinFakeInput,
+        keys: &[(u32, u32)],
+    ) -> Result<()> {
+        if fake.version() < 4 {
+            return Err(too_old("key combos", 4, fake));
+        }
+        let layout = Layout::of(wl)?;
+        let mut codes = Vec::new();
+        let mut missing = Vec::new();
+        for (sym, _) in keys {
+            match layout.stroke(*sym) {
+                Some(s) => {
+                    for m in s.mods {
+                        if !codes.contains(&m) {
+                            codes.push(m);
+                        }
+                    }
+                    codes.push(s.key);
+                }
+                None => missing.push(xkb::keysym_get_name((*sym).into())),
+            }
+        }
+        if !missing.is_empty() {
+            return Err(Error::new(
+                Code::Unsupported,
+                format!(
+                    "KWin's active keyboard layout ({}) has no key for {}; deskhand pressed nothing",
+                    layout.name,
+                    missing.join(", ")
+                ),
+                "Use keys the layout has, or add a layout that has them in the system settings.",
+            ));
+        }
+        for c in &codes {
+            self.key(fake, *c, true);
+        }
+        for c in codes.iter().rev() {
+            self.key(fake, *c, false);
+        }
+        self.finish(wl, fake)
+    }
+
+    /// Waits until KWin took the keys; on a failure releases what is held.
+    fn finish(&mut self, wl: &mut Wl, fake: &OrgKdeKwinFakeInput) -> Result<()> {
+        let done = wl.roundtrip();
+        if done.is_err() {
+            self.release_all(wl, fake);
+        }
+        done
+    }
+
+    /// Releases every key and button still down (after an error, and when
+    /// the helper exits), so nothing stays held in the user's session.
+    pub fn release_all(&mut self, wl: &mut Wl, fake: &OrgKdeKwinFakeInput) {
+        if self.keys.is_empty() && self.buttons.is_empty() {
+            return;
+        }
+        for k in std::mem::take(&mut self.keys).into_iter().rev() {
+            fake.keyboard_key(k, 0);
+        }
+        for b in std::mem::take(&mut self.buttons) {
+            fake.button(b, 0);
+        }
+        let _ = wl.roundtrip();
+    }
+}
+
+/// One character's keystroke: the modifier keys held around one key, as
+/// evdev codes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stroke {
+    pub mods: Vec<u32>,
+    pub key: u32,
+}
+
+/// The compositor's keymap, asked which keys make which keysyms.
+pub struct Layout {
+    keymap: xkb::Keymap,
+    /// The active layout's name, for errors ("German", "English (US)").
+    pub name: String,
+    /// Modifier-key sets to try, fewest keys first (XKB keycodes).
+    level_sets: Vec<Vec<xkb::Keycode>>,
+}
+
+impl Layout {
+    /// The layout of the keymap KWin sent this client last.
+    pub fn of(wl: &mut Wl) -> Result<Layout> {
+        if wl.state.keymap.is_none() {
+            wl.roundtrip()?;
+        }
+        let text = wl.state.keymap.clone().ok_or_else(|| {
+            Error::new(
+                Code::Unsupported,
+                "KWin has not sent deskhand its keymap, so deskhand cannot tell which keys type which characters",
+                "Check that the session has a keyboard seat; restart the helper.",
+            )
+        })?;
+        Layout::from_text(&text)
+    }
+
+    pub fn from_text(text: &str) -> Result<Layout> {
+        let context = xkb::Context::new(xkb::CONTEXT_NO_FLAGS);
+        let keymap = xkb::Keymap::new_from_string(
+            &context,
+            text.to_owned(),
+            xkb::KEYMAP_FORMAT_TEXT_V1,
+            xkb::KEYMAP_COMPILE_NO_FLAGS,
+        )
+        .ok_or_else(|| Error::internal("the compositor's keymap does not compile"))?;
+        Ok(Layout::new(keymap))
+    }
+
+    fn new(keymap: xkb::Keymap) -> Layout {
+        // KWin starts on the first layout; a session switched to another
+        // one is the case this cannot see (wl_keyboard.modifiers comes only
+        // with focus, which deskhand never has).
+        let name = keymap.layout_get_name(0).to_owned();
+        let level_keys: Vec<xkb::Keycode> = LEVEL_KEYS
+            .iter()
+            .filter_map(|sym| level_zero_key(&keymap, *sym))
+            .collect();
+        let mut level_sets: Vec<Vec<xkb::Keycode>> = (0..1u32 << level_keys.len())
+            .map(|bits| {
+                level_keys
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| bits & (1 << i) != 0)
+                    .map(|(_, k)| *k)
+                    .collect()
+            })
+            .collect();
+        level_sets.sort_by_key(|s: &Vec<xkb::Keycode>| s.len());
+        Layout {
+            keymap,
+            name,
+            level_sets,
+        }
+    }
+
+    /// The keystroke that makes `sym`: the fewest modifier keys, then the
+    /// lowest keycode. Each candidate is checked the way KWin's XKB state
+    /// will see it, by pressing the modifiers in a fresh state.
+    pub fn stroke(&self, sym: u32) -> Option<Stroke> {
+        let (min, max) = (
+            self.keymap.min_keycode().raw(),
+            self.keymap.max_keycode().raw(),
+        );
+        for set in &self.level_sets {
+            let mut state = xkb::State::new(&self.keymap);
+            for k in set {
+                state.update_key(*k, xkb::KeyDirection::Down);
+            }
+            for raw in min.max(EVDEV_OFFSET)..=max {
+                let key = xkb::Keycode::new(raw);
+                if set.contains(&key) {
+                    continue;
+                }
+                if state.key_get_syms(key) == [xkb::Keysym::new(sym)] {
+                    return Some(Stroke {
+                        mods: set.iter().map(|k| k.raw() - EVDEV_OFFSET).collect(),
+                        key: raw - EVDEV_OFFSET,
+                    });
+                }
+            }
+        }
+        None
+    }
+
+    /// The keystrokes of `text`, or an error naming every character this
+    /// layout cannot make.
+    pub fn plan(&self, text: &str) -> Result<Vec<Stroke>> {
+        let mut strokes = Vec::new();
+        let mut missing: Vec<char> = Vec::new();
+        for c in text.chars() {
+            match self.stroke(super::input::keysym_of(c)) {
+                Some(s) => strokes.push(s),
+                None if !missing.contains(&c) => missing.push(c),
+                None => {}
+            }
+        }
+        if missing.is_empty() {
+            return Ok(strokes);
+        }
+        let named: Vec<String> = missing
+            .iter()
+            .map(|c| format!("{c:?} (U+{:04X})", *c as u32))
+            .collect();
+        Err(Error::new(
+            Code::Unsupported,
+            format!(
+                "KWin's active keyboard layout ({}) has no key for {}; fake input can only press the layout's keys, so deskhand typed nothing",
+                self.name,
+                named.join(", ")
+            ),
+            "Type the text without those characters, or paste it: clipboard_write the text, then key_combo ctrl+v. Adding a layout that has them (System Settings, Keyboard) also works.",
+        ))
+    }
+}
+
+/// The key whose first level is `sym`, lowest keycode first.
+fn level_zero_key(keymap: &xkb::Keymap, sym: u32) -> Option<xkb::Keycode> {
+    let (min, max) = (keymap.min_keycode().raw(), keymap.max_keycode().raw());
+    (min..=max).map(xkb::Keycode::new).find(|k| {
+        keymap.num_layouts_for_key(*k) > 0
+            && keymap.key_get_syms_by_level(*k, 0, 0) == [xkb::Keysym::new(sym)]
+    })
+}
+
+/// Reads a keymap fd (XKB text, NUL-terminated) as the protocol hands it.
+fn read_keymap(fd: &OwnedFd, size: u32) -> Option<String> {
+    if size == 0 || size > MAX_KEYMAP_BYTES {
+        return None;
+    }
+    // SAFETY: a private read-only map of `size` bytes of an fd we hold;
+    // wl_keyboard requires MAP_PRIVATE, and the map is unmapped below.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            size as usize,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE,
+            fd.as_raw_fd(),
+            0,
+        )
+    };
+    if ptr == libc::MAP_FAILED {
+        return None;
+    }
+    // SAFETY: the map is `size` bytes long and stays mapped while read.
+    let bytes = unsafe { std::slice::from_raw_parts(ptr as *const u8, size as usize) };
+    let end = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
+    let text = String::from_utf8_lossy(&bytes[..end]).into_owned();
+    // SAFETY: ptr and size are those mmap returned.
+    unsafe { libc::munmap(ptr, size as usize) };
+    Some(text)
+}
+
+impl Dispatch<wl_keyboard::WlKeyboard, ()> for State {
+    fn event(
+        state: &mut Self,
+        _: &wl_keyboard::WlKeyboard,
+        event: wl_keyboard::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        // KWin sends a new keymap when the layouts change; the last one is
+        // the one typing must use.
+        if let wl_keyboard::Event::Keymap {
+            format: WEnum::Value(wl_keyboard::KeymapFormat::XkbV1),
+            fd,
+            size,
+        } = event
+        {
+            match read_keymap(&fd, size) {
+                Some(text) => state.keymap = Some(text),
+                None => log_warn!("could not read the compositor's keymap ({size} bytes)"),
+            }
+        }
+    }
+}
+
+impl Dispatch<OrgKdeKwinFakeInput, ()> for State {
+    fn event(
+        _: &mut Self,
+        _: &OrgKdeKwinFakeInput,
+        _: <OrgKdeKwinFakeInput as Proxy>::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(name: &str) -> Layout {
+        let context = xkb::Context::new(xkb::CONTEXT_NO_FLAGS);
+        let keymap = xkb::Keymap::new_from_names(
+            &context,
+            "evdev",
+            "pc105",
+            name,
+            "",
+            None,
+            xkb::KEYMAP_COMPILE_NO_FLAGS,
+        )
+        .expect("xkeyboard-config has the layout");
+        Layout::new(keymap)
+    }
+
+    // evdev codes: KEY_Q 16, KEY_E 18, KEY_Y 21, KEY_Z 44, KEY_2 3,
+    // KEY_LEFTSHIFT 42, KEY_RIGHTALT 100.
+    #[test]
+    fn de_keys_are_found_with_their_level_keys() {
+        let de = layout("de");
+        let s = |c| de.stroke(super::super::input::keysym_of(c));
+        assert_eq!(
+            s('z'),
+            Some(Stroke {
+                mods: vec![],
+                key: 21
+            })
+        );
+        assert_eq!(
+            s('y'),
+            Some(Stroke {
+                mods: vec![],
+                key: 44
+            })
+        );
+        assert_eq!(
+            s('Z'),
+            Some(Stroke {
+                mods: vec![42],
+                key: 21
+            })
+        );
+        assert_eq!(
+            s('@'),
+            Some(Stroke {
+                mods: vec![100],
+                key: 16
+            })
+        );
+        assert_eq!(
+            s('€'),
+            Some(Stroke {
+                mods: vec![100],
+                key: 18
+            })
+        );
+        assert!(s('ü').is_some() && s('ß').is_some() && s('\\').is_some());
+    }
+
+    #[test]
+    fn us_keys() {
+        let us = layout("us");
+        let s = |c| us.stroke(super::super::input::keysym_of(c));
+        assert_eq!(
+            s('@'),
+            Some(Stroke {
+                mods: vec![42],
+                key: 3
+            })
+        );
+        assert_eq!(
+            s('z'),
+            Some(Stroke {
+                mods: vec![],
+                key: 44
+            })
+        );
+        assert_eq!(
+            s('\n'),
+            Some(Stroke {
+                mods: vec![],
+                key: 28
+            })
+        );
+    }
+
+    #[test]
+    fn a_layout_refuses_what_it_cannot_type_and_names_it() {
+        let err = layout("us").plan("Grüße, 世界! €").unwrap_err();
+        for c in ["'ü'", "'ß'", "'世'", "'界'", "'€'"] {
+            assert!(err.message.contains(c), "{} lacks {c}", err.message);
+        }
+        assert!(!err.message.contains("'G'"), "{}", err.message);
+        let err = layout("de").plan("Grüße, 世界! yz ~|\\ @€").unwrap_err();
+        assert!(
+            err.message.contains("'世'") && err.message.contains("'界'"),
+            "{}",
+            err.message
+        );
+        assert!(
+            !err.message.contains("'ü'") && !err.message.contains("'~'"),
+            "{}",
+            err.message
+        );
+        let typable = "Grüße, yz ~|\\ @€";
+        assert_eq!(
+            layout("de").plan(typable).map(|p| p.len()).ok(),
+            Some(typable.chars().count())
+        );
+    }
+}
