@@ -7,14 +7,18 @@ Usage: inputprobe.py MODE OUT, MODE one of:
   button  one button filling the window; each click appends "clicked"
   scroll  a tall list in a scrolled window; each scroll appends the offset
   drag    a drawing area; a press-drag-release appends "drag X0 Y0 X1 Y1"
-  entry   a text entry; every change rewrites OUT with the entry's text
+  entry   a text entry; every change rewrites OUT with the entry's text,
+          each key press appends "press HARDWARE_KEYCODE KEYVAL_NAME" to
+          OUT.keys (what the compositor's layout made of the key), and
+          OUT.focus appears once the window has the keyboard
 """
+import os
 import sys
 
 import gi
 
 gi.require_version("Gtk", "3.0")
-from gi.repository import Gtk  # noqa: E402
+from gi.repository import Gdk, Gtk  # noqa: E402
 
 mode, out = sys.argv[1], sys.argv[2]
 
@@ -25,9 +29,9 @@ def record(line):
 
 
 def rewrite(text):
+    # Whole or not at all: the test reads OUT while the entry changes.
     with open(out + ".tmp", "w") as f:
         f.write(text)
-    import os
     os.replace(out + ".tmp", out)
 
 
@@ -65,13 +69,19 @@ elif mode == "entry":
     entry = Gtk.Entry()
     entry.connect("changed", lambda e: rewrite(e.get_text()))
     win.add(entry)
-    # "focused" tells the test the entry takes keys now.
-    win.connect("focus-in-event", lambda *_: record_focus())
 
-    def record_focus():
+    def record_focus(*_):
         with open(out + ".focus", "w") as f:
             f.write("focused\n")
         return False
+
+    def record_key(_, e):
+        with open(out + ".keys", "a") as f:
+            f.write("press %d %s\n" % (e.hardware_keycode, Gdk.keyval_name(e.keyval)))
+        return False
+
+    win.connect("focus-in-event", record_focus)
+    win.connect("key-press-event", record_key)
 else:
     sys.exit("unknown mode " + mode)
 win.fullscreen()
