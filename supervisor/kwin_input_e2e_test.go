@@ -55,6 +55,26 @@ func kwinSetLayout(t *testing.T, k *desktoptest.KWin, layout string) {
 	k.RunAsUser(t, "gdbus", "emit", "--session", "--object-path", "/Layouts", "--signal", "org.kde.keyboard.reloadConfig")
 }
 
+// kwinSwitchLayout switches KWin to its layout number i, as the layout
+// switcher applet does, and waits until KWin reports it active.
+func kwinSwitchLayout(t *testing.T, k *desktoptest.KWin, i int) {
+	t.Helper()
+	call := func(method string, args ...string) (string, error) {
+		argv := append([]string{"call", "--session", "--dest", "org.kde.keyboard", "--object-path", "/Layouts",
+			"--method", "org.kde.KeyboardLayouts." + method}, args...)
+		out, err := k.UserCommand("gdbus", argv...).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	want := fmt.Sprintf("(uint32 %d,)", i)
+	wlWaitFor(t, "KWin to switch to layout "+want, func() bool {
+		if got, err := call("getLayout"); err == nil && got == want {
+			return true
+		}
+		_, _ = call("setLayout", fmt.Sprint(i))
+		return false
+	})
+}
+
 // kwinInputHelper starts the real helper as the session's user, as KWin
 // must see its executable to grant it fake input.
 func kwinInputHelper(t *testing.T, k *desktoptest.KWin) *bridge.Client {
@@ -224,18 +244,24 @@ func TestKWinHelperExitReleasesButton(t *testing.T) {
 // kwinLayouts are the layouts typing is tested under, with the characters
 // of wlTyped each cannot make (so the helper must refuse them) and the
 // hardware keycode (evdev + 8) of the key that types "z" there.
+// With several layouts, active is the one KWin is switched to.
 var kwinLayouts = []struct {
 	layout, cannot string
+	active         int
 	zKey           int
 }{
-	{"us", "üß世界", 52},
-	{"de", "世界", 29},
+	{"us", "üß世界", 0, 52},
+	{"de", "世界", 0, 29},
+	{"us,de", "世界", 1, 29},
 }
 
 func TestKWinKeyCombosAndTyping(t *testing.T) {
 	for _, tc := range kwinLayouts {
 		t.Run(tc.layout, func(t *testing.T) {
 			k := startKWinInput(t, tc.layout)
+			if tc.active > 0 {
+				kwinSwitchLayout(t, k, tc.active)
+			}
 			out := startKWinProbe(t, k, "entry")
 			wlWaitFile(t, out+".focus", func(s string) bool { return s == "focused\n" })
 			c := kwinInputHelper(t, k)

@@ -250,6 +250,8 @@ pub struct Layout {
     keymap: xkb::Keymap,
     /// The active layout's name, for errors ("German", "English (US)").
     pub name: String,
+    /// The layout (XKB group) typed on.
+    group: u32,
     /// Modifier-key sets to try, fewest keys first (XKB keycodes).
     level_sets: Vec<Vec<xkb::Keycode>>,
 }
@@ -267,7 +269,11 @@ impl Layout {
                 "Check that the session has a keyboard seat; restart the helper.",
             )
         })?;
-        Layout::from_text(&text)
+        let mut layout = Layout::from_text(&text)?;
+        if layout.keymap.num_layouts() > 1 {
+            layout.set_group(active_layout()?);
+        }
+        Ok(layout)
     }
 
     pub fn from_text(text: &str) -> Result<Layout> {
@@ -283,13 +289,24 @@ impl Layout {
     }
 
     fn new(keymap: xkb::Keymap) -> Layout {
-        // KWin starts on the first layout; a session switched to another
-        // one is the case this cannot see (wl_keyboard.modifiers comes only
-        // with focus, which deskhand never has).
-        let name = keymap.layout_get_name(0).to_owned();
+        let mut layout = Layout {
+            keymap,
+            name: String::new(),
+            group: 0,
+            level_sets: Vec::new(),
+        };
+        layout.set_group(0);
+        layout
+    }
+
+    /// Makes `group` (a layout of the keymap, 0 the first) the one typed
+    /// on: the one KWin's keyboard is switched to.
+    fn set_group(&mut self, group: u32) {
+        let keymap = &self.keymap;
+        let name = keymap.layout_get_name(group).to_owned();
         let level_keys: Vec<xkb::Keycode> = LEVEL_KEYS
             .iter()
-            .filter_map(|sym| level_zero_key(&keymap, *sym))
+            .filter_map(|sym| level_zero_key(keymap, group, *sym))
             .collect();
         let mut level_sets: Vec<Vec<xkb::Keycode>> = (0..1u32 << level_keys.len())
             .map(|bits| {
@@ -302,11 +319,9 @@ impl Layout {
             })
             .collect();
         level_sets.sort_by_key(|s: &Vec<xkb::Keycode>| s.len());
-        Layout {
-            keymap,
-            name,
-            level_sets,
-        }
+        self.name = name;
+        self.group = group;
+        self.level_sets = level_sets;
     }
 
     /// The keystroke that makes `sym`: the fewest modifier keys, then the
@@ -336,6 +351,7 @@ impl Layout {
         );
         for set in &self.level_sets {
             let mut state = xkb::State::new(&self.keymap);
+            state.update_mask(0, 0, 0, 0, 0, self.group);
             for k in set {
                 state.update_key(*k, xkb::KeyDirection::Down);
             }
@@ -389,12 +405,46 @@ impl Layout {
     }
 }
 
-/// The key whose first level is `sym`, lowest keycode first.
-fn level_zero_key(keymap: &xkb::Keymap, sym: u32) -> Option<xkb::Keycode> {
+/// The key whose first level in `group` is `sym`, lowest keycode first.
+fn level_zero_key(keymap: &xkb::Keymap, group: u32, sym: u32) -> Option<xkb::Keycode> {
     let (min, max) = (keymap.min_keycode().raw(), keymap.max_keycode().raw());
     (min..=max).map(xkb::Keycode::new).find(|k| {
-        keymap.num_layouts_for_key(*k) > 0
-            && keymap.key_get_syms_by_level(*k, 0, 0) == [xkb::Keysym::new(sym)]
+        // A key with fewer layouts than the keymap repeats its first one.
+        let layouts = keymap.num_layouts_for_key(*k);
+        layouts > 0
+            && keymap.key_get_syms_by_level(*k, group.min(layouts - 1), 0)
+                == [xkb::Keysym::new(sym)]
+    })
+}
+
+/// How long KWin gets to say which layout is active.
+const LAYOUT_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The index of KWin's active layout, from its keyboard service on the
+/// session bus (org.kde.keyboard, which KWin runs when it has more than one
+/// layout): the keymap lists every layout, and wl_keyboard.modifiers, which
+/// names the active one, comes only to a client with keyboard focus, which
+/// deskhand never has.
+fn active_layout() -> Result<u32> {
+    let asked = async_io::block_on(crate::a11y::bus::with_timeout(LAYOUT_CALL_TIMEOUT, async {
+        let conn = zbus::connection::Builder::session()?.build().await?;
+        let reply = conn
+            .call_method(
+                Some("org.kde.keyboard"),
+                "/Layouts",
+                Some("org.kde.KeyboardLayouts"),
+                "getLayout",
+                &(),
+            )
+            .await?;
+        reply.body().deserialize::<u32>()
+    }));
+    asked.map_err(|e| {
+        Error::new(
+            Code::Unsupported,
+            format!("KWin has several keyboard layouts and deskhand cannot ask which one is active ({e}), so it cannot tell which keys type which characters"),
+            "Run deskhand in the Plasma session (its DBUS_SESSION_BUS_ADDRESS), or keep one keyboard layout.",
+        )
     })
 }
 
@@ -562,6 +612,29 @@ mod tests {
                 key: 29
             })
         );
+    }
+
+    #[test]
+    fn the_active_layout_of_several_is_typed_on() {
+        let mut both = layout("us,de");
+        assert_eq!(
+            both.char_stroke('z'),
+            Some(Stroke {
+                mods: vec![],
+                key: 44
+            })
+        );
+        assert!(both.char_stroke('ü').is_none());
+        both.set_group(1);
+        assert_eq!(both.name, "German");
+        assert_eq!(
+            both.char_stroke('z'),
+            Some(Stroke {
+                mods: vec![],
+                key: 21
+            })
+        );
+        assert!(both.char_stroke('ü').is_some());
     }
 
     #[test]
