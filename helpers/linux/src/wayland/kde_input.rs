@@ -20,6 +20,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use wayland_client::protocol::wl_keyboard;
 use wayland_client::{Connection, Dispatch, Proxy, QueueHandle, WEnum};
 use wayland_protocols_plasma::fake_input::client::org_kde_kwin_fake_input::OrgKdeKwinFakeInput;
+use wayland_protocols_plasma::keystate::client::org_kde_kwin_keystate::{self, OrgKdeKwinKeystate};
 use xkbcommon::xkb;
 
 use super::state::{State, Wl};
@@ -42,27 +43,56 @@ const LEVEL_KEYS: &[u32] = &[
     0xfe11, // ISO_Level5_Shift
 ];
 
+/// The KWin globals input uses.
+#[derive(Default)]
+pub struct Bound {
+    pub fake: Option<OrgKdeKwinFakeInput>,
+    /// For the compositor's keymap only: deskhand has no surface, so it
+    /// never has focus and gets no keys through it.
+    pub keyboard: Option<wl_keyboard::WlKeyboard>,
+    /// Caps Lock and Num Lock, when the desktop entry also grants
+    /// org_kde_kwin_keystate.
+    pub keystate: Option<OrgKdeKwinKeystate>,
+}
+
+/// What KWin told deskhand about its keyboard.
+#[derive(Default)]
+pub struct Seen {
+    /// The XKB keymap text KWin sent last.
+    pub keymap: Option<String>,
+    pub caps_locked: bool,
+    pub num_locked: bool,
+}
+
 /// The fake-input device, when KWin gave it to this client.
 pub fn device(wl: &Wl) -> Option<OrgKdeKwinFakeInput> {
-    wl.globals.fake_input.clone()
+    wl.globals.kde_input.fake.clone()
 }
 
 /// Binds fake_input and, with it, a wl_keyboard for the compositor's
-/// keymap. KWin ignores every request before `authenticate`.
+/// keymap and the lock keys' state. KWin ignores every fake-input request
+/// before `authenticate`.
 pub fn bind(
     globals: &wayland_client::globals::GlobalList,
     qh: &QueueHandle<State>,
     seat: Option<&wayland_client::protocol::wl_seat::WlSeat>,
-) -> (Option<OrgKdeKwinFakeInput>, Option<wl_keyboard::WlKeyboard>) {
+) -> Bound {
     let Ok(fake) = globals.bind::<OrgKdeKwinFakeInput, _, _>(qh, 1..=4, ()) else {
-        return (None, None);
+        return Bound::default();
     };
     fake.authenticate(
         "deskhand".to_owned(),
         "a computer-use agent moves the pointer and types for the user".to_owned(),
     );
-    let keyboard = seat.map(|s| s.get_keyboard(qh, ()));
-    (Some(fake), keyboard)
+    let keystate: Option<OrgKdeKwinKeystate> = globals.bind(qh, 1..=1, ()).ok();
+    if let Some(k) = &keystate {
+        k.fetchStates();
+    }
+    Bound {
+        fake: Some(fake),
+        keyboard: seat.map(|s| s.get_keyboard(qh, ())),
+        keystate,
+    }
 }
 
 fn too_old(what: &str, since: u32, fake: &OrgKdeKwinFakeInput) -> Error {
@@ -176,7 +206,10 @@ impl Held {
         if fake.version() < 4 {
             return Err(too_old("key combos", 4, fake));
         }
-        let layout = Layout::of(wl)?;
+        let mut layout = Layout::of(wl)?;
+        // Shortcuts go by the key, not by what a lock makes of it: ctrl+a
+        // under Caps Lock stays ctrl+a, never ctrl+shift+a.
+        layout.locks = (false, false);
         let mut codes = Vec::new();
         let mut missing = Vec::new();
         for (sym, _) in keys {
@@ -252,6 +285,9 @@ pub struct Layout {
     pub name: String,
     /// The layout (XKB group) typed on.
     group: u32,
+    /// Whether Caps Lock and Num Lock are locked in KWin: they change the
+    /// level a key types (Caps Lock makes "a" type "A").
+    locks: (bool, bool),
     /// Modifier-key sets to try, fewest keys first (XKB keycodes).
     level_sets: Vec<Vec<xkb::Keycode>>,
 }
@@ -262,7 +298,9 @@ impl Layout {
         // A roundtrip first: a keymap KWin sent since (the user changed
         // layouts) is then the one used.
         wl.roundtrip()?;
-        let text = wl.state.keymap.clone().ok_or_else(|| {
+        let seen = &wl.state.kde_input;
+        let locks = (seen.caps_locked, seen.num_locked);
+        let text = seen.keymap.clone().ok_or_else(|| {
             Error::new(
                 Code::Unsupported,
                 "KWin has not sent deskhand its keymap, so deskhand cannot tell which keys type which characters",
@@ -270,6 +308,7 @@ impl Layout {
             )
         })?;
         let mut layout = Layout::from_text(&text)?;
+        layout.locks = locks;
         if layout.keymap.num_layouts() > 1 {
             layout.set_group(active_layout()?);
         }
@@ -293,6 +332,7 @@ impl Layout {
             keymap,
             name: String::new(),
             group: 0,
+            locks: (false, false),
             level_sets: Vec::new(),
         };
         layout.set_group(0);
@@ -324,6 +364,21 @@ impl Layout {
         self.level_sets = level_sets;
     }
 
+    /// The XKB modifier mask of the locked lock keys.
+    fn locked_mods(&self) -> u32 {
+        let mut mask = 0;
+        for (locked, name) in [
+            (self.locks.0, xkb::MOD_NAME_CAPS),
+            (self.locks.1, xkb::MOD_NAME_NUM),
+        ] {
+            let i = self.keymap.mod_get_index(name);
+            if locked && i != xkb::MOD_INVALID {
+                mask |= 1 << i;
+            }
+        }
+        mask
+    }
+
     /// The keystroke that makes `sym`: the fewest modifier keys, then the
     /// lowest keycode. Each candidate is checked the way KWin's XKB state
     /// will see it, by pressing the modifiers in a fresh state.
@@ -351,7 +406,7 @@ impl Layout {
         );
         for set in &self.level_sets {
             let mut state = xkb::State::new(&self.keymap);
-            state.update_mask(0, 0, 0, 0, 0, self.group);
+            state.update_mask(0, 0, self.locked_mods(), 0, 0, self.group);
             for k in set {
                 state.update_key(*k, xkb::KeyDirection::Down);
             }
@@ -495,8 +550,30 @@ impl Dispatch<wl_keyboard::WlKeyboard, ()> for State {
         } = event
         {
             match read_keymap(&fd, size) {
-                Some(text) => state.keymap = Some(text),
+                Some(text) => state.kde_input.keymap = Some(text),
                 None => log_warn!("could not read the compositor's keymap ({size} bytes)"),
+            }
+        }
+    }
+}
+
+impl Dispatch<OrgKdeKwinKeystate, ()> for State {
+    fn event(
+        state: &mut Self,
+        _: &OrgKdeKwinKeystate,
+        event: org_kde_kwin_keystate::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        use org_kde_kwin_keystate::{Key, State as Lock};
+        // The protocol types key and state as plain uints.
+        if let org_kde_kwin_keystate::Event::StateChanged { key, state: lock } = event {
+            let locked = lock == Lock::Locked as u32;
+            if key == Key::Capslock as u32 {
+                state.kde_input.caps_locked = locked;
+            } else if key == Key::Numlock as u32 {
+                state.kde_input.num_locked = locked;
             }
         }
     }
@@ -635,6 +712,33 @@ mod tests {
             })
         );
         assert!(both.char_stroke('ü').is_some());
+    }
+
+    #[test]
+    fn a_locked_caps_lock_is_typed_around() {
+        let mut us = layout("us");
+        us.locks = (true, false);
+        assert_eq!(
+            us.char_stroke('a'),
+            Some(Stroke {
+                mods: vec![42],
+                key: 30
+            })
+        );
+        assert_eq!(
+            us.char_stroke('A'),
+            Some(Stroke {
+                mods: vec![],
+                key: 30
+            })
+        );
+        assert_eq!(
+            us.char_stroke('1'),
+            Some(Stroke {
+                mods: vec![],
+                key: 2
+            })
+        );
     }
 
     #[test]

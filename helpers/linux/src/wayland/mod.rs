@@ -986,14 +986,14 @@ fn capabilities(wl: &Wl) -> (Vec<&'static str>, Vec<String>) {
         &["clipboard", "clipboard.primary"],
         "wlr-data-control (clipboard)",
     );
-    let kde = g.fake_input.is_some();
+    let kde = g.kde_input.fake.is_some();
     need(
         g.pointer.is_some() || kde,
         &["input.pointer"],
         "zwlr_virtual_pointer_v1 (mouse input)",
     );
     need(
-        g.keyboard.is_some() || (kde && g.wl_keyboard.is_some()),
+        g.keyboard.is_some() || (kde && g.kde_input.keyboard.is_some()),
         &["input.keyboard"],
         "zwp_virtual_keyboard_v1 (keyboard input)",
     );

@@ -9,9 +9,7 @@ use std::thread::JoinHandle;
 
 use wayland_client::backend::ObjectId;
 use wayland_client::globals::{registry_queue_init, GlobalList, GlobalListContents};
-use wayland_client::protocol::{
-    wl_buffer, wl_keyboard, wl_output, wl_registry, wl_seat, wl_shm, wl_shm_pool,
-};
+use wayland_client::protocol::{wl_buffer, wl_output, wl_registry, wl_seat, wl_shm, wl_shm_pool};
 use wayland_client::{
     event_created_child, Connection, Dispatch, EventQueue, Proxy, QueueHandle, WEnum,
 };
@@ -19,7 +17,6 @@ use wayland_protocols_misc::zwp_virtual_keyboard_v1::client::{
     zwp_virtual_keyboard_manager_v1::ZwpVirtualKeyboardManagerV1,
     zwp_virtual_keyboard_v1::ZwpVirtualKeyboardV1,
 };
-use wayland_protocols_plasma::fake_input::client::org_kde_kwin_fake_input::OrgKdeKwinFakeInput;
 use wayland_protocols_wlr::data_control::v1::client::{
     zwlr_data_control_device_v1::{self, ZwlrDataControlDeviceV1},
     zwlr_data_control_manager_v1::ZwlrDataControlManagerV1,
@@ -106,8 +103,8 @@ pub struct State {
     /// The windows epoch: every toplevel or output event moves it on
     /// (shared with sway's event follower, see epoch.rs).
     pub epoch: Arc<AtomicU64>,
-    /// KWin input: the compositor's XKB keymap text (see kde_input.rs).
-    pub keymap: Option<String>,
+    /// KWin input: the keymap and lock keys KWin reports (see kde_input.rs).
+    pub kde_input: super::kde_input::Seen,
 }
 
 impl State {
@@ -128,8 +125,7 @@ pub struct Globals {
     pub keyboard_manager: Option<ZwpVirtualKeyboardManagerV1>,
     pub keyboard: Option<ZwpVirtualKeyboardV1>,
     /// KWin input, bound only where the wlroots virtual pointer is absent.
-    pub fake_input: Option<OrgKdeKwinFakeInput>,
-    pub wl_keyboard: Option<wl_keyboard::WlKeyboard>,
+    pub kde_input: super::kde_input::Bound,
 }
 
 /// A live Wayland connection.
@@ -177,7 +173,7 @@ impl Wl {
             sources: HashMap::new(),
             writers: Vec::new(),
             epoch,
-            keymap: None,
+            kde_input: Default::default(),
         };
         let shm = globals
             .bind::<wl_shm::WlShm, _, _>(&qh, 1..=1, ())
@@ -205,10 +201,10 @@ impl Wl {
             (Some(m), Some(seat)) => Some(m.create_virtual_keyboard(seat, &qh, ())),
             _ => None,
         };
-        let (fake_input, wl_keyboard) = if pointer.is_none() {
+        let kde_input = if pointer.is_none() {
             super::kde_input::bind(&globals, &qh, seat.as_ref())
         } else {
-            (None, None)
+            Default::default()
         };
         let mut wl = Wl {
             conn,
@@ -235,8 +231,7 @@ impl Wl {
                 pointer,
                 keyboard_manager,
                 keyboard,
-                fake_input,
-                wl_keyboard,
+                kde_input,
             },
             display_name,
         };
