@@ -10,7 +10,8 @@
 //!   so a mask covers too much rather than too little;
 //! - clipboard: wlr-data-control;
 //! - input (pointer_*, key_*): zwlr_virtual_pointer_v1 and
-//!   zwp_virtual_keyboard_v1 (see input.rs).
+//!   zwp_virtual_keyboard_v1 (see input.rs), or on KWin its fake input
+//!   (see kde_input.rs).
 //!
 //! Unlike X11 the helper must answer the compositor while no request is
 //! pending (a clipboard reader asks deskhand's selection for its text), so
@@ -21,6 +22,7 @@ pub mod epoch;
 pub mod input;
 pub mod kde;
 pub mod kde_capture;
+pub mod kde_input;
 pub mod keeper;
 pub mod state;
 pub mod sway;
@@ -191,6 +193,15 @@ struct Server {
     /// The windows `hide` took off the screen lately, as they were.
     just_hidden: Vec<(Window, Instant)>,
     epoch: epoch::Epoch,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // No button or key stays held in the session after the helper.
+        if let Ok(wl) = self.wl.as_mut() {
+            self.input.release_all(wl);
+        }
+    }
 }
 
 impl Server {
@@ -1016,13 +1027,14 @@ fn capabilities(wl: &Wl) -> (Vec<&'static str>, Vec<String>) {
         &["clipboard", "clipboard.primary"],
         "wlr-data-control (clipboard)",
     );
+    let kde = g.kde_input.fake.is_some();
     need(
-        g.pointer.is_some(),
+        g.pointer.is_some() || kde,
         &["input.pointer"],
         "zwlr_virtual_pointer_v1 (mouse input)",
     );
     need(
-        g.keyboard.is_some(),
+        g.keyboard.is_some() || (kde && g.kde_input.keyboard.is_some()),
         &["input.keyboard"],
         "zwp_virtual_keyboard_v1 (keyboard input)",
     );

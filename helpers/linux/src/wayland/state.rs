@@ -105,6 +105,8 @@ pub struct State {
     pub epoch: Arc<AtomicU64>,
     /// KWin's windows (plasma window management, see kde.rs).
     pub kde: super::kde::KdeState,
+    /// KWin input: the keymap and lock keys KWin reports (see kde_input.rs).
+    pub kde_input: super::kde_input::Seen,
 }
 
 impl State {
@@ -130,6 +132,8 @@ pub struct Globals {
     >,
     /// The compositor offers org_kde_plasma_shell (to every client): KWin.
     pub kde_shell: bool,
+    /// KWin input, bound only where the wlroots virtual pointer is absent.
+    pub kde_input: super::kde_input::Bound,
 }
 
 /// A live Wayland connection.
@@ -178,6 +182,7 @@ impl Wl {
             writers: Vec::new(),
             epoch,
             kde: Default::default(),
+            kde_input: Default::default(),
         };
         let shm = globals
             .bind::<wl_shm::WlShm, _, _>(&qh, 1..=1, ())
@@ -209,6 +214,11 @@ impl Wl {
         let kde_shell = globals
             .contents()
             .with_list(|l| l.iter().any(|g| g.interface == "org_kde_plasma_shell"));
+        let kde_input = if pointer.is_none() {
+            super::kde_input::bind(&globals, &qh, seat.as_ref())
+        } else {
+            Default::default()
+        };
         let mut wl = Wl {
             conn,
             queue: {
@@ -236,6 +246,7 @@ impl Wl {
                 keyboard,
                 plasma,
                 kde_shell,
+                kde_input,
             },
             display_name,
         };
