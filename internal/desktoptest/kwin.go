@@ -47,8 +47,9 @@ const (
 // would in a real session.
 type KWin struct {
 	*userSession
-	kwin *proc
-	data string // the XDG_DATA_DIRS entry holding applications/
+	kwin    *proc
+	data    string // the XDG_DATA_DIRS entry holding applications/
+	scripts int    // scripts run, to name each
 }
 
 // kwinTools are the programs the harness needs.
@@ -274,9 +275,38 @@ print("%s" + JSON.stringify(out));
 // Windows lists KWin's windows through a KWin script.
 func (k *KWin) Windows(t testing.TB) []KWinWindow {
 	t.Helper()
-	marker := fmt.Sprintf("deskhand-windows-%d:", time.Now().UnixNano())
-	script := filepath.Join(k.dir, "list-windows.js")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf(kwinListScript, marker)), 0o644); err != nil {
+	var ws []KWinWindow
+	out := k.Script(t, kwinListScript)
+	if err := json.Unmarshal([]byte(out), &ws); err != nil {
+		t.Fatalf("parsing KWin's window list %q: %v", out, err)
+	}
+	return ws
+}
+
+// MoveWindow moves the frame of pid's windows to x, y through a KWin
+// script, as a user dragging it would.
+func (k *KWin) MoveWindow(t testing.TB, pid, x, y int) {
+	t.Helper()
+	k.Script(t, fmt.Sprintf(`
+workspace.clientList().forEach(function (c) {
+  if (c.pid === %d) {
+    var g = c.frameGeometry;
+    c.frameGeometry = {x: %d, y: %d, width: g.width, height: g.height};
+  }
+});
+print("%%s" + "moved");
+`, pid, x, y))
+}
+
+// Script runs js in KWin (org.kde.kwin.Scripting) and returns what it
+// printed after the marker its text holds as "%s" (the script must print
+// "%s" + result exactly once).
+func (k *KWin) Script(t testing.TB, js string) string {
+	t.Helper()
+	k.scripts++
+	marker := fmt.Sprintf("deskhand-script-%d-%d:", k.scripts, time.Now().UnixNano())
+	script := filepath.Join(k.dir, fmt.Sprintf("script-%d.js", k.scripts))
+	if err := os.WriteFile(script, []byte(fmt.Sprintf(js, marker)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	name := strings.TrimSuffix(marker, ":")
@@ -298,17 +328,13 @@ func (k *KWin) Windows(t testing.TB) []KWinWindow {
 		b, _ := os.ReadFile(k.kwin.log)
 		for _, line := range strings.Split(string(b), "\n") {
 			if i := strings.Index(line, marker); i >= 0 {
-				var ws []KWinWindow
-				if err := json.Unmarshal([]byte(line[i+len(marker):]), &ws); err != nil {
-					t.Fatalf("parsing KWin's window list %q: %v", line, err)
-				}
-				return ws
+				return line[i+len(marker):]
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("KWin's window-list script printed nothing within 30s; KWin log:\n%s", k.KWinLog())
-	return nil
+	t.Fatalf("a KWin script printed nothing within 30s; KWin log:\n%s", k.KWinLog())
+	return ""
 }
 
 // WaitWindow waits (up to a minute) for a normal, mapped window of the
