@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,6 +30,12 @@ func startKWinInput(t *testing.T, layout string) *desktoptest.KWin {
 	requireGTKProbe(t)
 	helper := desktoptest.HelperPath(t)
 	k := desktoptest.StartKWin(t, desktoptest.KWinOptions{Width: kwinScreenW, Height: kwinScreenH, Authorize: []string{helper}})
+	// KWin takes its bus name before it registers /Scripting, which
+	// the harness's window list needs.
+	wlWaitFor(t, "KWin's scripting service", func() bool {
+		return exec.Command("gdbus", "introspect", "--address", k.Bus(), "--dest", "org.kde.KWin",
+			"--object-path", "/Scripting").Run() == nil
+	})
 	if layout != "" {
 		kwinSetLayout(t, k, layout)
 	}
