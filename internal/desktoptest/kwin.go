@@ -116,7 +116,13 @@ func (k *KWin) start(opts KWinOptions) error {
 			return false
 		}
 		out, err := k.gdbus("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", "org.kde.KWin")
-		return err == nil && strings.Contains(out, "true")
+		if err != nil || !strings.Contains(out, "true") {
+			return false
+		}
+		// KWin owns its name before it registers its scripting object,
+		// which Windows needs.
+		out, err = k.output(15*time.Second, "gdbus", "introspect", "--address", k.bus, "--dest", "org.kde.KWin", "--object-path", "/Scripting")
+		return err == nil && strings.Contains(out, "org.kde.kwin.Scripting")
 	})
 }
 

@@ -20,6 +20,8 @@
 pub mod capture;
 pub mod epoch;
 pub mod input;
+pub mod kde;
+pub mod kde_capture;
 pub mod kde_input;
 pub mod keeper;
 pub mod state;
@@ -56,7 +58,7 @@ const MAX_CLIPBOARD_BYTES: usize = 16 << 20;
 /// WAYLAND_DISPLAY and no DISPLAY.
 pub fn chosen() -> bool {
     match std::env::var("DESKHAND_HELPER_BACKEND").as_deref() {
-        Ok("wayland") => true,
+        Ok("wayland") | Ok("kde") => true,
         Ok(_) => false,
         Err(_) => {
             std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty())
@@ -341,7 +343,7 @@ impl Server {
             "displays" => json!({ "displays": self.displays()? }),
             "capture" => return self.capture(id, &p),
             "windows" => self.windows(&p)?,
-            "window_at" => return Err(no_window_at()),
+            "window_at" => self.window_at(&p)?,
             "windows_epoch" => self.windows_epoch()?,
             "patch_check" => self.patch_check(&p)?,
             "patch_baseline" => self.patch_baseline(&p)?,
@@ -402,7 +404,7 @@ impl Server {
             "protocol_version": version,
             "helper_version": HELPER_VERSION,
             "platform": PLATFORM,
-            "backend": BACKEND,
+            "backend": self.wl.as_ref().map_or(BACKEND, backend),
             "capabilities": caps,
             "missing": missing,
             "display": display,
@@ -556,7 +558,16 @@ impl Server {
                 display: display_id,
                 masked,
                 mask_others: selection.others,
-                method: "wlr-screencopy",
+                method: if kde::is_kwin(self.wl.as_ref().expect("connected"))
+                    && self
+                        .wl
+                        .as_ref()
+                        .is_ok_and(|wl| wl.globals.screencopy.is_none())
+                {
+                    "kwin-screenshot2"
+                } else {
+                    "wlr-screencopy"
+                },
                 capture_id,
             },
         ))
@@ -630,7 +641,7 @@ impl Server {
     /// `windows_epoch` (see epoch.rs).
     fn windows_epoch(&mut self) -> Result<Value> {
         let wl = self.wl()?;
-        if wl.globals.toplevels.is_none() {
+        if !lists_windows(wl) {
             return Err(no_toplevels());
         }
         // Toplevel events sent before the request are counted first.
@@ -658,7 +669,7 @@ impl Server {
         let include_hidden = p.bool("include_hidden")?.unwrap_or(false);
         let wl = self.wl()?;
         wl.roundtrip()?;
-        if wl.globals.toplevels.is_none() {
+        if !lists_windows(wl) {
             return Err(no_toplevels());
         }
         let list: Vec<Window> = window_list(wl, true)
@@ -789,6 +800,8 @@ impl Server {
                     .map_err(|e| Error::new(Code::Internal, e, "Hide the window by hand."))?;
             } else if let Some(t) = wl.toplevels().find(|t| t.id == id) {
                 t.handle.set_minimized();
+            } else {
+                kde::set_minimized(wl, id, true);
             }
             moved.push(w.clone());
             hidden.push(id);
@@ -823,10 +836,29 @@ impl Server {
                 t.handle.unset_minimized();
                 t.handle.activate(&seat);
                 restored.push(id);
+            } else if kde::set_minimized(wl, id, false) {
+                restored.push(id);
             }
         }
         wl.roundtrip()?;
         Ok(json!({ "restored": restored }))
+    }
+
+    /// `window_at`: answered only where the compositor tells stacking
+    /// and geometry (KWin); elsewhere refused (see no_window_at).
+    fn window_at(&mut self, p: &Params<'_>) -> Result<Value> {
+        let point = Point {
+            x: p.required_int("x", i32::MIN as i64, i32::MAX as i64)? as i32,
+            y: p.required_int("y", i32::MIN as i64, i32::MAX as i64)? as i32,
+        };
+        let wl = self.wl()?;
+        if wl.globals.plasma.is_none() {
+            return Err(no_window_at());
+        }
+        wl.roundtrip()?;
+        let window = kde::window_at(wl, point)?;
+        let app = window.as_ref().map(|w| w.app.clone());
+        Ok(json!({ "window": window, "app": app }))
     }
 
     fn pointer_move(&mut self, p: &Params<'_>) -> Result<Value> {
@@ -965,13 +997,18 @@ fn capabilities(wl: &Wl) -> (Vec<&'static str>, Vec<String>) {
             missing.push(what.to_owned());
         }
     };
+    let kwin = kde::is_kwin(wl);
     need(
-        g.screencopy.is_some(),
+        g.screencopy.is_some() || (kwin && g.plasma.is_some()),
         &["capture", "capture.png", "capture.jpeg", "patch_check"],
-        "wlr-screencopy (screenshots)",
+        if kwin {
+            kde::NOT_AUTHORIZED_SHOTS
+        } else {
+            "wlr-screencopy (screenshots)"
+        },
     );
     need(
-        g.toplevels.is_some(),
+        lists_windows(wl),
         &[
             "windows",
             "windows_epoch",
@@ -979,7 +1016,11 @@ fn capabilities(wl: &Wl) -> (Vec<&'static str>, Vec<String>) {
             "hide",
             "capture.mask",
         ],
-        "wlr-foreign-toplevel-management (window list, hiding, masking)",
+        if kwin {
+            kde::NOT_AUTHORIZED_WINDOWS
+        } else {
+            "wlr-foreign-toplevel-management (window list, hiding, masking)"
+        },
     );
     need(
         g.data_device.is_some(),
@@ -997,13 +1038,32 @@ fn capabilities(wl: &Wl) -> (Vec<&'static str>, Vec<String>) {
         &["input.keyboard"],
         "zwp_virtual_keyboard_v1 (keyboard input)",
     );
-    missing.push("window_at: Wayland does not say which window is under a point".into());
-    if sway::socket().is_none() {
+    if g.plasma.is_some() {
+        // KWin tells each window's geometry and the stacking order.
+        caps.push("window_at");
+    } else {
+        missing.push("window_at: Wayland does not say which window is under a point".into());
+    }
+    if sway::socket().is_none() && !kwin {
         missing.push(
             "window geometry and pids: no sway IPC (SWAYSOCK), so a window's bounds are its whole output".into(),
         );
     }
     (caps, missing)
+}
+
+/// Whether the compositor lists windows to deskhand.
+fn lists_windows(wl: &Wl) -> bool {
+    wl.globals.toplevels.is_some() || wl.globals.plasma.is_some()
+}
+
+/// The backend name the handshake gives: KWin speaks KDE's protocols.
+fn backend(wl: &Wl) -> &'static str {
+    if kde::is_kwin(wl) {
+        kde::BACKEND
+    } else {
+        BACKEND
+    }
 }
 
 fn no_toplevels() -> Error {
@@ -1132,6 +1192,9 @@ fn join(wl: &Wl, views: &[sway::View]) -> Vec<(u32, Option<sway::View>)> {
 
 /// The toplevels as Windows, the focused one first.
 fn window_list(wl: &Wl, include_hidden: bool) -> Vec<Window> {
+    if wl.globals.plasma.is_some() {
+        return kde::window_list(wl, include_hidden);
+    }
     let views = sway::views().unwrap_or_default();
     let joined = join(wl, &views);
     let all = displays(wl);
