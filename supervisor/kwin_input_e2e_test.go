@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,6 +30,12 @@ func startKWinInput(t *testing.T, layout string) *desktoptest.KWin {
 	requireGTKProbe(t)
 	helper := desktoptest.HelperPath(t)
 	k := desktoptest.StartKWin(t, desktoptest.KWinOptions{Width: kwinScreenW, Height: kwinScreenH, Authorize: []string{helper}})
+	// KWin takes its bus name before it registers /Scripting, which
+	// the harness's window list needs.
+	wlWaitFor(t, "KWin's scripting service", func() bool {
+		return exec.Command("gdbus", "introspect", "--address", k.Bus(), "--dest", "org.kde.KWin",
+			"--object-path", "/Scripting").Run() == nil
+	})
 	if layout != "" {
 		kwinSetLayout(t, k, layout)
 	}
@@ -311,5 +318,48 @@ func TestKWinKeyCombosAndTyping(t *testing.T) {
 				t.Fatalf("after the refusal the entry holds %q, want %q", got, typable+"#")
 			}
 		})
+	}
+}
+
+// TestKWinUnauthorizedInputSaysWhy: without the desktop entry KWin grants
+// no fake input; the handshake says so, each input call is refused naming
+// the entry, and the button under the pointer is not clicked.
+func TestKWinUnauthorizedInputSaysWhy(t *testing.T) {
+	requireGTKProbe(t)
+	k, helper := startKWin(t, false)
+	wlWaitFor(t, "KWin's scripting service", func() bool {
+		return exec.Command("gdbus", "introspect", "--address", k.Bus(), "--dest", "org.kde.KWin",
+			"--object-path", "/Scripting").Run() == nil
+	})
+	out := startKWinProbe(t, k, "button")
+	c, hello := kwinHelper(t, k, helper)
+	for _, cap := range []string{"input.pointer", "input.keyboard"} {
+		if contains(hello.Capabilities, cap) {
+			t.Errorf("an unauthorized helper claims %s: %q", cap, hello.Capabilities)
+		}
+	}
+	if all := strings.Join(hello.Missing, "\n"); !strings.Contains(all, "org_kde_kwin_fake_input") || !strings.Contains(all, "deskhand-helper.desktop") {
+		t.Errorf("missing %q does not say fake input needs the desktop entry", hello.Missing)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	calls := []struct {
+		method string
+		params map[string]any
+	}{
+		{"pointer_move", map[string]any{"x": kwinScreenW / 2, "y": kwinScreenH / 2}},
+		{"pointer_button", map[string]any{"action": "click"}},
+		{"key_type", map[string]any{"text": "x"}},
+		{"key_combo", map[string]any{"keys": []string{"return"}}},
+	}
+	for _, call := range calls {
+		err := c.Call(ctx, call.method, call.params, &json.RawMessage{})
+		var re *bridge.Error
+		if !errors.As(err, &re) || re.Name != "unsupported" || !strings.Contains(re.Message+re.Hint, "deskhand-helper.desktop") {
+			t.Errorf("unauthorized %s = %v, want an unsupported refusal naming the desktop entry", call.method, err)
+		}
+	}
+	if b, _ := os.ReadFile(out); len(b) != 0 {
+		t.Fatalf("an unauthorized helper clicked the button: %q", b)
 	}
 }

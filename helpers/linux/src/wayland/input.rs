@@ -35,7 +35,10 @@ const CONTROL: u32 = 4;
 const MOD1: u32 = 8;
 const MOD4: u32 = 64;
 
-fn unsupported(what: &str) -> Error {
+fn unsupported(wl: &Wl, what: &str) -> Error {
+    if super::kde::is_kwin(wl) {
+        return kde_input::not_authorized();
+    }
     Error::new(
         Code::Unsupported,
         format!("this compositor offers no {what}, so deskhand cannot send input here"),
@@ -149,7 +152,7 @@ fn upload(wl: &mut Wl, text: &str) -> Result<()> {
         .globals
         .keyboard
         .clone()
-        .ok_or_else(|| unsupported("virtual keyboard (zwp_virtual_keyboard_v1)"))?;
+        .ok_or_else(|| unsupported(wl, "virtual keyboard (zwp_virtual_keyboard_v1)"))?;
     // SAFETY: memfd_create takes a NUL-terminated name and flags.
     let raw = unsafe { libc::memfd_create(c"deskhand-keymap".as_ptr(), libc::MFD_CLOEXEC) };
     if raw < 0 {
@@ -210,7 +213,7 @@ impl Input {
             .globals
             .pointer
             .clone()
-            .ok_or_else(|| unsupported("virtual pointer (zwlr_virtual_pointer_v1)"))?;
+            .ok_or_else(|| unsupported(wl, "virtual pointer (zwlr_virtual_pointer_v1)"))?;
         let (w, h) = extent;
         p.motion_absolute(
             now_ms(self.epoch),
@@ -231,7 +234,7 @@ impl Input {
             .globals
             .pointer
             .clone()
-            .ok_or_else(|| unsupported("virtual pointer (zwlr_virtual_pointer_v1)"))?;
+            .ok_or_else(|| unsupported(wl, "virtual pointer (zwlr_virtual_pointer_v1)"))?;
         let state = if press {
             wl_pointer::ButtonState::Pressed
         } else {
@@ -255,7 +258,7 @@ impl Input {
             .globals
             .pointer
             .clone()
-            .ok_or_else(|| unsupported("virtual pointer (zwlr_virtual_pointer_v1)"))?;
+            .ok_or_else(|| unsupported(wl, "virtual pointer (zwlr_virtual_pointer_v1)"))?;
         for (axis, clicks) in [
             (wl_pointer::Axis::VerticalScroll, dy),
             (wl_pointer::Axis::HorizontalScroll, dx),
@@ -286,7 +289,7 @@ impl Input {
             .globals
             .keyboard
             .clone()
-            .ok_or_else(|| unsupported("virtual keyboard (zwp_virtual_keyboard_v1)"))?;
+            .ok_or_else(|| unsupported(wl, "virtual keyboard (zwp_virtual_keyboard_v1)"))?;
         keyboard.key(now_ms(self.epoch), FIRST_KEY + index as u32, press as u32);
         Ok(())
     }
@@ -296,7 +299,7 @@ impl Input {
             .globals
             .keyboard
             .clone()
-            .ok_or_else(|| unsupported("virtual keyboard (zwp_virtual_keyboard_v1)"))?;
+            .ok_or_else(|| unsupported(wl, "virtual keyboard (zwp_virtual_keyboard_v1)"))?;
         keyboard.modifiers(depressed, 0, 0, 0);
         Ok(())
     }

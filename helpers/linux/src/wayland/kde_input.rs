@@ -43,6 +43,26 @@ const LEVEL_KEYS: &[u32] = &[
     0xfe11, // ISO_Level5_Shift
 ];
 
+/// Why input is missing on a KWin, for the handshake's `missing`: fake
+/// input not granted, or (with it) no keyboard seat to read the keymap of.
+pub fn missing(keyboard: bool, fake: bool) -> &'static str {
+    if fake {
+        "wl_keyboard (keyboard input): this KWin session has no keyboard seat, so deskhand cannot read the keymap typing needs"
+    } else if keyboard {
+        "org_kde_kwin_fake_input (keyboard input): KWin offers it only to a program a desktop entry authorizes; add ~/.local/share/applications/deskhand-helper.desktop with Exec=<the helper's full path> and X-KDE-Wayland-Interfaces=org_kde_kwin_fake_input,org_kde_kwin_keystate,org_kde_plasma_window_management,zkde_screencast_unstable_v1"
+    } else {
+        "org_kde_kwin_fake_input (mouse input): KWin offers it only to a program a desktop entry authorizes (see keyboard input)"
+    }
+}
+
+pub fn not_authorized() -> Error {
+    Error::new(
+        Code::Unsupported,
+        "KWin has not granted deskhand its fake input, so deskhand cannot send input here",
+        "Authorize the helper with a desktop entry: ~/.local/share/applications/deskhand-helper.desktop with Exec=<the helper's full path> and X-KDE-Wayland-Interfaces=org_kde_kwin_fake_input,org_kde_kwin_keystate,org_kde_plasma_window_management,zkde_screencast_unstable_v1; then restart deskhand.",
+    )
+}
+
 /// The KWin globals input uses.
 #[derive(Default)]
 pub struct Bound {

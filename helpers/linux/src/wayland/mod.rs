@@ -1031,12 +1031,20 @@ fn capabilities(wl: &Wl) -> (Vec<&'static str>, Vec<String>) {
     need(
         g.pointer.is_some() || kde,
         &["input.pointer"],
-        "zwlr_virtual_pointer_v1 (mouse input)",
+        if kwin {
+            kde_input::missing(false, kde)
+        } else {
+            "zwlr_virtual_pointer_v1 (mouse input)"
+        },
     );
     need(
         g.keyboard.is_some() || (kde && g.kde_input.keyboard.is_some()),
         &["input.keyboard"],
-        "zwp_virtual_keyboard_v1 (keyboard input)",
+        if kwin {
+            kde_input::missing(true, kde)
+        } else {
+            "zwp_virtual_keyboard_v1 (keyboard input)"
+        },
     );
     if g.plasma.is_some() {
         // KWin tells each window's geometry and the stacking order.
