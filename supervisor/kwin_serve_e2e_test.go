@@ -65,9 +65,9 @@ func kwinCommand(t *testing.T, k *desktoptest.KWin, bin, helper, home string, ar
 	return cmd
 }
 
-// kwinServe starts `deskhand serve` in k's session and connects an MCP
+// kwinServeAsUser starts `deskhand serve` in k's session and connects an MCP
 // client.
-func kwinServe(t *testing.T, k *desktoptest.KWin, bin, helper string, args ...string) *e2e {
+func kwinServeAsUser(t *testing.T, k *desktoptest.KWin, bin, helper string, args ...string) *e2e {
 	t.Helper()
 	home := kwinHome(t, k)
 	full := append([]string{"serve", "--state-dir", filepath.Join(home, "state"), "--log-level", "debug"}, args...)
@@ -127,7 +127,7 @@ func TestKWinServeMasksUnapprovedWindow(t *testing.T) {
 			k := desktoptest.StartKWin(t, desktoptest.KWinOptions{Width: 1280, Height: 720, Authorize: []string{helper}})
 			approved := kwinStartProbe(t, k, "probe.py")
 			secret := kwinStartProbe(t, k, "secret.py")
-			e := kwinServe(t, k, bin, helper, "--allow", "probe.py=full", "--format", "png", fmt.Sprintf("--hide-unapproved=%v", hide))
+			e := kwinServeAsUser(t, k, bin, helper, "--allow", "probe.py=full", "--format", "png", fmt.Sprintf("--hide-unapproved=%v", hide))
 			e.access([]string{"probe.py"})
 			img, _ := e.screenshot("screenshot", nil)
 			if e.shot.Display.Size.Width != 1280 || e.shot.Display.Size.Height != 720 {
@@ -175,7 +175,7 @@ func TestKWinServeGatesAnswerFromStacking(t *testing.T) {
 	approved := kwinStartProbe(t, k, "probe.py")
 	clicks := filepath.Join(k.Dir(), "probe.py.out")
 	k.MoveWindow(t, approved.PID, 400, 150)
-	e := kwinServe(t, k, bin, helper, "--allow", "probe.py=full", "--format", "png", "--hide-unapproved=false")
+	e := kwinServeAsUser(t, k, bin, helper, "--allow", "probe.py=full", "--format", "png", "--hide-unapproved=false")
 	e.access([]string{"probe.py"})
 	// The button, as the screenshot shows it.
 	var button image.Rectangle
@@ -250,7 +250,7 @@ func TestKWinDoctor(t *testing.T) {
 	}
 	out = doctor(other)
 	for _, want := range []string{"~/.local/share/applications/deskhand-helper.desktop", "Exec=" + other,
-		"X-KDE-Wayland-Interfaces=org_kde_kwin_fake_input,org_kde_plasma_window_management,zkde_screencast_unstable_v1",
+		"X-KDE-Wayland-Interfaces=org_kde_kwin_fake_input,org_kde_kwin_keystate,org_kde_plasma_window_management,zkde_screencast_unstable_v1",
 		"X-KDE-DBUS-Restricted-Interfaces=org.kde.KWin.ScreenShot2", "screenshots (org.kde.KWin.ScreenShot2)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output for an unauthorized helper lacks %q:\n%s", want, out)

@@ -17,7 +17,7 @@ import (
 type KWinOptions struct {
 	Width, Height int // the virtual output's mode; default 1280x720
 	// Authorize are executables KWin grants its restricted interfaces
-	// (fake input, plasma window management, screencast, the ScreenShot2
+	// (fake input, key state, plasma window management, screencast, the ScreenShot2
 	// D-Bus API), as a desktop entry does for spectacle or krfb on a real
 	// Plasma session. Each is resolved to its real path, since KWin
 	// compares the entry's Exec= with /proc/PID/exe of the client. Empty:
@@ -28,7 +28,7 @@ type KWinOptions struct {
 // KWinInterfaces are the restricted interfaces the harness's desktop entry
 // grants, in the keys a Plasma session reads.
 const (
-	KWinWaylandInterfaces = "org_kde_kwin_fake_input,org_kde_plasma_window_management,zkde_screencast_unstable_v1"
+	KWinWaylandInterfaces = "org_kde_kwin_fake_input,org_kde_kwin_keystate,org_kde_plasma_window_management,zkde_screencast_unstable_v1"
 	KWinDBusInterfaces    = "org.kde.KWin.ScreenShot2"
 )
 

@@ -19,7 +19,7 @@ const KDEEntryFile = "~/.local/share/applications/deskhand-helper.desktop"
 // offers them only to a program whose executable (/proc/PID/exe) is the
 // Exec= of an entry that lists them.
 const (
-	KDEWaylandInterfaces = "org_kde_kwin_fake_input,org_kde_plasma_window_management,zkde_screencast_unstable_v1"
+	KDEWaylandInterfaces = "org_kde_kwin_fake_input,org_kde_kwin_keystate,org_kde_plasma_window_management,zkde_screencast_unstable_v1"
 	KDEDBusInterfaces    = "org.kde.KWin.ScreenShot2"
 )
 

@@ -30,11 +30,11 @@ pub fn is_kwin(wl: &Wl) -> bool {
 }
 
 /// The desktop entry keys that authorize a client on KWin, for messages.
-pub const AUTHORIZATION: &str = "X-KDE-Wayland-Interfaces=org_kde_kwin_fake_input,org_kde_plasma_window_management,zkde_screencast_unstable_v1 and X-KDE-DBUS-Restricted-Interfaces=org.kde.KWin.ScreenShot2";
+pub const AUTHORIZATION: &str = "X-KDE-Wayland-Interfaces=org_kde_kwin_fake_input,org_kde_kwin_keystate,org_kde_plasma_window_management,zkde_screencast_unstable_v1 and X-KDE-DBUS-Restricted-Interfaces=org.kde.KWin.ScreenShot2";
 
 /// What `missing` says on KWin when deskhand is not authorized.
 pub const NOT_AUTHORIZED_SHOTS: &str = "org.kde.KWin.ScreenShot2 (screenshots): KWin grants it only to a program a desktop entry authorizes; add ~/.local/share/applications/deskhand-helper.desktop with Exec=<the helper's full path> and X-KDE-DBUS-Restricted-Interfaces=org.kde.KWin.ScreenShot2";
-pub const NOT_AUTHORIZED_WINDOWS: &str = "org_kde_plasma_window_management (window list, hiding, masking, window_at): KWin offers it only to a program a desktop entry authorizes; add ~/.local/share/applications/deskhand-helper.desktop with Exec=<the helper's full path> and X-KDE-Wayland-Interfaces=org_kde_kwin_fake_input,org_kde_plasma_window_management,zkde_screencast_unstable_v1";
+pub const NOT_AUTHORIZED_WINDOWS: &str = "org_kde_plasma_window_management (window list, hiding, masking, window_at): KWin offers it only to a program a desktop entry authorizes; add ~/.local/share/applications/deskhand-helper.desktop with Exec=<the helper's full path> and X-KDE-Wayland-Interfaces=org_kde_kwin_fake_input,org_kde_kwin_keystate,org_kde_plasma_window_management,zkde_screencast_unstable_v1";
 
 /// The oldest plasma window management deskhand binds: 13 announces
 /// windows with their uuid, which the stacking order names.
