@@ -13,6 +13,12 @@
 //!   zwp_virtual_keyboard_v1 (see input.rs), or on KWin its fake input
 //!   (see kde_input.rs).
 //!
+//! On KWin the same server answers as "kde-kwin" from KDE's protocols
+//! instead (kde.rs: windows with geometry and stacking, so window_at;
+//! kde_capture.rs: screenshots through KWin's ScreenShot2 D-Bus API;
+//! kde_input.rs: fake input), which KWin grants only to a client its
+//! desktop entry authorizes.
+//!
 //! Unlike X11 the helper must answer the compositor while no request is
 //! pending (a clipboard reader asks deskhand's selection for its text), so
 //! stdin is read on a thread of its own and the main loop waits on both.
@@ -54,7 +60,7 @@ const CLIPBOARD_TIMEOUT: Duration = Duration::from_secs(5);
 const MAX_CLIPBOARD_BYTES: usize = 16 << 20;
 
 /// Whether the helper should speak Wayland: `DESKHAND_HELPER_BACKEND`
-/// decides when set (`wayland` or `x11`), else a session with
+/// decides when set (`wayland` or its synonym `kde`, or `x11`), else a session with
 /// WAYLAND_DISPLAY and no DISPLAY.
 pub fn chosen() -> bool {
     match std::env::var("DESKHAND_HELPER_BACKEND").as_deref() {
