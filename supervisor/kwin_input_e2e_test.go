@@ -24,12 +24,14 @@ import (
 const kwinScreenW, kwinScreenH = 1280, 720
 
 // startKWinInput starts KWin with the given keyboard layout ("" keeps
-// KWin's default, us) and the helper authorized.
-func startKWinInput(t *testing.T, layout string) *desktoptest.KWin {
+// KWin's default, us) and the helper (or the given copy of it) authorized.
+func startKWinInput(t *testing.T, layout string, helper ...string) *desktoptest.KWin {
 	t.Helper()
 	requireGTKProbe(t)
-	helper := desktoptest.HelperPath(t)
-	k := desktoptest.StartKWin(t, desktoptest.KWinOptions{Width: kwinScreenW, Height: kwinScreenH, Authorize: []string{helper}})
+	if len(helper) == 0 {
+		helper = []string{desktoptest.HelperPath(t)}
+	}
+	k := desktoptest.StartKWin(t, desktoptest.KWinOptions{Width: kwinScreenW, Height: kwinScreenH, Authorize: helper})
 	// KWin takes its bus name before it registers /Scripting, which
 	// the harness's window list needs.
 	wlWaitFor(t, "KWin's scripting service", func() bool {
