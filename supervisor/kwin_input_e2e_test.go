@@ -319,6 +319,15 @@ func TestKWinKeyCombosAndTyping(t *testing.T) {
 			if got := wlWaitFile(t, out, func(s string) bool { return strings.HasSuffix(s, "#") }); got != typable+"#" {
 				t.Fatalf("after the refusal the entry holds %q, want %q", got, typable+"#")
 			}
+
+			// A long text, sent in several bursts, arrives whole and in order.
+			long := ""
+			for i := 0; len(long) < 2000; i++ {
+				long += fmt.Sprintf("%d:%s ", i, typable)
+			}
+			wlCall(t, c, "key_combo", map[string]any{"keys": []string{"ctrl", "a"}}, &json.RawMessage{})
+			wlCall(t, c, "key_type", map[string]any{"text": long}, &json.RawMessage{})
+			wlWaitFile(t, out, func(s string) bool { return s == long })
 		})
 	}
 }

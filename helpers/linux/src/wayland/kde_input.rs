@@ -1,7 +1,6 @@
 //! Input on KWin through `org_kde_kwin_fake_input` (v4), which KWin offers
 //! instead of the wlroots virtual pointer and keyboard, and only to a
-//! client its desktop entry authorizes
-//! (`X-KDE-Wayland-Interfaces=org_kde_kwin_fake_input`).
+//! client its desktop entry authorizes (see kde.rs, `AUTHORIZATION`).
 //!
 //! Fake input carries no keymap: `keyboard_key` sends an evdev code that
 //! KWin runs through ITS active layout. So a character is typed by finding,
@@ -9,7 +8,8 @@
 //! modifier keys (Shift, AltGr, ...) whose press makes that keysym, the
 //! way KWin's own XKB state will read them. A character the active layout
 //! cannot make is refused before anything is typed: sending some other key
-//! would type a wrong character.
+//! would type a wrong character. Caps Lock and Num Lock, which change what a
+//! key makes, come from `org_kde_kwin_keystate` when KWin grants it.
 //!
 //! Pointer motion is absolute in the compositor's layout coordinates;
 //! KWin turns each `axis` request into one scroll event of that many
@@ -33,6 +33,8 @@ const AXIS_VERTICAL: u32 = 0;
 const AXIS_HORIZONTAL: u32 = 1;
 /// XKB keycodes are evdev codes + 8.
 const EVDEV_OFFSET: u32 = 8;
+/// Keystrokes sent before waiting for KWin to take them.
+const STROKES_PER_BURST: usize = 128;
 /// The largest keymap text read from the compositor.
 const MAX_KEYMAP_BYTES: u32 = 4 << 20;
 
@@ -59,7 +61,7 @@ pub fn not_authorized() -> Error {
     Error::new(
         Code::Unsupported,
         "KWin has not granted deskhand its fake input, so deskhand cannot send input here",
-        "Authorize the helper with a desktop entry: ~/.local/share/applications/deskhand-helper.desktop with Exec=<the helper's full path> and X-KDE-Wayland-Interfaces=org_kde_kwin_fake_input,org_kde_kwin_keystate,org_kde_plasma_window_management,zkde_screencast_unstable_v1; then restart deskhand.",
+        format!("Authorize the helper with a desktop entry: ~/.local/share/applications/deskhand-helper.desktop with Exec=<the helper's full path> and {}; then restart deskhand (deskhand doctor prints the entry).", super::kde::AUTHORIZATION),
     )
 }
 
@@ -122,7 +124,7 @@ fn too_old(what: &str, since: u32, fake: &OrgKdeKwinFakeInput) -> Error {
             "this KWin's org_kde_kwin_fake_input is version {}; {what} needs version {since}",
             fake.version()
         ),
-        "Update KDE Plasma to 5.24 or later.",
+        "Update KDE Plasma (5.27 is tested).",
     )
 }
 
@@ -201,17 +203,22 @@ impl Held {
         }
         let layout = Layout::of(wl)?;
         let strokes = layout.plan(text)?;
-        for s in &strokes {
-            for m in &s.mods {
-                self.key(fake, *m, true);
+        // A long text goes in bursts, each taken by KWin before the next, so
+        // the requests never pile up in the socket.
+        for burst in strokes.chunks(STROKES_PER_BURST) {
+            for s in burst {
+                for m in &s.mods {
+                    self.key(fake, *m, true);
+                }
+                self.key(fake, s.key, true);
+                self.key(fake, s.key, false);
+                for m in s.mods.iter().rev() {
+                    self.key(fake, *m, false);
+                }
             }
-            self.key(fake, s.key, true);
-            self.key(fake, s.key, false);
-            for m in s.mods.iter().rev() {
-                self.key(fake, *m, false);
-            }
+            self.finish(wl, fake)?;
         }
-        self.finish(wl, fake)
+        Ok(())
     }
 
     /// Presses `keys` (keysym, modifier mask) in order, then releases them
