@@ -33,6 +33,12 @@ packages=(
   # manager) for ScreenCast frames; the helper's pipewire crate binds
   # libpipewire through bindgen, which needs libclang
   mutter pipewire wireplumber libpipewire-0.3-dev libclang-dev
+  # the KDE tests: headless KWin (kwin_wayland --virtual) and wayland-info,
+  # which shows which globals KWin grants a client
+  kwin-wayland wayland-utils
+  # KWin input: the helper reads the compositor's keymap with libxkbcommon
+  # (the xkbcommon crate links it) to find the key that types each character
+  libxkbcommon-dev
 )
 
 missing=()

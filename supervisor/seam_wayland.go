@@ -32,6 +32,10 @@ type waylandPlatform struct {
 	// gnome is set on a GNOME session: mutter tells no client its windows,
 	// so the display gate refuses every action (wayland.ErrGNOMENoWindows).
 	gnome bool
+	// kde is set on a KDE Plasma session: KWin tells deskhand its windows
+	// with their geometry and stacking order once the helper is
+	// authorized (wayland.GateKDE), so every gate is live.
+	kde bool
 	// private is deskhand's own headless sway, nil on the user's session.
 	private *sway.Compositor
 
@@ -56,6 +60,9 @@ func openWaylandPlan(ctx context.Context, virtualDisplay string, env []string, l
 		logger.Warn("this is a GNOME session, where deskhand refuses every screenshot and input action; run it with --virtual-display WIDTHxHEIGHT for a private desktop",
 			"display", plan.Session, "why", wayland.ErrGNOMENoWindows)
 		return &waylandPlatform{display: plan.Session, env: env, log: logger, gnome: true}, "", nil
+	case plan.Session != "" && wayland.IsKDE(env):
+		logger.Info("driving the KDE Plasma session through the capture helper's kde-kwin backend", "display", plan.Session)
+		return &waylandPlatform{display: plan.Session, env: env, log: logger, kde: true}, "", nil
 	case plan.Session != "":
 		logger.Info("driving the native Wayland session through the capture helper", "display", plan.Session)
 		return &waylandPlatform{display: plan.Session, env: env, log: logger}, "", nil
@@ -82,6 +89,9 @@ func (p *waylandPlatform) HelperEnv() []string {
 	if p.gnome {
 		return wayland.GNOMEHelperEnv(p.env)
 	}
+	if p.kde {
+		return wayland.KDEHelperEnv(p.env)
+	}
 	return wayland.HelperEnv(p.env)
 }
 
@@ -95,7 +105,8 @@ func (p *waylandPlatform) setHelper(helper *bridge.Client) {
 // answers and offers every wlroots protocol deskhand needs. On GNOME it
 // refuses every action (Support.GateGNOME): each screenshot is masked and
 // each input action checks the app it lands on, and both need the window
-// list mutter does not give.
+// list mutter does not give. On KDE it asks for KWin's window list,
+// stacking order, screenshots and input (Support.GateKDE).
 func (p *waylandPlatform) DisplayGate(helper *bridge.Client) func(ctx context.Context) error {
 	p.setHelper(helper)
 	return func(ctx context.Context) error {
@@ -105,6 +116,9 @@ func (p *waylandPlatform) DisplayGate(helper *bridge.Client) func(ctx context.Co
 		}
 		if p.gnome {
 			return s.GateGNOME()
+		}
+		if p.kde {
+			return s.GateKDE(helper.Path())
 		}
 		return s.Gate()
 	}
@@ -161,8 +175,16 @@ func (p *waylandPlatform) WrapExecutor(exec mcpserver.Executor, _ *bridge.Client
 }
 
 // NoStacking is the gates' refusal where a point lies in more than one
-// window: Wayland does not say which of them is on top.
-func (p *waylandPlatform) NoStacking() error { return wayland.ErrNoWindowAt }
+// window: Wayland does not say which of them is on top. KWin does: its
+// kde-kwin window list is top first, and the display gate refuses every
+// action unless the helper is that backend with window_at, which needs
+// the stacking order (wayland.GateKDE).
+func (p *waylandPlatform) NoStacking() error {
+	if p.kde {
+		return nil
+	}
+	return wayland.ErrNoWindowAt
+}
 
 // Close stops the private sway, if deskhand started one; the apps in it
 // exit as their Wayland connection ends.

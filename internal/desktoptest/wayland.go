@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -37,13 +36,9 @@ type WaylandOptions struct {
 // which reaches that socket only because root passes the directory's
 // permissions: in a real session they run as the session's user.
 type Wayland struct {
-	id       string
-	dir      string // runtime dir: sockets, config, logs
-	display  string // WAYLAND_DISPLAY (a name inside dir)
+	*userSession
 	swaysock string
-	uid, gid int
 	sway     *proc
-	apps     []*proc
 	attached bool // a session someone else runs (AttachWayland)
 }
 
@@ -89,32 +84,17 @@ func waylandAccount() (uid, gid int, home string, err error) {
 
 // LaunchWayland starts headless sway without a test; the caller must Close.
 func LaunchWayland(opts WaylandOptions) (*Wayland, error) {
-	if os.Geteuid() != 0 {
-		return nil, fmt.Errorf("%w: the headless sway harness runs as root (it starts sway as the user %s)", ErrMissingTool, WaylandUser)
-	}
 	if opts.Width == 0 {
 		opts.Width, opts.Height = 1280, 720
 	}
 	if opts.Layout == "" {
 		opts.Layout = "us"
 	}
-	uid, gid, home, err := waylandAccount()
+	s, err := newUserSession("wl")
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "deskhand-wl-")
-	if err != nil {
-		return nil, fmt.Errorf("creating the runtime dir: %w", err)
-	}
-	w := &Wayland{id: "wl-" + filepath.Base(dir), dir: dir, uid: uid, gid: gid}
-	if err := os.Chown(dir, uid, gid); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("giving the runtime dir to %s: %w", WaylandUser, err)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("making the runtime dir private: %w", err)
-	}
+	w := &Wayland{userSession: s}
 	config := fmt.Sprintf(`output HEADLESS-1 resolution %dx%d position 0 0
 default_border none
 default_floating_border none
@@ -122,24 +102,13 @@ focus_follows_mouse no
 input * xkb_layout %s
 `, opts.Width, opts.Height, opts.Layout)
 	if err := w.writeFile("config", config); err != nil {
-		_ = os.RemoveAll(dir)
+		_ = w.Close()
 		return nil, err
 	}
-	cmd := exec.Command("sway", "-c", filepath.Join(dir, "config"))
-	cmd.Env = []string{
-		"HOME=" + home,
-		"PATH=/usr/local/bin:/usr/bin:/bin",
-		"XDG_RUNTIME_DIR=" + dir,
-		"WLR_BACKENDS=headless",
-		"WLR_RENDERER=pixman",
-		"WLR_LIBINPUT_NO_DEVICES=1",
-		"LANG=C.UTF-8",
-		idVar + "=" + w.id,
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-	w.sway, err = startProc("sway", cmd, filepath.Join(dir, "sway.log"), syscall.SIGKILL)
+	w.sway, err = w.startDaemon("sway", []string{"WLR_BACKENDS=headless", "WLR_RENDERER=pixman", "WLR_LIBINPUT_NO_DEVICES=1"},
+		"-c", filepath.Join(w.dir, "config"))
 	if err != nil {
-		_ = os.RemoveAll(dir)
+		_ = w.Close()
 		return nil, err
 	}
 	if err := w.waitReady(30 * time.Second); err != nil {
@@ -147,14 +116,6 @@ input * xkb_layout %s
 		return nil, err
 	}
 	return w, nil
-}
-
-func (w *Wayland) writeFile(name, text string) error {
-	p := filepath.Join(w.dir, name)
-	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-		return fmt.Errorf("writing %s: %w", p, err)
-	}
-	return os.Chown(p, w.uid, w.gid)
 }
 
 // waitReady waits until sway's Wayland socket and IPC answer.
@@ -173,6 +134,7 @@ func (w *Wayland) waitReady(timeout time.Duration) error {
 		}
 		if w.display != "" && len(ipc) == 1 {
 			w.swaysock = ipc[0]
+			w.clientVars = []string{"SWAYSOCK=" + w.swaysock}
 			if _, err := w.output(10*time.Second, "swaymsg", "-t", "get_version"); err == nil {
 				return nil
 			}
@@ -180,99 +142,6 @@ func (w *Wayland) waitReady(timeout time.Duration) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("sway did not come up within %v:\n%s", timeout, w.sway.logTail())
-}
-
-// Display is WAYLAND_DISPLAY; Dir the runtime directory.
-func (w *Wayland) Display() string { return w.display }
-func (w *Wayland) Dir() string     { return w.dir }
-
-// UID and GID are those of WaylandUser, who owns the session.
-func (w *Wayland) UID() int { return w.uid }
-func (w *Wayland) GID() int { return w.gid }
-
-// Env is the environment a Wayland client of this session needs: no
-// DISPLAY (so the helper picks its Wayland backend), WAYLAND_DISPLAY,
-// XDG_RUNTIME_DIR and SWAYSOCK.
-func (w *Wayland) Env() []string {
-	env := withoutVars(os.Environ(), "DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "SWAYSOCK",
-		"XAUTHORITY", "DESKHAND_HELPER_BACKEND", idVar)
-	return append(env, "WAYLAND_DISPLAY="+w.display, "XDG_RUNTIME_DIR="+w.dir,
-		"SWAYSOCK="+w.swaysock, idVar+"="+w.id)
-}
-
-// Command is a reference tool (grim, wl-paste, swaymsg) run as root in
-// the session's environment.
-func (w *Wayland) Command(name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(name, args...)
-	cmd.Env = w.Env()
-	return cmd
-}
-
-func (w *Wayland) output(timeout time.Duration, name string, args ...string) (string, error) {
-	cmd := w.Command(name, args...)
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(timeout):
-		if cmd.Process != nil {
-			_ = cmd.Process.Kill()
-		}
-		<-done
-		return string(out), fmt.Errorf("%s did not finish within %v", name, timeout)
-	}
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
-}
-
-// Run runs a reference tool and returns its output, failing the test on
-// error.
-func (w *Wayland) Run(t testing.TB, name string, args ...string) string {
-	t.Helper()
-	out, err := w.output(60*time.Second, name, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// StartApp starts an app as WaylandUser with a Wayland-only environment;
-// it is stopped with the compositor. Files it writes should go in Dir.
-func (w *Wayland) StartApp(t testing.TB, name string, args ...string) int {
-	t.Helper()
-	home := filepath.Join(w.dir, "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chown(home, w.uid, w.gid); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(name, args...)
-	cmd.Dir = w.dir
-	cmd.Env = []string{
-		"HOME=" + home,
-		"PATH=/usr/local/bin:/usr/bin:/bin",
-		"XDG_RUNTIME_DIR=" + w.dir,
-		"WAYLAND_DISPLAY=" + w.display,
-		"GDK_BACKEND=wayland",
-		"NO_AT_BRIDGE=1",
-		"GSETTINGS_BACKEND=memory",
-		"DBUS_SESSION_BUS_ADDRESS=unix:path=" + filepath.Join(w.dir, "no-session-bus"),
-		"LANG=C.UTF-8",
-		"SHELL=/bin/sh",
-		idVar + "=" + w.id,
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(w.uid), Gid: uint32(w.gid)}}
-	p, err := startProc(name, cmd, filepath.Join(w.dir, fmt.Sprintf("app-%d.log", len(w.apps))), syscall.SIGKILL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.apps = append(w.apps, p)
-	return p.pid()
 }
 
 // View is one client window in sway's tree.
@@ -363,7 +232,7 @@ func AttachWayland(t testing.TB, dir string) *Wayland {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &Wayland{id: "wl-" + filepath.Base(dir), dir: dir, uid: uid, gid: gid, attached: true}
+	w := &Wayland{userSession: &userSession{id: "wl-" + filepath.Base(dir), dir: dir, home: filepath.Join(dir, "home"), uid: uid, gid: gid}, attached: true}
 	sockets, _ := filepath.Glob(filepath.Join(dir, "wayland-*"))
 	for _, s := range sockets {
 		if !strings.HasSuffix(s, ".lock") {
@@ -375,6 +244,13 @@ func AttachWayland(t testing.TB, dir string) *Wayland {
 		t.Fatalf("no sway session in %s (sockets %q, ipc %q)", dir, sockets, ipc)
 	}
 	w.swaysock = ipc[0]
+	w.clientVars = []string{"SWAYSOCK=" + w.swaysock}
+	if err := os.MkdirAll(w.home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(w.home, uid, gid); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		var errs []error
 		stopAll(w.apps, &errs)
@@ -385,34 +261,13 @@ func AttachWayland(t testing.TB, dir string) *Wayland {
 	return w
 }
 
-// Exited reports whether the app StartApp returned pid for has exited.
-func (w *Wayland) Exited(pid int) bool {
-	for _, p := range w.apps {
-		if p.pid() == pid {
-			return p.exited()
-		}
-	}
-	return true
-}
-
 // Close stops the apps, then sway, then any stray process of this session,
-// and removes the runtime directory.
+// and removes the runtime directory; for an attached session only the apps.
 func (w *Wayland) Close() error {
-	var errs []error
-	stopAll(w.apps, &errs)
 	if w.attached {
+		var errs []error
+		stopAll(w.apps, &errs)
 		return errors.Join(errs...)
 	}
-	if w.sway != nil {
-		if err := w.sway.stop(stopTimeout); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := sweep(w.id, stopTimeout); err != nil {
-		errs = append(errs, err)
-	}
-	if err := os.RemoveAll(w.dir); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return w.close()
 }

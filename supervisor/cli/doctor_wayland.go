@@ -14,7 +14,9 @@ import (
 // waylandChecks explains, in a native Wayland session, what the helper's
 // wayland-wlr backend can do on this compositor and what is missing. In a
 // GNOME session it asks the gnome-mutter backend instead, and says that
-// serve refuses what needs the window list mutter does not give.
+// serve refuses what needs the window list mutter does not give. In a KDE
+// Plasma session it asks the kde-kwin backend, and names the desktop entry
+// that authorizes the helper when KWin withholds its interfaces.
 func waylandChecks(ctx context.Context, explicit string) []check {
 	const name = "wayland"
 	display, ok := wayland.Session(os.Environ())
@@ -30,6 +32,10 @@ func waylandChecks(ctx context.Context, explicit string) []check {
 	gnome := wayland.IsGNOME(os.Environ())
 	if gnome {
 		env, explain = wayland.GNOMEHelperEnv(os.Environ()), wayland.Support.ExplainGNOME
+	}
+	if wayland.IsKDE(os.Environ()) {
+		// KWin authorizes the helper by its executable's real path.
+		env, explain = wayland.KDEHelperEnv(os.Environ()), func(s wayland.Support) []wayland.Line { return s.ExplainKDE(loc.Path) }
 	}
 	client := bridge.New(bridge.Options{Path: loc.Path, Env: env, MaxRestarts: 1, ClientName: "deskhand-doctor"})
 	defer client.Close()

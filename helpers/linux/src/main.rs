@@ -29,11 +29,11 @@ them until other applications have taken both (helpers/PROTOCOL.md).
 
 Environment:
   DISPLAY                    the X display to serve
-  WAYLAND_DISPLAY            the Wayland display, served (backend wayland-wlr)
-                             when DISPLAY is unset
+  WAYLAND_DISPLAY            the Wayland display, served (backend wayland-wlr,
+                             or kde-kwin on KWin) when DISPLAY is unset
   XDG_CURRENT_DESKTOP        with WAYLAND_DISPLAY and no DISPLAY, GNOME picks
                              the gnome-mutter backend (Mutter's D-Bus APIs)
-  DESKHAND_HELPER_BACKEND    wayland, mutter or x11, to choose the backend
+  DESKHAND_HELPER_BACKEND    wayland (or kde), mutter or x11, to choose the backend
                              outright
   DESKHAND_HELPER_LOG        debug, info (default), warn or error
   DESKHAND_HELPER_NO_SHM=1   read pixels with GetImage instead of MIT-SHM

@@ -16,6 +16,13 @@
 // key presses outside its own windows, so the Escape watcher cannot work
 // here (ErrNoEscapeWatcher).
 //
+// A KDE Plasma session (IsKDE) is reached through the helper's kde-kwin
+// backend (KDEHelperEnv): KWin tells an authorized client its windows with
+// their geometry and stacking order, so every gate is live there
+// (GateKDE); without the desktop entry that authorizes the helper
+// (KDEEntry, KDEEntryFile) KWin withholds them and the gate says what to
+// add.
+//
 // A GNOME session (IsGNOME) is reached through the helper's gnome-mutter
 // backend instead (GNOMEHelperEnv); mutter tells no client its windows,
 // so serve's display gate refuses every action there (GateGNOME) and the
@@ -116,6 +123,10 @@ func (s Support) Gate() error {
 	if s.DisplayError != "" {
 		return fmt.Errorf("the Wayland display cannot be reached: %s", s.DisplayError)
 	}
+	if s.Backend == KDEBackend {
+		// KWin without XDG_CURRENT_DESKTOP=KDE: its own rules apply.
+		return s.GateKDE("")
+	}
 	if s.Backend != Backend {
 		return fmt.Errorf("the capture helper answers with backend %q, not %q; install a helper built with Wayland support (deskhand install)", s.Backend, Backend)
 	}
@@ -144,7 +155,7 @@ type Line struct {
 func (s Support) Explain() []Line {
 	if err := s.Gate(); err != nil {
 		return []Line{{Status: "FAIL", Detail: err.Error(),
-			Fix: "run deskhand inside a wlroots session (sway, Hyprland, river, labwc) or pass --virtual-display; KDE is not supported natively yet (GNOME is, with serve refusing every action there)"}}
+			Fix: "run deskhand inside a wlroots session (sway, Hyprland, river, labwc) or pass --virtual-display; on KDE Plasma (XDG_CURRENT_DESKTOP=KDE) deskhand reads KWin's own protocols instead; GNOME is reached too, with serve refusing every action there"}}
 	}
 	var works []string
 	for _, c := range []struct{ capability, what string }{

@@ -147,6 +147,8 @@ pub struct Capturer {
     scaler: Scaler,
     encoder: Encoder,
     pub base64: String,
+    /// KWin's ScreenShot2, where there is no wlr-screencopy (kde_capture.rs).
+    kde: super::kde_capture::Shooter,
 }
 
 /// The 4-byte layout of a wl_shm format, for the formats screencopy gives.
@@ -163,6 +165,9 @@ impl Capturer {
     /// Copies the output into shared memory and returns its pixels, tightly
     /// packed, cropped to `req.crop`, with their layout.
     fn grab(&mut self, wl: &mut Wl, req: &Request<'_>) -> Result<Layout4> {
+        if wl.globals.screencopy.is_none() && super::kde::is_kwin(wl) {
+            return self.kde.grab(wl, req.output, req.crop, &mut self.native);
+        }
         let manager = wl.globals.screencopy.clone().ok_or_else(|| {
             Error::new(
                 Code::Unsupported,

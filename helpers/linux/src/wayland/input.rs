@@ -4,6 +4,10 @@
 //! uploads an XKB keymap that holds exactly the keysyms to be sent, one per
 //! keycode, so text arrives exactly as given whatever layout the user has,
 //! and a character no layout has (€ on a US layout, 世) types as itself.
+//!
+//! KWin offers neither protocol; there each method goes through its fake
+//! input instead (see kde_input.rs), which can type only what KWin's
+//! active layout has.
 
 use std::io::Write;
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
@@ -11,6 +15,7 @@ use std::time::Instant;
 
 use wayland_client::protocol::wl_pointer;
 
+use super::kde_input;
 use super::state::Wl;
 use crate::error::{Code, Error, Result};
 
@@ -30,7 +35,10 @@ const CONTROL: u32 = 4;
 const MOD1: u32 = 8;
 const MOD4: u32 = 64;
 
-fn unsupported(what: &str) -> Error {
+fn unsupported(wl: &Wl, what: &str) -> Error {
+    if super::kde::is_kwin(wl) {
+        return kde_input::not_authorized();
+    }
     Error::new(
         Code::Unsupported,
         format!("this compositor offers no {what}, so deskhand cannot send input here"),
@@ -144,7 +152,7 @@ fn upload(wl: &mut Wl, text: &str) -> Result<()> {
         .globals
         .keyboard
         .clone()
-        .ok_or_else(|| unsupported("virtual keyboard (zwp_virtual_keyboard_v1)"))?;
+        .ok_or_else(|| unsupported(wl, "virtual keyboard (zwp_virtual_keyboard_v1)"))?;
     // SAFETY: memfd_create takes a NUL-terminated name and flags.
     let raw = unsafe { libc::memfd_create(c"deskhand-keymap".as_ptr(), libc::MFD_CLOEXEC) };
     if raw < 0 {
@@ -168,6 +176,10 @@ pub struct Input {
     epoch: Instant,
     /// The keysyms of the keymap uploaded last, to skip uploading it again.
     loaded: Vec<(u32, u32)>,
+    /// The buttons the virtual pointer holds, released at exit.
+    buttons: Vec<u32>,
+    /// What KWin's fake input holds.
+    kde: kde_input::Held,
 }
 
 impl Default for Input {
@@ -175,18 +187,33 @@ impl Default for Input {
         Input {
             epoch: Instant::now(),
             loaded: Vec::new(),
+            buttons: Vec::new(),
+            kde: kde_input::Held::default(),
         }
     }
 }
 
 impl Input {
+    /// Releases every button and key still held (the helper is exiting).
+    pub fn release_all(&mut self, wl: &mut Wl) {
+        if let Some(fake) = kde_input::device(wl) {
+            self.kde.release_all(wl, &fake);
+        }
+        for b in std::mem::take(&mut self.buttons) {
+            let _ = self.button(wl, b, false);
+        }
+    }
+
     /// The pointer moves to (x, y) of the compositor's layout.
     pub fn move_to(&mut self, wl: &mut Wl, x: i32, y: i32, extent: (u32, u32)) -> Result<()> {
+        if let Some(fake) = kde_input::device(wl) {
+            return self.kde.move_to(wl, &fake, x, y);
+        }
         let p = wl
             .globals
             .pointer
             .clone()
-            .ok_or_else(|| unsupported("virtual pointer (zwlr_virtual_pointer_v1)"))?;
+            .ok_or_else(|| unsupported(wl, "virtual pointer (zwlr_virtual_pointer_v1)"))?;
         let (w, h) = extent;
         p.motion_absolute(
             now_ms(self.epoch),
@@ -200,28 +227,38 @@ impl Input {
     }
 
     pub fn button(&mut self, wl: &mut Wl, button: u32, press: bool) -> Result<()> {
+        if let Some(fake) = kde_input::device(wl) {
+            return self.kde.button(wl, &fake, button, press);
+        }
         let p = wl
             .globals
             .pointer
             .clone()
-            .ok_or_else(|| unsupported("virtual pointer (zwlr_virtual_pointer_v1)"))?;
+            .ok_or_else(|| unsupported(wl, "virtual pointer (zwlr_virtual_pointer_v1)"))?;
         let state = if press {
             wl_pointer::ButtonState::Pressed
         } else {
             wl_pointer::ButtonState::Released
         };
         p.button(now_ms(self.epoch), button, state);
+        self.buttons.retain(|b| *b != button);
+        if press {
+            self.buttons.push(button);
+        }
         p.frame();
         wl.roundtrip()
     }
 
     /// Scrolls by whole wheel clicks: positive dy is down, positive dx right.
     pub fn scroll(&mut self, wl: &mut Wl, dx: i32, dy: i32) -> Result<()> {
+        if let Some(fake) = kde_input::device(wl) {
+            return self.kde.scroll(wl, &fake, dx, dy);
+        }
         let p = wl
             .globals
             .pointer
             .clone()
-            .ok_or_else(|| unsupported("virtual pointer (zwlr_virtual_pointer_v1)"))?;
+            .ok_or_else(|| unsupported(wl, "virtual pointer (zwlr_virtual_pointer_v1)"))?;
         for (axis, clicks) in [
             (wl_pointer::Axis::VerticalScroll, dy),
             (wl_pointer::Axis::HorizontalScroll, dx),
@@ -252,7 +289,7 @@ impl Input {
             .globals
             .keyboard
             .clone()
-            .ok_or_else(|| unsupported("virtual keyboard (zwp_virtual_keyboard_v1)"))?;
+            .ok_or_else(|| unsupported(wl, "virtual keyboard (zwp_virtual_keyboard_v1)"))?;
         keyboard.key(now_ms(self.epoch), FIRST_KEY + index as u32, press as u32);
         Ok(())
     }
@@ -262,7 +299,7 @@ impl Input {
             .globals
             .keyboard
             .clone()
-            .ok_or_else(|| unsupported("virtual keyboard (zwp_virtual_keyboard_v1)"))?;
+            .ok_or_else(|| unsupported(wl, "virtual keyboard (zwp_virtual_keyboard_v1)"))?;
         keyboard.modifiers(depressed, 0, 0, 0);
         Ok(())
     }
@@ -270,6 +307,9 @@ impl Input {
     /// Types `text` exactly: each character is pressed and released on a key
     /// the keymap maps to that character's keysym alone.
     pub fn type_text(&mut self, wl: &mut Wl, text: &str) -> Result<()> {
+        if let Some(fake) = kde_input::device(wl) {
+            return self.kde.type_text(wl, &fake, text);
+        }
         let chars: Vec<char> = text.chars().collect();
         let mut start = 0;
         while start < chars.len() {
@@ -306,6 +346,9 @@ impl Input {
     /// Presses `keys` in order (modifiers first, as given), then releases
     /// them in reverse.
     pub fn combo(&mut self, wl: &mut Wl, keys: &[(u32, u32)]) -> Result<()> {
+        if let Some(fake) = kde_input::device(wl) {
+            return self.kde.combo(wl, &fake, keys);
+        }
         let mut syms: Vec<(u32, u32)> = keys.to_vec();
         syms.sort_unstable();
         syms.dedup();

@@ -10,7 +10,14 @@
 //!   so a mask covers too much rather than too little;
 //! - clipboard: wlr-data-control;
 //! - input (pointer_*, key_*): zwlr_virtual_pointer_v1 and
-//!   zwp_virtual_keyboard_v1 (see input.rs).
+//!   zwp_virtual_keyboard_v1 (see input.rs), or on KWin its fake input
+//!   (see kde_input.rs).
+//!
+//! On KWin the same server answers as "kde-kwin" from KDE's protocols
+//! instead (kde.rs: windows with geometry and stacking, so window_at;
+//! kde_capture.rs: screenshots through KWin's ScreenShot2 D-Bus API;
+//! kde_input.rs: fake input), which KWin grants only to a client its
+//! desktop entry authorizes.
 //!
 //! Unlike X11 the helper must answer the compositor while no request is
 //! pending (a clipboard reader asks deskhand's selection for its text), so
@@ -19,6 +26,9 @@
 pub mod capture;
 pub mod epoch;
 pub mod input;
+pub mod kde;
+pub mod kde_capture;
+pub mod kde_input;
 pub mod keeper;
 pub mod state;
 pub mod sway;
@@ -51,11 +61,11 @@ const CLIPBOARD_TIMEOUT: Duration = Duration::from_secs(5);
 const MAX_CLIPBOARD_BYTES: usize = 16 << 20;
 
 /// Whether the helper should speak Wayland: `DESKHAND_HELPER_BACKEND`
-/// decides when set (`wayland` or `x11`), else a session with
+/// decides when set (`wayland` or its synonym `kde`, or `x11`), else a session with
 /// WAYLAND_DISPLAY and no DISPLAY.
 pub fn chosen() -> bool {
     match std::env::var("DESKHAND_HELPER_BACKEND").as_deref() {
-        Ok("wayland") => true,
+        Ok("wayland") | Ok("kde") => true,
         Ok(_) => false,
         Err(_) => {
             std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty())
@@ -160,6 +170,15 @@ struct Server {
     /// The windows `hide` took off the screen lately, as they were.
     just_hidden: Vec<(Window, Instant)>,
     epoch: epoch::Epoch,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // No button or key stays held in the session after the helper.
+        if let Ok(wl) = self.wl.as_mut() {
+            self.input.release_all(wl);
+        }
+    }
 }
 
 impl Server {
@@ -269,7 +288,7 @@ impl Server {
             "displays" => json!({ "displays": self.displays()? }),
             "capture" => return self.capture(id, &p),
             "windows" => self.windows(&p)?,
-            "window_at" => return Err(no_window_at()),
+            "window_at" => self.window_at(&p)?,
             "windows_epoch" => self.windows_epoch()?,
             "patch_check" => self.patch_check(&p)?,
             "patch_baseline" => self.patch_baseline(&p)?,
@@ -330,7 +349,7 @@ impl Server {
             "protocol_version": version,
             "helper_version": HELPER_VERSION,
             "platform": PLATFORM,
-            "backend": BACKEND,
+            "backend": self.wl.as_ref().map_or(BACKEND, backend),
             "capabilities": caps,
             "missing": missing,
             "display": display,
@@ -484,7 +503,16 @@ impl Server {
                 display: display_id,
                 masked,
                 mask_others: selection.others,
-                method: "wlr-screencopy",
+                method: if kde::is_kwin(self.wl.as_ref().expect("connected"))
+                    && self
+                        .wl
+                        .as_ref()
+                        .is_ok_and(|wl| wl.globals.screencopy.is_none())
+                {
+                    "kwin-screenshot2"
+                } else {
+                    "wlr-screencopy"
+                },
                 capture_id,
             },
         ))
@@ -558,7 +586,7 @@ impl Server {
     /// `windows_epoch` (see epoch.rs).
     fn windows_epoch(&mut self) -> Result<Value> {
         let wl = self.wl()?;
-        if wl.globals.toplevels.is_none() {
+        if !lists_windows(wl) {
             return Err(no_toplevels());
         }
         // Toplevel events sent before the request are counted first.
@@ -586,7 +614,7 @@ impl Server {
         let include_hidden = p.bool("include_hidden")?.unwrap_or(false);
         let wl = self.wl()?;
         wl.roundtrip()?;
-        if wl.globals.toplevels.is_none() {
+        if !lists_windows(wl) {
             return Err(no_toplevels());
         }
         let list: Vec<Window> = window_list(wl, true)
@@ -717,6 +745,8 @@ impl Server {
                     .map_err(|e| Error::new(Code::Internal, e, "Hide the window by hand."))?;
             } else if let Some(t) = wl.toplevels().find(|t| t.id == id) {
                 t.handle.set_minimized();
+            } else {
+                kde::set_minimized(wl, id, true);
             }
             moved.push(w.clone());
             hidden.push(id);
@@ -751,10 +781,29 @@ impl Server {
                 t.handle.unset_minimized();
                 t.handle.activate(&seat);
                 restored.push(id);
+            } else if kde::set_minimized(wl, id, false) {
+                restored.push(id);
             }
         }
         wl.roundtrip()?;
         Ok(json!({ "restored": restored }))
+    }
+
+    /// `window_at`: answered only where the compositor tells stacking
+    /// and geometry (KWin); elsewhere refused (see no_window_at).
+    fn window_at(&mut self, p: &Params<'_>) -> Result<Value> {
+        let point = Point {
+            x: p.required_int("x", i32::MIN as i64, i32::MAX as i64)? as i32,
+            y: p.required_int("y", i32::MIN as i64, i32::MAX as i64)? as i32,
+        };
+        let wl = self.wl()?;
+        if wl.globals.plasma.is_none() {
+            return Err(no_window_at());
+        }
+        wl.roundtrip()?;
+        let window = kde::window_at(wl, point)?;
+        let app = window.as_ref().map(|w| w.app.clone());
+        Ok(json!({ "window": window, "app": app }))
     }
 
     fn pointer_move(&mut self, p: &Params<'_>) -> Result<Value> {
@@ -893,13 +942,18 @@ fn capabilities(wl: &Wl) -> (Vec<&'static str>, Vec<String>) {
             missing.push(what.to_owned());
         }
     };
+    let kwin = kde::is_kwin(wl);
     need(
-        g.screencopy.is_some(),
+        g.screencopy.is_some() || (kwin && g.plasma.is_some()),
         &["capture", "capture.png", "capture.jpeg", "patch_check"],
-        "wlr-screencopy (screenshots)",
+        if kwin {
+            kde::NOT_AUTHORIZED_SHOTS
+        } else {
+            "wlr-screencopy (screenshots)"
+        },
     );
     need(
-        g.toplevels.is_some(),
+        lists_windows(wl),
         &[
             "windows",
             "windows_epoch",
@@ -907,30 +961,62 @@ fn capabilities(wl: &Wl) -> (Vec<&'static str>, Vec<String>) {
             "hide",
             "capture.mask",
         ],
-        "wlr-foreign-toplevel-management (window list, hiding, masking)",
+        if kwin {
+            kde::NOT_AUTHORIZED_WINDOWS
+        } else {
+            "wlr-foreign-toplevel-management (window list, hiding, masking)"
+        },
     );
     need(
         g.data_device.is_some(),
         &["clipboard", "clipboard.primary"],
         "wlr-data-control (clipboard)",
     );
+    let kde = g.kde_input.fake.is_some();
     need(
-        g.pointer.is_some(),
+        g.pointer.is_some() || kde,
         &["input.pointer"],
-        "zwlr_virtual_pointer_v1 (mouse input)",
+        if kwin {
+            kde_input::missing(false, kde)
+        } else {
+            "zwlr_virtual_pointer_v1 (mouse input)"
+        },
     );
     need(
-        g.keyboard.is_some(),
+        g.keyboard.is_some() || (kde && g.kde_input.keyboard.is_some()),
         &["input.keyboard"],
-        "zwp_virtual_keyboard_v1 (keyboard input)",
+        if kwin {
+            kde_input::missing(true, kde)
+        } else {
+            "zwp_virtual_keyboard_v1 (keyboard input)"
+        },
     );
-    missing.push("window_at: Wayland does not say which window is under a point".into());
-    if sway::socket().is_none() {
+    if g.plasma.is_some() {
+        // KWin tells each window's geometry and the stacking order.
+        caps.push("window_at");
+    } else {
+        missing.push("window_at: Wayland does not say which window is under a point".into());
+    }
+    if sway::socket().is_none() && !kwin {
         missing.push(
             "window geometry and pids: no sway IPC (SWAYSOCK), so a window's bounds are its whole output".into(),
         );
     }
     (caps, missing)
+}
+
+/// Whether the compositor lists windows to deskhand.
+fn lists_windows(wl: &Wl) -> bool {
+    wl.globals.toplevels.is_some() || wl.globals.plasma.is_some()
+}
+
+/// The backend name the handshake gives: KWin speaks KDE's protocols.
+fn backend(wl: &Wl) -> &'static str {
+    if kde::is_kwin(wl) {
+        kde::BACKEND
+    } else {
+        BACKEND
+    }
 }
 
 fn no_toplevels() -> Error {
@@ -1059,6 +1145,9 @@ fn join(wl: &Wl, views: &[sway::View]) -> Vec<(u32, Option<sway::View>)> {
 
 /// The toplevels as Windows, the focused one first.
 fn window_list(wl: &Wl, include_hidden: bool) -> Vec<Window> {
+    if wl.globals.plasma.is_some() {
+        return kde::window_list(wl, include_hidden);
+    }
     let views = sway::views().unwrap_or_default();
     let joined = join(wl, &views);
     let all = displays(wl);

@@ -103,10 +103,14 @@ pub struct State {
     /// The windows epoch: every toplevel or output event moves it on
     /// (shared with sway's event follower, see epoch.rs).
     pub epoch: Arc<AtomicU64>,
+    /// KWin's windows (plasma window management, see kde.rs).
+    pub kde: super::kde::KdeState,
+    /// KWin input: the keymap and lock keys KWin reports (see kde_input.rs).
+    pub kde_input: super::kde_input::Seen,
 }
 
 impl State {
-    fn bump(&self) {
+    pub(super) fn bump(&self) {
         self.epoch.fetch_add(1, Ordering::SeqCst);
     }
 }
@@ -122,6 +126,14 @@ pub struct Globals {
     pub pointer: Option<ZwlrVirtualPointerV1>,
     pub keyboard_manager: Option<ZwpVirtualKeyboardManagerV1>,
     pub keyboard: Option<ZwpVirtualKeyboardV1>,
+    /// KWin's window list, offered only to an authorized client (kde.rs).
+    pub plasma: Option<
+        wayland_protocols_plasma::plasma_window_management::client::org_kde_plasma_window_management::OrgKdePlasmaWindowManagement,
+    >,
+    /// The compositor offers org_kde_plasma_shell (to every client): KWin.
+    pub kde_shell: bool,
+    /// KWin input, bound only where the wlroots virtual pointer is absent.
+    pub kde_input: super::kde_input::Bound,
 }
 
 /// A live Wayland connection.
@@ -169,6 +181,8 @@ impl Wl {
             sources: HashMap::new(),
             writers: Vec::new(),
             epoch,
+            kde: Default::default(),
+            kde_input: Default::default(),
         };
         let shm = globals
             .bind::<wl_shm::WlShm, _, _>(&qh, 1..=1, ())
@@ -196,6 +210,15 @@ impl Wl {
             (Some(m), Some(seat)) => Some(m.create_virtual_keyboard(seat, &qh, ())),
             _ => None,
         };
+        let plasma = super::kde::bind(&globals, &qh);
+        let kde_shell = globals
+            .contents()
+            .with_list(|l| l.iter().any(|g| g.interface == "org_kde_plasma_shell"));
+        let kde_input = if pointer.is_none() {
+            super::kde_input::bind(&globals, &qh, seat.as_ref())
+        } else {
+            Default::default()
+        };
         let mut wl = Wl {
             conn,
             queue: {
@@ -221,6 +244,9 @@ impl Wl {
                 pointer,
                 keyboard_manager,
                 keyboard,
+                plasma,
+                kde_shell,
+                kde_input,
             },
             display_name,
         };
