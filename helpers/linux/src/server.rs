@@ -775,9 +775,9 @@ impl Session {
         &mut self,
         req: &CaptureParams,
         capture_id: u64,
-        answer: impl FnOnce(&CaptureResult<'_>) -> T,
+        answer: impl FnOnce(&DisplayCaptureResult<'_>) -> T,
     ) -> Result<T> {
-        let (source, display, screen) = self.capture_source(req)?;
+        let (source, display, screen, displays) = self.capture_source(req)?;
         let output = output_size(req.width, req.height, source.size())?;
         // The window list that places the mask and the pixels must show the
         // same moment: a masked window that moves, or a popup that opens,
@@ -805,23 +805,27 @@ impl Session {
             &mut || grab.release(),
         )?;
         log_capture(capture_id, source, output, req.format, &out);
-        Ok(answer(&CaptureResult {
-            format: req.format.name(),
-            data: out.data,
-            width: output.width,
-            height: output.height,
-            source,
-            display,
-            masked,
-            mask_others: req.mask.others,
-            method: out.method.name(),
-            capture_id,
+        Ok(answer(&DisplayCaptureResult {
+            capture: CaptureResult {
+                format: req.format.name(),
+                data: out.data,
+                width: output.width,
+                height: output.height,
+                source,
+                display,
+                masked,
+                mask_others: req.mask.others,
+                method: out.method.name(),
+                capture_id,
+            },
+            displays: displays.as_deref(),
         }))
     }
 
     /// The rectangle a capture reads, the display it is (None for a
-    /// rectangle the client gave), and the root window's size.
-    fn capture_source(&mut self, req: &CaptureParams) -> Result<(Rect, Option<u32>, Size)> {
+    /// rectangle the client gave), the root window's size, and the
+    /// displays it was chosen from (None for a rectangle).
+    fn capture_source(&mut self, req: &CaptureParams) -> Result<CaptureSource> {
         match req.rect {
             Some(rect) => {
                 let screen = self.x.root_size()?;
@@ -834,15 +838,15 @@ impl Session {
                         "Use a rectangle inside the screen; call displays for the geometry.",
                     ));
                 }
-                Ok((rect, None, screen))
+                Ok((rect, None, screen, None))
             }
             None => self.display_source(req.display),
         }
     }
 
     /// The part of the root window display `wanted` (else the primary
-    /// display) shows, its id and the root window's size.
-    fn display_source(&mut self, wanted: Option<u32>) -> Result<(Rect, Option<u32>, Size)> {
+    /// display) shows, its id, the root window's size and the displays.
+    fn display_source(&mut self, wanted: Option<u32>) -> Result<CaptureSource> {
         let (list, screen) = self.displays()?;
         let chosen = match wanted {
             Some(wanted) => list.iter().find(|d| d.id == wanted).ok_or_else(|| {
@@ -867,7 +871,8 @@ impl Session {
                 screen.height
             ))
         })?;
-        Ok((rect, Some(chosen.id), screen))
+        let id = chosen.id;
+        Ok((rect, Some(id), screen, Some(list)))
     }
 
     /// The rectangles to paint over `source` for the capture's mask, and
@@ -1214,6 +1219,21 @@ struct HandshakeResult {
 #[derive(Serialize)]
 struct DisplaysResult {
     displays: Vec<Display>,
+}
+
+/// What a capture reads: see `Session::capture_source`.
+type CaptureSource = (Rect, Option<u32>, Size, Option<Vec<Display>>);
+
+/// The X11 `capture` result: the shared fields, and for a display capture
+/// the displays as the helper read them to place it, so that a client
+/// that keeps the display list can check it against this capture's
+/// moment instead of asking `displays` before every screenshot.
+#[derive(Serialize)]
+struct DisplayCaptureResult<'a> {
+    #[serde(flatten)]
+    capture: CaptureResult<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    displays: Option<&'a [Display]>,
 }
 
 /// The `capture` result, for both backends (the Wayland one fills it too).
