@@ -144,6 +144,8 @@ struct Session {
     x: XConn,
     wm: Result<Wm>,
     capturer: Capturer,
+    /// The windows the last capture's mask was placed from.
+    mask_windows: capture::masklist::MaskWindows,
     /// Monitor name atoms already looked up.
     atom_names: HashMap<u32, String>,
 }
@@ -168,6 +170,7 @@ impl Session {
             x,
             wm,
             capturer,
+            mask_windows: Default::default(),
             atom_names: HashMap::new(),
         })
     }
@@ -885,9 +888,9 @@ impl Session {
         }
         // Never capture without the mask: a masked window must not leak.
         let wm = self.wm()?;
-        let list = wm.list(&self.x.conn, self.x.root, false)?;
-        let (mut rects, masked) = mask::regions(&list.windows, &req.mask, source);
-        rects.extend(wm.ghost_rects(&self.x.conn, &req.mask, source, &list.windows)?);
+        let windows = self.mask_windows.visible(wm, &self.x.conn, self.x.root)?;
+        let (mut rects, masked) = mask::regions(&windows, &req.mask, source);
+        rects.extend(wm.ghost_rects(&self.x.conn, &req.mask, source, &windows)?);
         Ok((rects, masked))
     }
 }
