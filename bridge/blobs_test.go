@@ -97,6 +97,9 @@ func TestLiftedCaptureDecodes(t *testing.T) {
 		// JSON may escape a slash; the helper does not, but the decode
 		// must still be right.
 		{"escaped slashes", strings.ReplaceAll(b64, "/", `\/`)},
+		// Go's decoder skips line breaks; the text then is not the
+		// image's exact encoding and must not be passed on as it is.
+		{"line breaks", b64[:64] + `\r\n` + b64[64:]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,6 +129,13 @@ func TestLiftedCaptureDecodes(t *testing.T) {
 			}
 			if !bytes.Equal(got.Data, img) {
 				t.Errorf("decoded %d bytes, want the %d image bytes", len(got.Data), len(img))
+			}
+			// The text kept to pass on is the image's exact base64, or none.
+			if got.Base64 != nil && string(got.Base64) != b64 {
+				t.Errorf("Base64 is %d characters that are not the image's encoding", len(got.Base64))
+			}
+			if wantText := !strings.Contains(tt.data, `\r\n`); (got.Base64 != nil) != wantText {
+				t.Errorf("Base64 kept = %v, want %v", got.Base64 != nil, wantText)
 			}
 		})
 	}

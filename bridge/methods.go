@@ -153,6 +153,16 @@ type Capture struct {
 	// "screencapturekit".
 	Method    string `json:"method"`
 	CaptureID uint64 `json:"capture_id"`
+	// Displays is, for a display capture by a helper that sends it (the
+	// X11 one), the display list the helper placed the capture from,
+	// read during the capture; nil otherwise. A caller that keeps the
+	// display list between screenshots checks it against this.
+	Displays []Display `json:"displays,omitempty"`
+	// Base64 is Data's standard base64 text as the helper sent it, when
+	// it came as a plain literal: a caller that sends the image on as
+	// base64 (an MCP image content) copies this instead of encoding Data
+	// again. Nil when the image text had line breaks.
+	Base64 []byte `json:"-"`
 }
 
 // PatchCheckRequest asks whether the patch around a point changed since
@@ -220,11 +230,11 @@ func decodeCaptureFrom(raw []byte, blobs map[string][]byte) (*Capture, error) {
 	}
 	shot := wire.Capture
 	if wire.Data != nil {
-		data, err := decodeImageText(*wire.Data, blobs)
+		data, text, err := decodeImageText(*wire.Data, blobs)
 		if err != nil {
 			return nil, fmt.Errorf("%w: its capture result does not decode: %v", ErrProtocol, err)
 		}
-		shot.Data = data
+		shot.Data, shot.Base64 = data, text
 	}
 	var magic []byte
 	switch shot.Format {
@@ -246,23 +256,44 @@ func decodeCaptureFrom(raw []byte, blobs map[string][]byte) (*Capture, error) {
 }
 
 // decodeImageText base64-decodes a capture's "data": the string itself,
-// or the token standing for a lifted literal.
-func decodeImageText(text string, blobs map[string][]byte) ([]byte, error) {
+// or the token standing for a lifted literal. It also returns the base64
+// text it decoded, which is valid since it decoded, for the caller to
+// pass on without encoding the bytes again (see plainBase64).
+func decodeImageText(text string, blobs map[string][]byte) (data, b64 []byte, err error) {
 	literal, ok := blobs[text]
 	if !ok {
-		return base64.StdEncoding.DecodeString(text)
+		data, err := base64.StdEncoding.DecodeString(text)
+		if err != nil {
+			return nil, nil, err
+		}
+		return data, plainBase64(data, []byte(text)), nil
 	}
 	body := literal[1 : len(literal)-1]
 	if bytes.IndexByte(body, '\\') >= 0 {
 		// An escaped literal (the helper never writes one, base64 needs
 		// no escapes): let encoding/json undo the escapes.
-		var data []byte
-		err := json.Unmarshal(literal, &data)
-		return data, err
+		var unescaped string
+		if err := json.Unmarshal(literal, &unescaped); err != nil {
+			return nil, nil, err
+		}
+		return decodeImageText(unescaped, nil)
 	}
-	data := make([]byte, base64.StdEncoding.DecodedLen(len(body)))
+	data = make([]byte, base64.StdEncoding.DecodedLen(len(body)))
 	n, err := base64.StdEncoding.Decode(data, body)
-	return data[:n], err
+	if err != nil {
+		return nil, nil, err
+	}
+	return data[:n], plainBase64(data[:n], body), nil
+}
+
+// plainBase64 returns text, the base64 that decoded to data, when it is
+// exactly data's encoding; nil when the decoder skipped characters in it
+// (Go's skips CR and LF), which must not reach a newline-framed stream.
+func plainBase64(data, text []byte) []byte {
+	if base64.StdEncoding.EncodedLen(len(data)) != len(text) {
+		return nil
+	}
+	return text
 }
 
 // Windows lists the top-level windows, top of the stack first; minimized

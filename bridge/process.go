@@ -83,6 +83,7 @@ func spawn(opts *Options, logger *slog.Logger) (*process, error) {
 		closeAll(stdinR, stdinW)
 		return nil, fmt.Errorf("starting helper %s: %w", opts.Path, err)
 	}
+	GrowPipe(stdoutW)
 	stderrR, stderrW, err := os.Pipe()
 	if err != nil {
 		closeAll(stdinR, stdinW, stdoutR, stdoutW)

@@ -243,6 +243,9 @@ func serveStdio(ctx context.Context, in io.Reader, out io.Writer, opts mcpserver
 	notifyClients := func(msg string) { srv.Notify(ctx, "info", msg) }
 	notify.Store(&notifyClients)
 	logger.Info("serving MCP on stdio", "server", mcpserver.ServerName, "display", opts.Display, "coordinates", string(opts.Mode), "state", opts.StatePath)
+	if f, ok := out.(*os.File); ok {
+		bridge.GrowPipe(f)
+	}
 	transport := &mcpserver.StdioTransport{Reader: in, Writer: out, Logger: logger.With("component", "stdio")}
 	err = srv.Run(ctx, transport)
 	if ctx.Err() != nil {

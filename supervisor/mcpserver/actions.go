@@ -612,31 +612,12 @@ func (p *parser) screenshot() (*step, error) {
 // takeScreenshot captures the session's selected display, scaled to the
 // limits, and makes it the screenshot later coordinates refer to.
 func (s *Server) takeScreenshot(ctx context.Context, sess *session, prefix string) (*outcome, error) {
-	displays, err := s.exec.Displays(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("listing displays: %w", err)
-	}
 	_, _, selected := sess.snapshot()
-	d, note, err := pickDisplay(displays, selected)
+	placed, err := s.captureDisplay(ctx, selected)
 	if err != nil {
 		return nil, err
 	}
-	src := d.Physical
-	if src.Width <= 0 || src.Height <= 0 {
-		src = d.Logical
-	}
-	w, h := geometry.ScaledSize(src.Width, src.Height, s.limits)
-	req := bridge.CaptureRequest{Display: &d.ID, Format: s.format}
-	if w != src.Width || h != src.Height {
-		req.Width, req.Height = w, h
-	}
-	if s.format == FormatJPEG {
-		req.Quality = s.quality
-	}
-	img, err := s.exec.Capture(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("capturing display %q: %w", d.Name, err)
-	}
+	img, d, displays, note := placed.img, placed.display, placed.displays, placed.note
 	shot := geometry.Shot{
 		DisplayID:   d.ID,
 		DisplayName: d.Name,
@@ -684,6 +665,23 @@ func (s *Server) takeScreenshot(ctx context.Context, sess *session, prefix strin
 		},
 		image: s.imageOf(img),
 	}, nil
+}
+
+// displayRequest asks for a capture of display d, scaled to the limits.
+func (s *Server) displayRequest(d bridge.Display) bridge.CaptureRequest {
+	src := d.Physical
+	if src.Width <= 0 || src.Height <= 0 {
+		src = d.Logical
+	}
+	w, h := geometry.ScaledSize(src.Width, src.Height, s.limits)
+	req := bridge.CaptureRequest{Display: &d.ID, Format: s.format}
+	if w != src.Width || h != src.Height {
+		req.Width, req.Height = w, h
+	}
+	if s.format == FormatJPEG {
+		req.Quality = s.quality
+	}
+	return req
 }
 
 // scaleReceipt says how the screenshot was sized: the preset and limits

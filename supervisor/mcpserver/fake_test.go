@@ -39,6 +39,9 @@ type fakeExecutor struct {
 	overlay fakeOverlay
 	// a11y is the imaginary accessibility tree (elements_test.go).
 	a11y fakeA11y
+	// listsDisplays makes a display capture carry the display list, as
+	// the X11 helper's do (shotdisplays_test.go).
+	listsDisplays bool
 }
 
 func newFake(displays ...bridge.Display) *fakeExecutor {
@@ -182,7 +185,13 @@ func (f *fakeExecutor) Capture(ctx context.Context, req bridge.CaptureRequest) (
 	} else {
 		_ = jpeg.Encode(&buf, img, &jpeg.Options{Quality: max(req.Quality, 1)})
 	}
-	return &bridge.Capture{Format: format, Data: buf.Bytes(), Width: w, Height: h, Source: src, Display: disp, Method: "fake", CaptureID: id}, nil
+	shot := &bridge.Capture{Format: format, Data: buf.Bytes(), Width: w, Height: h, Source: src, Display: disp, Method: "fake", CaptureID: id}
+	f.mu.Lock()
+	if f.listsDisplays && disp != nil {
+		shot.Displays = append([]bridge.Display(nil), f.displays...)
+	}
+	f.mu.Unlock()
+	return shot, nil
 }
 
 func (f *fakeExecutor) CursorPosition(ctx context.Context) (geometry.Point, error) {

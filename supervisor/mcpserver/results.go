@@ -21,7 +21,10 @@ type outcome struct {
 }
 
 type imageData struct {
-	bytes    []byte
+	bytes []byte
+	// base64 is bytes' standard base64 text when the helper sent it so;
+	// the splicer copies it into the frame instead of encoding bytes.
+	base64   []byte
 	mimeType string
 	// splice, when set, carries the image to the client in place of a
 	// placeholder (see imageSplicer).
@@ -30,7 +33,7 @@ type imageData struct {
 
 // imageOf is the image of a capture, for a result.
 func (s *Server) imageOf(img *bridge.Capture) *imageData {
-	return &imageData{bytes: img.Data, mimeType: mimeType(img.Format), splice: s.splice.Load()}
+	return &imageData{bytes: img.Data, base64: img.Base64, mimeType: mimeType(img.Format), splice: s.splice.Load()}
 }
 
 // result turns an outcome into a tool result. Without an image the data is
@@ -52,7 +55,7 @@ func (o *outcome) result() *mcp.CallToolResult {
 		}
 		data := o.image.bytes
 		if o.image.splice != nil {
-			data = o.image.splice.placeholder(data)
+			data = o.image.splice.placeholder(data, o.image.base64)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			&mcp.ImageContent{Data: data, MIMEType: o.image.mimeType},

@@ -146,6 +146,9 @@ type Server struct {
 	teach   teachState
 	// splice is set while Run serves a StdioTransport (see imageSplicer).
 	splice atomic.Pointer[imageSplicer]
+	// shotDisplays is the display list the last screenshot's capture
+	// carried, for placing the next one without asking (shotdisplays.go).
+	shotDisplays shotDisplays
 
 	// act serializes actions: the desktop has one pointer and one
 	// keyboard, and every coordinate refers to the screenshot the previous

@@ -25,6 +25,9 @@ const spliceKeepWrites = 16
 
 type splicedImage struct {
 	bytes []byte
+	// text is bytes' base64 when the helper sent it so: copied as it is,
+	// it spares encoding the image again.
+	text  []byte
 	write uint64 // the write count when it was registered
 }
 
@@ -46,15 +49,16 @@ func newImageSplicer() *imageSplicer {
 }
 
 // placeholder returns the bytes to put in an ImageContent instead of img:
-// their base64 form, the text the SDK writes, names img.
-func (s *imageSplicer) placeholder(img []byte) []byte {
+// their base64 form, the text the SDK writes, names img. b64, when not
+// nil, is img's standard base64 encoding, which the frame then carries.
+func (s *imageSplicer) placeholder(img, b64 []byte) []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// prefix is 25 characters; 11 digits make the text a multiple of 4
 	// long, so that it is exactly the base64 of the bytes it decodes to.
 	text := fmt.Sprintf("%s%011d", s.prefix, s.next)
 	s.next++
-	s.images[text] = splicedImage{bytes: img, write: s.writes}
+	s.images[text] = splicedImage{bytes: img, text: b64, write: s.writes}
 	raw, err := base64.StdEncoding.DecodeString(text)
 	if err != nil {
 		panic(fmt.Sprintf("image placeholder %q is not base64: %v", text, err))
@@ -96,7 +100,7 @@ func (s *imageSplicer) frame(msg jsonrpc.Message) ([]byte, error) {
 	size := len(head) + len(resp.Result)
 	for text, img := range s.images {
 		if bytes.Contains(resp.Result, []byte(text)) {
-			size += base64.StdEncoding.EncodedLen(len(img.bytes))
+			size += img.encodedLen()
 		}
 	}
 	out := make([]byte, 0, size+1)
@@ -115,7 +119,7 @@ func (s *imageSplicer) frame(msg jsonrpc.Message) ([]byte, error) {
 		img, ok := s.images[text]
 		out = append(out, rest[:i+1]...)
 		if ok {
-			out = base64.StdEncoding.AppendEncode(out, img.bytes)
+			out = img.appendBase64(out)
 			delete(s.images, text)
 		} else {
 			out = append(out, text...)
@@ -126,4 +130,18 @@ func (s *imageSplicer) frame(msg jsonrpc.Message) ([]byte, error) {
 	out = append(out, rest...)
 	out = append(out, head[at+len(`"result":0`):]...)
 	return out, nil
+}
+
+func (img splicedImage) encodedLen() int {
+	if img.text != nil {
+		return len(img.text)
+	}
+	return base64.StdEncoding.EncodedLen(len(img.bytes))
+}
+
+func (img splicedImage) appendBase64(out []byte) []byte {
+	if img.text != nil {
+		return append(out, img.text...)
+	}
+	return base64.StdEncoding.AppendEncode(out, img.bytes)
 }

@@ -3,34 +3,49 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"io"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deskhand/deskhand/bridge"
 )
 
-// recordingExecutor remembers the image of every capture it returns.
+// recordingExecutor remembers the image of every capture it returns;
+// with withText its captures carry the image's base64 text too, as the
+// bridge's do.
 type recordingExecutor struct {
 	*fakeExecutor
-	images [][]byte
+	withText bool
+	images   [][]byte
 }
 
 func (r *recordingExecutor) Capture(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
 	img, err := r.fakeExecutor.Capture(ctx, req)
 	if err == nil {
 		r.images = append(r.images, img.Data)
+		if r.withText {
+			img.Base64 = base64.StdEncoding.AppendEncode(nil, img.Data)
+		}
 	}
 	return img, err
 }
 
 // TestStdioSplicesImages serves over StdioTransport, where results carry
 // placeholders that the transport replaces, and checks that a real client
-// receives every image byte for byte, alone and in a batch.
+// receives every image byte for byte, alone and in a batch, whether the
+// splicer encodes the image or copies the helper's base64 text.
 func TestStdioSplicesImages(t *testing.T) {
-	exec := &recordingExecutor{fakeExecutor: newFake()}
+	t.Run("bytes", func(t *testing.T) { testStdioSplicesImages(t, false) })
+	t.Run("base64 text", func(t *testing.T) { testStdioSplicesImages(t, true) })
+}
+
+func testStdioSplicesImages(t *testing.T, withText bool) {
+	exec := &recordingExecutor{fakeExecutor: newFake(), withText: withText}
 	s, err := New(Options{Executor: exec})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -94,5 +109,36 @@ func TestStdioSplicesImages(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Errorf("server did not stop")
+	}
+}
+
+// TestSplicerCopiesTheHelpersText checks that an image registered with
+// its base64 text goes out as that text, copied rather than encoded again.
+func TestSplicerCopiesTheHelpersText(t *testing.T) {
+	sp := newImageSplicer()
+	img := []byte("\xff\xd8\xff jpeg bytes")
+	text := []byte(base64.StdEncoding.EncodeToString(img))
+	ph := sp.placeholder(img, text)
+	result, err := json.Marshal(map[string]any{"data": ph})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text[0] = 'Z' // what the frame carries is the text given, not a new encoding
+	id, err := jsonrpc.MakeID(float64(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame, err := sp.frame(&jsonrpc.Response{ID: id, Result: result})
+	if err != nil || frame == nil {
+		t.Fatalf("frame = %q, %v; want a frame", frame, err)
+	}
+	var got struct {
+		Result struct{ Data string } `json:"result"`
+	}
+	if err := json.Unmarshal(frame, &got); err != nil {
+		t.Fatalf("the frame %q is not JSON: %v", frame, err)
+	}
+	if got.Result.Data != string(text) {
+		t.Errorf("the frame carries %q, want the registered text %q", got.Result.Data, text)
 	}
 }

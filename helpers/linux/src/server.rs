@@ -144,6 +144,8 @@ struct Session {
     x: XConn,
     wm: Result<Wm>,
     capturer: Capturer,
+    /// The windows the last capture's mask was placed from.
+    mask_windows: capture::masklist::MaskWindows,
     /// Monitor name atoms already looked up.
     atom_names: HashMap<u32, String>,
 }
@@ -168,6 +170,7 @@ impl Session {
             x,
             wm,
             capturer,
+            mask_windows: Default::default(),
             atom_names: HashMap::new(),
         })
     }
@@ -764,9 +767,9 @@ impl Session {
         &mut self,
         req: &CaptureParams,
         capture_id: u64,
-        answer: impl FnOnce(&CaptureResult<'_>) -> T,
+        answer: impl FnOnce(&DisplayCaptureResult<'_>) -> T,
     ) -> Result<T> {
-        let (source, display, screen) = self.capture_source(req)?;
+        let (source, display, screen, displays) = self.capture_source(req)?;
         let output = output_size(req.width, req.height, source.size())?;
         // The window list that places the mask and the pixels must show the
         // same moment: a masked window that moves, or a popup that opens,
@@ -794,23 +797,27 @@ impl Session {
             &mut || grab.release(),
         )?;
         log_capture(capture_id, source, output, req.format, &out);
-        Ok(answer(&CaptureResult {
-            format: req.format.name(),
-            data: out.data,
-            width: output.width,
-            height: output.height,
-            source,
-            display,
-            masked,
-            mask_others: req.mask.others,
-            method: out.method.name(),
-            capture_id,
+        Ok(answer(&DisplayCaptureResult {
+            capture: CaptureResult {
+                format: req.format.name(),
+                data: out.data,
+                width: output.width,
+                height: output.height,
+                source,
+                display,
+                masked,
+                mask_others: req.mask.others,
+                method: out.method.name(),
+                capture_id,
+            },
+            displays: displays.as_deref(),
         }))
     }
 
     /// The rectangle a capture reads, the display it is (None for a
-    /// rectangle the client gave), and the root window's size.
-    fn capture_source(&mut self, req: &CaptureParams) -> Result<(Rect, Option<u32>, Size)> {
+    /// rectangle the client gave), the root window's size, and the
+    /// displays it was chosen from (None for a rectangle).
+    fn capture_source(&mut self, req: &CaptureParams) -> Result<CaptureSource> {
         match req.rect {
             Some(rect) => {
                 let screen = self.x.root_size()?;
@@ -823,15 +830,15 @@ impl Session {
                         "Use a rectangle inside the screen; call displays for the geometry.",
                     ));
                 }
-                Ok((rect, None, screen))
+                Ok((rect, None, screen, None))
             }
             None => self.display_source(req.display),
         }
     }
 
     /// The part of the root window display `wanted` (else the primary
-    /// display) shows, its id and the root window's size.
-    fn display_source(&mut self, wanted: Option<u32>) -> Result<(Rect, Option<u32>, Size)> {
+    /// display) shows, its id, the root window's size and the displays.
+    fn display_source(&mut self, wanted: Option<u32>) -> Result<CaptureSource> {
         let (list, screen) = self.displays()?;
         let chosen = match wanted {
             Some(wanted) => list.iter().find(|d| d.id == wanted).ok_or_else(|| {
@@ -856,7 +863,8 @@ impl Session {
                 screen.height
             ))
         })?;
-        Ok((rect, Some(chosen.id), screen))
+        let id = chosen.id;
+        Ok((rect, Some(id), screen, Some(list)))
     }
 
     /// The rectangles to paint over `source` for the capture's mask, and
@@ -869,9 +877,9 @@ impl Session {
         }
         // Never capture without the mask: a masked window must not leak.
         let wm = self.wm()?;
-        let list = wm.list(&self.x.conn, self.x.root, false)?;
-        let (mut rects, masked) = mask::regions(&list.windows, &req.mask, source);
-        rects.extend(wm.ghost_rects(&self.x.conn, &req.mask, source, &list.windows)?);
+        let windows = self.mask_windows.visible(wm, &self.x.conn, self.x.root)?;
+        let (mut rects, masked) = mask::regions(&windows, &req.mask, source);
+        rects.extend(wm.ghost_rects(&self.x.conn, &req.mask, source, &windows)?);
         Ok((rects, masked))
     }
 }
@@ -1203,6 +1211,21 @@ struct HandshakeResult {
 #[derive(Serialize)]
 struct DisplaysResult {
     displays: Vec<Display>,
+}
+
+/// What a capture reads: see `Session::capture_source`.
+type CaptureSource = (Rect, Option<u32>, Size, Option<Vec<Display>>);
+
+/// The X11 `capture` result: the shared fields, and for a display capture
+/// the displays as the helper read them to place it, so that a client
+/// that keeps the display list can check it against this capture's
+/// moment instead of asking `displays` before every screenshot.
+#[derive(Serialize)]
+struct DisplayCaptureResult<'a> {
+    #[serde(flatten)]
+    capture: CaptureResult<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    displays: Option<&'a [Display]>,
 }
 
 /// The `capture` result, for both backends (the Wayland one fills it too).

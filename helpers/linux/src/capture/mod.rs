@@ -10,6 +10,7 @@ pub mod damage;
 pub mod encode;
 pub mod ghosts;
 pub mod mask;
+pub mod masklist;
 pub mod pixfmt;
 pub mod resize;
 pub mod shm;

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package bridge
+
+import "os"
+
+// PipeBytes is the buffer GrowPipe would ask for on Linux.
+const PipeBytes = 1 << 20
+
+// GrowPipe does nothing here: only Linux lets a pipe's buffer be sized.
+func GrowPipe(*os.File) {}
