@@ -157,6 +157,12 @@ type Gates struct {
 	settleStop chan struct{}
 	// last is the source rectangle of the latest capture, nil before one.
 	last *bridge.Rect
+	// baselineReads counts the settling's reads of the reference, twice
+	// each: odd while one is in flight.
+	baselineReads uint64
+	// pre is the patch check started ahead for the action being checked
+	// (prefetch.go).
+	pre *prefetch
 }
 
 // New returns the gates.
