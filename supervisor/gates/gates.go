@@ -33,7 +33,9 @@
 //  8. pixel staleness: every click lands on pixels that still look as
 //     they did when deskhand last looked: in the latest screenshot or
 //     zoom, or as deskhand's own latest action left them (baseline.go;
-//     the helper's patch_check and patch_baseline);
+//     the helper's patch_check and patch_baseline; the check is sent
+//     once the kill switch passes and read here, unless the screen may
+//     have changed meanwhile: prefetch.go);
 //  9. system shortcuts: combinations on the blocklist (package keyblock)
 //     need the systemKeyCombos grant.
 //
