@@ -165,6 +165,8 @@ func benchBreakdown(t *testing.T, d *desktoptest.Desktop, spot func(int) []int) 
 	}
 	report("breakdown_ping_ms", ms(median(pings)), "ms")
 	calls, gates := logs.parse(t)
+	inputs := logs.inputs(t)
+	inputOf := map[string]string{"mouse_move": "mouse_move", "left_click": "click"}
 	for _, tool := range []string{"screenshot", "mouse_move", "left_click"} {
 		server := median(calls[tool])
 		report("breakdown_"+tool+"_client_ms", ms(median(client[tool])), "ms")
@@ -183,7 +185,38 @@ func benchBreakdown(t *testing.T, d *desktoptest.Desktop, spot func(int) []int) 
 		}
 		report("breakdown_"+tool+"_gates_ms", ms(all), "ms")
 		report("breakdown_"+tool+"_action_ms", ms(server-all), "ms")
+		// The action's share in the executor: the input (with a click's
+		// press time) and what the gates do after it.
+		if took := inputs[inputOf[tool]]; len(took) > 0 {
+			report("breakdown_"+tool+"_input_ms", ms(median(took)), "ms")
+		}
 	}
+}
+
+// inputs reads the "input sent" records: the executor's time per input
+// action, by kind.
+func (l *benchLog) inputs(t *testing.T) map[string][]time.Duration {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string][]time.Duration{}
+	for _, line := range strings.Split(l.buf.String(), "\n") {
+		if !strings.Contains(line, `msg="input sent"`) {
+			continue
+		}
+		fields := map[string]string{}
+		for _, f := range strings.Fields(line) {
+			if k, v, ok := strings.Cut(f, "="); ok {
+				fields[k] = v
+			}
+		}
+		d, err := time.ParseDuration(fields["took"])
+		if err != nil {
+			t.Fatalf("reading the time of %q: %v", line, err)
+		}
+		out[fields["what"]] = append(out[fields["what"]], d)
+	}
+	return out
 }
 
 // serveLogged is serveRaw at debug level with the server's records kept

@@ -109,7 +109,13 @@ func (g *Gates) settle(ctx context.Context, b baseliner, stop <-chan struct{}) b
 			return false
 		default:
 		}
+		g.mu.Lock()
+		g.baselineReads++
+		g.mu.Unlock()
 		res, err := b.PatchBaseline(ctx, patchTolerance)
+		g.mu.Lock()
+		g.baselineReads++
+		g.mu.Unlock()
 		var be *bridge.Error
 		if errors.As(err, &be) && be.Name == "no_capture" {
 			return false

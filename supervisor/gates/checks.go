@@ -40,6 +40,7 @@ func (g *Gates) checkKillSwitch(ctx context.Context, a *mcpserver.Action) error 
 	if off, why := g.opts.KillSwitch(); off {
 		return fmt.Errorf("deskhand is switched off (%s), so it does nothing on this computer. Only the user can switch it on again; tell them, and do not try to act some other way", why)
 	}
+	g.startPrefetch(ctx, a)
 	return nil
 }
 
@@ -67,6 +68,7 @@ func (g *Gates) checkLock(ctx context.Context, a *mcpserver.Action) error {
 	}
 	if fresh || began {
 		g.log.Debug("took the computer", "session", id, "lock_fresh", fresh, "turn_began", began)
+		g.dropPrefetch()
 	}
 	return nil
 }
@@ -99,6 +101,7 @@ func (g *Gates) checkHide(ctx context.Context, a *mcpserver.Action) error {
 	}
 	hidden, err := g.opts.Desktop.Hide(ctx, ids)
 	g.dropTables()
+	g.dropPrefetch()
 	var be *bridge.Error
 	if errors.As(err, &be) && be.Name == "no_such_window" {
 		// One closed between the listing and the hide: list again.
@@ -249,7 +252,7 @@ func (g *Gates) checkStaleness(ctx context.Context, a *mcpserver.Action) error {
 		g.mu.Lock()
 		last := g.last
 		g.mu.Unlock()
-		if last != nil && g.checkPatches(ctx, a, *last) == nil {
+		if last != nil && g.checkPatch(ctx, a, *last) == nil {
 			return nil
 		}
 	}
@@ -264,7 +267,16 @@ func (g *Gates) checkStaleness(ctx context.Context, a *mcpserver.Action) error {
 		// after deskhand's own input: see above.
 		return nil
 	}
-	return g.checkPatches(ctx, a, *last)
+	return g.checkPatch(ctx, a, *last)
+}
+
+// checkPatch is checkPatches, answered by the check started ahead
+// (prefetch.go) when that is still good.
+func (g *Gates) checkPatch(ctx context.Context, a *mcpserver.Action, last bridge.Rect) error {
+	if err, ok := g.prefetched(ctx, a, last); ok {
+		return err
+	}
+	return g.checkPatches(ctx, a, last)
 }
 
 // checkPatches compares the patch around each point of a with the

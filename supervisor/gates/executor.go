@@ -3,7 +3,9 @@ package gates
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/geometry"
@@ -135,6 +137,15 @@ func missing(want, have []uint32) []uint32 {
 // clears the selections again while a click-tier app is in play (a click
 // may have selected or copied something), and the staleness gate takes
 // the screen as the action left it as its new reference (see baseline.go).
+// timeInput records at debug level how long an input action took in the
+// executor, which is where `make bench` splits an action's time between
+// the gates, the input and the server around them.
+func (g *Gates) timeInput(ctx context.Context, what string, start time.Time) {
+	if g.log.Enabled(ctx, slog.LevelDebug) {
+		g.log.Debug("input sent", "what", what, "took", time.Since(start))
+	}
+}
+
 func (e *guarded) after(ctx context.Context, err error) error {
 	g := e.g
 	g.rebaseline(ctx)
@@ -148,10 +159,12 @@ func (e *guarded) after(ctx context.Context, err error) error {
 }
 
 func (e *guarded) MoveMouse(ctx context.Context, to geometry.Point) error {
+	defer e.g.timeInput(ctx, "mouse_move", time.Now())
 	return e.after(ctx, e.inner.MoveMouse(ctx, to))
 }
 
 func (e *guarded) Click(ctx context.Context, at geometry.Point, b mcpserver.Button, count int, mods string) error {
+	defer e.g.timeInput(ctx, "click", time.Now())
 	return e.after(ctx, e.inner.Click(ctx, at, b, count, mods))
 }
 

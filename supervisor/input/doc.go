@@ -16,7 +16,14 @@
 // Every X call runs on one goroutine locked to an OS thread, fed through a
 // channel; the methods of [Input] are safe for concurrent use, run one at a
 // time, take a context and check it between steps (between characters, clicks,
-// drag steps and wheel clicks).
+// drag steps and wheel clicks). The thread stays locked although the hop
+// to it costs thread wake-ups: Xlib keeps per-thread state after a lost
+// connection (see Input.loop). A click holds its button for the press
+// time to within the kernel's timer slack: the last 2 ms of the hold are
+// a nanosleep on that thread, since the runtime's timers wake up to a
+// millisecond late. An operation that sends pointer events only skips
+// the keyboard guard's five round trips (guard.go), so a mouse move is
+// one round trip to the X server.
 //
 // # Deadlines
 //

@@ -17,7 +17,12 @@ import (
 // time (a hold_key in progress); after each operation, and between
 // the combinations of one Key call, a difference is deskhand's and is put
 // back at once. ReleaseAll (each turn's end) and Close put the record back
-// as well.
+// as well. An operation that sends pointer events only (a move, or a
+// click, drag or scroll without modifiers) is not checked: the X server's
+// pointer events change no XKB control and latch or lock nothing (they
+// only clear latches, which are the user's). It is checked all the same
+// when the last check did not finish or while deskhand holds a key, when
+// a change may still be deskhand's.
 
 // xkbControls are the XKB controls the guard records and restores.
 type xkbControls struct {

@@ -223,6 +223,9 @@ type call struct {
 	ctx    context.Context
 	fn     func(context.Context, *op) error
 	result chan error
+	// pointerOnly: fn sends pointer requests only (no key, modifier or
+	// keymap change), so the keyboard guard has nothing to check.
+	pointerOnly bool
 }
 
 // New connects to the X display and starts the input goroutine. It fails
@@ -273,11 +276,16 @@ func (in *Input) Display() string { return in.display }
 
 func (in *Input) loop(open func(string) (backend, string, error), ready chan<- error) {
 	defer close(in.done)
-	// Xlib and robotgo keep no per-thread state, but X calls from one
-	// thread keep their order and need no locking. The thread is unlocked
-	// on exit rather than left to die with the goroutine: a thread's death
-	// sends the parent-death signal (Pdeathsig) to every child process it
-	// happened to start, such as a test desktop or the capture helper.
+	// Every X call runs on one thread. Xlib does keep per-thread state:
+	// on a lost connection (a stalled server's sockets shut by Close's
+	// abandon) it takes the display's user lock for the thread that saw
+	// the error and never gives it back, so a later XCloseDisplay from any
+	// other thread waits for ever. That costs each operation two thread
+	// wake-ups (handing the call over, handing the result back). The
+	// thread is unlocked on exit rather than left to die with the
+	// goroutine: a thread's death sends the parent-death signal
+	// (Pdeathsig) to every child process it happened to start, such as a
+	// test desktop or the capture helper.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	be, name, err := open(in.display)
@@ -339,13 +347,22 @@ func (in *Input) run(c call) error {
 		return err
 	}
 	o := &op{in: in}
-	in.beginGuard()
+	// The guard costs five round trips to the X server; an operation that
+	// presses no key cannot change what it checks. It still runs when the
+	// last check did not finish, or while a key is held (hold_key): then
+	// a change may be deskhand's, and this operation's check puts it back.
+	guarded := !c.pointerOnly || in.guard.unsettled || in.holdsKey()
+	if guarded {
+		in.beginGuard()
+	}
 	err := c.fn(c.ctx, o)
 	if serr := in.be.sync(); err == nil {
 		err = serr
 	}
-	if _, gerr := in.checkGuard(); err == nil {
-		err = gerr
+	if guarded {
+		if _, gerr := in.checkGuard(); err == nil {
+			err = gerr
+		}
 	}
 	if err != nil {
 		if uerr := o.undo(); uerr != nil {
@@ -361,6 +378,15 @@ func (in *Input) run(c call) error {
 // exception is a display that stops answering: then do returns ErrStalled
 // and leaves the operation to the worker (see deadline.go).
 func (in *Input) do(ctx context.Context, fn func(context.Context, *op) error) error {
+	return in.submit(ctx, call{fn: fn})
+}
+
+// doPointer is do for an operation that sends pointer requests only.
+func (in *Input) doPointer(ctx context.Context, fn func(context.Context, *op) error) error {
+	return in.submit(ctx, call{fn: fn, pointerOnly: true})
+}
+
+func (in *Input) submit(ctx context.Context, c call) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -374,7 +400,7 @@ func (in *Input) do(ctx context.Context, fn func(context.Context, *op) error) er
 	}
 	opCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	c := call{ctx: opCtx, fn: fn, result: make(chan error, 1)}
+	c.ctx, c.result = opCtx, make(chan error, 1)
 	tick := time.NewTicker(in.watch.timeout / 8)
 	defer tick.Stop()
 	for sent := false; !sent; {
@@ -518,6 +544,16 @@ func (in *Input) release(p pressed) error {
 	return nil
 }
 
+// holdsKey reports whether a key (not a button) is held.
+func (in *Input) holdsKey() bool {
+	for _, h := range in.held {
+		if !h.button {
+			return true
+		}
+	}
+	return false
+}
+
 func (in *Input) isHeld(p pressed) bool {
 	for _, h := range in.held {
 		if h == p {
@@ -585,7 +621,7 @@ func (in *Input) Move(ctx context.Context, x, y int) error {
 	if in.wl != nil {
 		return in.wlMove(ctx, x, y)
 	}
-	return in.do(ctx, func(context.Context, *op) error {
+	return in.doPointer(ctx, func(context.Context, *op) error {
 		return in.be.move(x, y)
 	})
 }
@@ -596,7 +632,7 @@ func (in *Input) Position(ctx context.Context) (Point, error) {
 		return in.wlPosition()
 	}
 	var p Point
-	err := in.do(ctx, func(context.Context, *op) error {
+	err := in.doPointer(ctx, func(context.Context, *op) error {
 		var err error
 		p, err = in.be.position()
 		return err
@@ -644,7 +680,11 @@ func (in *Input) click(ctx context.Context, at *Point, button Button, count int,
 	if err != nil {
 		return err
 	}
-	return in.do(ctx, func(ctx context.Context, o *op) error {
+	do := in.do
+	if len(modSyms) == 0 {
+		do = in.doPointer
+	}
+	return do(ctx, func(ctx context.Context, o *op) error {
 		if at != nil {
 			if err := in.be.move(at.X, at.Y); err != nil {
 				return err
@@ -672,11 +712,8 @@ func (in *Input) click(ctx context.Context, at *Point, button Button, count int,
 				return fmt.Errorf("pressing the %s button: %w", button, err)
 			}
 			// The press has reached the server: the backend's button
-			// syncs its connection. The hold is a whole number of
-			// milliseconds from here, which the Go runtime's timers
-			// serve best (they wait in whole milliseconds: 19.9 ms would
-			// end later than 20 ms does).
-			if err := sleepCtx(ctx, in.clickHold()); err != nil {
+			// syncs its connection, so the hold counts from here.
+			if err := holdCtx(ctx, in.clickHold()); err != nil {
 				return err
 			}
 			if err := o.release(b); err != nil {
@@ -711,7 +748,7 @@ func (in *Input) Down(ctx context.Context, button Button) error {
 	if in.wl != nil {
 		return in.wlButton(ctx, button, true)
 	}
-	return in.do(ctx, func(_ context.Context, o *op) error {
+	return in.doPointer(ctx, func(_ context.Context, o *op) error {
 		if err := o.press(pressed{button: true, code: uint8(button)}); err != nil {
 			return fmt.Errorf("pressing the %s button: %w", button, err)
 		}
@@ -731,7 +768,7 @@ func (in *Input) Up(ctx context.Context, button Button) error {
 	if in.wl != nil {
 		return in.wlButton(context.WithoutCancel(ctx), button, false)
 	}
-	return in.do(context.WithoutCancel(ctx), func(_ context.Context, o *op) error {
+	return in.doPointer(context.WithoutCancel(ctx), func(_ context.Context, o *op) error {
 		if err := in.release(pressed{button: true, code: uint8(button)}); err != nil {
 			return fmt.Errorf("releasing the %s button: %w", button, err)
 		}
@@ -756,7 +793,11 @@ func (in *Input) Drag(ctx context.Context, from, to Point, mods ...string) error
 	if err != nil {
 		return err
 	}
-	return in.do(ctx, func(ctx context.Context, o *op) error {
+	do := in.do
+	if len(modSyms) == 0 {
+		do = in.doPointer
+	}
+	return do(ctx, func(ctx context.Context, o *op) error {
 		if err := in.be.move(from.X, from.Y); err != nil {
 			return err
 		}
@@ -847,7 +888,11 @@ func (in *Input) Scroll(ctx context.Context, x, y int, direction string, amount 
 	if err != nil {
 		return err
 	}
-	return in.do(ctx, func(ctx context.Context, o *op) error {
+	do := in.do
+	if len(modSyms) == 0 {
+		do = in.doPointer
+	}
+	return do(ctx, func(ctx context.Context, o *op) error {
 		if err := in.be.move(x, y); err != nil {
 			return err
 		}
@@ -1487,6 +1532,25 @@ func (kb *kbdSession) releaseCombo(o *op) error {
 	}
 	kb.comboHeld = kb.comboHeld[:0]
 	return nil
+}
+
+// holdTail is how much of a hold holdCtx waits precisely, at the end:
+// the runtime's timers wake up to about a millisecond late on Linux (the
+// network poller's epoll_wait takes whole milliseconds).
+const holdTail = 2 * time.Millisecond
+
+// holdCtx waits d, to within the kernel's timer slack (50 µs) rather than
+// the runtime's millisecond, or until ctx ends: it waits on a timer,
+// watching ctx, until holdTail before the end, then sleeps the rest on
+// the thread, and checks ctx once more. So a cancel (Escape) is seen at
+// most holdTail later than during the rest of the hold.
+func holdCtx(ctx context.Context, d time.Duration) error {
+	end := time.Now().Add(d)
+	if err := sleepCtx(ctx, d-holdTail); err != nil {
+		return err
+	}
+	preciseSleep(time.Until(end))
+	return ctx.Err()
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

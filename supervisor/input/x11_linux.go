@@ -468,8 +468,14 @@ func (x *x11) check() error {
 		C.GoString(&text[0]), int(request), int(minor), x.name)
 }
 
+// sync waits until the server has processed every request sent so far.
+// robotgo syncs its connection after each call, so only ours may have
+// requests in flight, and only when dirty: every other request on it
+// waits for its reply.
 func (x *x11) sync() error {
-	C.XSync(x.dpy, C.True) // True: discard queued events, see dh_drain
+	if x.dirty {
+		C.XSync(x.dpy, C.True) // True: discard queued events, see dh_drain
+	}
 	C.dh_drain_robotgo()
 	x.dirty = false
 	return x.check()
@@ -695,6 +701,7 @@ func (x *x11) grab() error {
 }
 
 func (x *x11) ungrab() error {
+	x.dirty = true
 	C.XUngrabServer(x.dpy)
 	return x.sync()
 }

@@ -908,10 +908,42 @@ func benchInput(b *testing.B) (*desktoptest.Desktop, *Input) {
 func BenchmarkMove(b *testing.B) {
 	_, in := benchInput(b)
 	ctx := context.Background()
+	var took []time.Duration
 	for i := 0; b.Loop(); i++ {
+		start := time.Now()
 		if err := in.Move(ctx, 100+i%500, 100+i%300); err != nil {
 			b.Fatal(err)
 		}
+		took = append(took, time.Since(start))
+	}
+	reportMedian(b, took)
+}
+
+// BenchmarkClickAtNoPress is a click's cost without its press time: the
+// move, the press and release and their round trips.
+func BenchmarkClickAtNoPress(b *testing.B) {
+	_, in := benchInput(b)
+	if err := in.SetClickPress(0); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	var took []time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		if err := in.ClickAt(ctx, 100+i%200, 700+i%50, ButtonLeft, 1, nil); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+	}
+	reportMedian(b, took)
+}
+
+// reportMedian adds the median to the mean ns/op: on a shared machine a
+// few slow wake-ups move the mean a lot.
+func reportMedian(b *testing.B, took []time.Duration) {
+	slices.Sort(took)
+	if len(took) > 0 {
+		b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "median-ns")
 	}
 }
 
@@ -922,11 +954,15 @@ func BenchmarkClick(b *testing.B) {
 	if err := in.Move(ctx, w.Client.X+50, w.Client.Y+50); err != nil {
 		b.Fatal(err)
 	}
+	var took []time.Duration
 	for b.Loop() {
+		start := time.Now()
 		if err := in.Click(ctx, ButtonLeft, 1, nil); err != nil {
 			b.Fatal(err)
 		}
+		took = append(took, time.Since(start))
 	}
+	reportMedian(b, took)
 }
 
 // BenchmarkType100ASCII types 100 characters of mixed-case ASCII with

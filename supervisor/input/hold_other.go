@@ -1,0 +1,9 @@
+//go:build !linux
+
+package input
+
+import "time"
+
+// preciseSleep is time.Sleep where the runtime's timers are not known to
+// wake late.
+func preciseSleep(d time.Duration) { time.Sleep(d) }
