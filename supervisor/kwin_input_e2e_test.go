@@ -18,7 +18,8 @@ import (
 
 // The KWin input tests drive the real helper on headless KWin, authorized
 // for fake input by the harness's desktop entry, against a fullscreen GTK 3
-// probe (testdata/kwin/inputprobe.py) that records what arrived.
+// probe (testdata/wayland/gtkprobe.py, as on sway) that records what
+// arrived.
 
 // kwinScreen is the virtual output's size; the probes are fullscreen on it.
 const kwinScreenW, kwinScreenH = 1280, 720
@@ -114,16 +115,9 @@ func kwinInputHelper(t *testing.T, k *desktoptest.KWin) *bridge.Client {
 // it over the whole screen, active.
 func startKWinProbe(t *testing.T, k *desktoptest.KWin, mode string) string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("testdata", "kwin", "inputprobe.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	probe := filepath.Join(k.Dir(), "inputprobe.py")
-	if err := os.WriteFile(probe, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	probe := copyTestdata(t, "wayland/gtkprobe.py", filepath.Join(k.Dir(), "gtkprobe.py"))
 	out := filepath.Join(k.Dir(), mode+".out")
-	pid := k.StartApp(t, "/usr/bin/python3", probe, mode, out)
+	pid := k.StartApp(t, "/usr/bin/python3", probe, mode, out, "fullscreen")
 	wlWaitFor(t, "the "+mode+" probe fullscreen and active on KWin", func() bool {
 		for _, w := range k.Windows(t) {
 			if w.PID == pid && w.Active && w.X == 0 && w.Y == 0 && w.Width == kwinScreenW && w.Height == kwinScreenH {

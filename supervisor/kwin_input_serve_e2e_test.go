@@ -11,7 +11,7 @@ import (
 func kwinProbeApp(t *testing.T, k *desktoptest.KWin) string {
 	t.Helper()
 	for _, w := range k.Windows(t) {
-		if strings.HasPrefix(w.Caption, "deskhand kwin probe") {
+		if strings.HasPrefix(w.Caption, "deskhand probe ") {
 			return w.AppID
 		}
 	}

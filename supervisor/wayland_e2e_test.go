@@ -74,18 +74,25 @@ func wlWaitFile(t *testing.T, path string, ok func(string) bool) string {
 	return ""
 }
 
-// copyProbe puts the GTK probe where the session's user can read it.
-func copyProbe(t *testing.T, w *desktoptest.Wayland) string {
+// copyTestdata copies testdata/src to dst and returns dst: a session's
+// user cannot read the test's own testdata, as t.TempDir's parent and
+// the checkout may be root's alone.
+func copyTestdata(t *testing.T, src, dst string) string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("testdata", "wayland", "gtkprobe.py"))
+	b, err := os.ReadFile(filepath.Join("testdata", src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := filepath.Join(w.Dir(), "gtkprobe.py")
-	if err := os.WriteFile(dst, src, 0o755); err != nil {
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// copyProbe puts the GTK probe where the session's user can read it.
+func copyProbe(t *testing.T, w *desktoptest.Wayland) string {
+	t.Helper()
+	return copyTestdata(t, "wayland/gtkprobe.py", filepath.Join(w.Dir(), "gtkprobe.py"))
 }
 
 // userFile is a path the session's user can create, for an app's output.

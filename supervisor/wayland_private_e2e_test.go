@@ -227,14 +227,7 @@ func TestWaylandPrivateSway(t *testing.T) {
 			clicks := filepath.Join(out, "clicks")
 			footPid := priv.StartApp(t, "foot", "--app-id", "foot", "-o", "colors.background=ff00ff", "sh", "-c", "stty -echo; exec cat > "+typed)
 			priv.WaitView(t, "foot")
-			probe := filepath.Join(out, "gtkprobe.py")
-			src, err := os.ReadFile(filepath.Join("testdata", "wayland", "gtkprobe.py"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(probe, src, 0o755); err != nil {
-				t.Fatal(err)
-			}
+			probe := copyTestdata(t, "wayland/gtkprobe.py", filepath.Join(out, "gtkprobe.py"))
 			probePid := priv.StartApp(t, "/usr/bin/python3", probe, "button", clicks)
 			priv.WaitView(t, "gtkprobe.py")
 			magenta := [3]uint8{0xff, 0, 0xff}
