@@ -181,36 +181,8 @@ func TestKWinScrollAndDrag(t *testing.T) {
 		k := startKWinInput(t, "")
 		out := startKWinProbe(t, k, "drag")
 		c := kwinInputHelper(t, k)
-		x0, y0, x1, y1 := 100, 100, 300, 250
-		want := fmt.Sprintf("drag %d %d %d %d\n", x0, y0, x1, y1)
-		drag := func() {
-			wlMove(t, c, x0, y0)
-			wlCall(t, c, "pointer_button", map[string]any{"action": "press"}, &json.RawMessage{})
-			for i := 1; i <= 10; i++ {
-				wlMove(t, c, x0+(x1-x0)*i/10, y0+(y1-y0)*i/10)
-			}
-			wlCall(t, c, "pointer_button", map[string]any{"action": "release"}, &json.RawMessage{})
-		}
-		// A drag whose press the probe missed ("drag -1 -1 …") is done
-		// again; one that lands must land exactly.
-		drag()
-		seen := 0
-		wlWaitFile(t, out, func(s string) bool {
-			lines := strings.SplitAfter(s, "\n")
-			done := lines[:len(lines)-1]
-			if len(done) > seen {
-				seen = len(done)
-				last := done[len(done)-1]
-				if last == want {
-					return true
-				}
-				if !strings.HasPrefix(last, "drag -1 -1 ") {
-					t.Fatalf("the probe recorded %q, want %q", last, want)
-				}
-				drag()
-			}
-			return false
-		})
+		// Fullscreen: the probe's coordinates are the screen's.
+		wlDragProbe(t, c, out, 100, 100, 300, 250, "drag 100 100 300 250\n")
 	})
 }
 

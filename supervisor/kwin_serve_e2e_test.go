@@ -90,18 +90,7 @@ func kwinServeAsUser(t *testing.T, k *desktoptest.KWin, bin, helper string, args
 // app_id) and returns its window as KWin reports it.
 func kwinStartProbe(t *testing.T, k *desktoptest.KWin, name string) desktoptest.KWinWindow {
 	t.Helper()
-	desktoptest.Require(t, "python3")
-	src, err := os.ReadFile(filepath.Join("testdata", "mutter", "probe.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(k.Dir(), name)
-	if err := os.WriteFile(script, src, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(k.Dir(), name+".out")
-	pid := k.StartApp(t, "/usr/bin/python3", script, out)
-	wlWaitFile(t, out, func(s string) bool { return strings.Contains(s, "area ") })
+	pid, _, _, _ := startProbe(t, k, name)
 	return k.WaitWindow(t, pid)
 }
 

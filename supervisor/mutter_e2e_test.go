@@ -50,21 +50,22 @@ func mutterHelper(t *testing.T, m *desktoptest.Mutter) *bridge.Client {
 	return c
 }
 
-// startProbe starts the GTK probe and returns the file it records into,
-// once it has drawn its area at its final size (w, h).
-func startProbe(t *testing.T, m *desktoptest.Mutter) (out string, w, h int) {
+// appSession is what the probe needs of a desktoptest session (mutter's
+// or KWin's).
+type appSession interface {
+	Dir() string
+	StartApp(t testing.TB, name string, args ...string) int
+}
+
+// startProbe starts the GTK probe under the script name name (its app_id)
+// and returns its pid and the file it records into, once it has drawn its
+// area at its final size (w, h).
+func startProbe(t *testing.T, s appSession, name string) (pid int, out string, w, h int) {
 	t.Helper()
 	desktoptest.Require(t, "python3")
-	src, err := os.ReadFile(filepath.Join("testdata", "mutter", "probe.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(m.Dir(), "probe.py")
-	if err := os.WriteFile(script, src, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out = filepath.Join(m.Dir(), "probe.out")
-	m.StartApp(t, "/usr/bin/python3", script, out)
+	script := copyTestdata(t, "mutter/probe.py", filepath.Join(s.Dir(), name))
+	out = filepath.Join(s.Dir(), name+".out")
+	pid = s.StartApp(t, "/usr/bin/python3", script, out)
 	got := wlWaitFile(t, out, func(s string) bool { return strings.Contains(s, "area ") })
 	// The probe may record its focus between the size and this read: the
 	// latest size is the last "area" line, not the last line.
@@ -77,23 +78,25 @@ func startProbe(t *testing.T, m *desktoptest.Mutter) (out string, w, h int) {
 	if _, err := fmt.Sscanf(last, "area %d %d", &w, &h); err != nil {
 		t.Fatalf("probe wrote %q: %v", got, err)
 	}
-	return out, w, h
+	return pid, out, w, h
 }
 
-// captureUntil captures PNGs until ok holds for one (up to a minute) and
-// returns the last.
-func captureUntil(t *testing.T, c *bridge.Client, ok func(*image.RGBA) bool) *image.RGBA {
+// captureUntil captures req as PNGs until ok holds for one (up to a
+// minute) and returns the last; each must come by method, the backend's
+// own way to capture.
+func captureUntil(t *testing.T, c *bridge.Client, method string, req bridge.CaptureRequest, ok func(*image.RGBA) bool) *image.RGBA {
 	t.Helper()
+	req.Format = "png"
 	deadline := time.Now().Add(time.Minute)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		got, err := c.Capture(ctx, bridge.CaptureRequest{Format: "png"})
+		got, err := c.Capture(ctx, req)
 		cancel()
 		if err != nil {
 			t.Fatalf("capture: %v", err)
 		}
-		if got.Method != "mutter-screencast" {
-			t.Fatalf("capture method %q, want mutter-screencast", got.Method)
+		if got.Method != method {
+			t.Fatalf("capture method %q, want %s", got.Method, method)
 		}
 		img := decodePNG(t, got.Data)
 		if ok(img) || time.Now().After(deadline) {
@@ -149,8 +152,8 @@ func TestMutterScreenshotShowsProbe(t *testing.T) {
 	if len(ds.Displays) != 1 || ds.Displays[0].Logical.Width != 1280 || ds.Displays[0].Logical.Height != 720 || !ds.Displays[0].Primary {
 		t.Fatalf("displays = %+v, want the one 1280x720 virtual monitor", ds.Displays)
 	}
-	_, w, h := startProbe(t, m)
-	img := captureUntil(t, c, func(img *image.RGBA) bool {
+	_, _, w, h := startProbe(t, m, "probe.py")
+	img := captureUntil(t, c, "mutter-screencast", bridge.CaptureRequest{}, func(img *image.RGBA) bool {
 		_, n := colorBox(img, probeArea)
 		return n == w*h
 	})
@@ -193,8 +196,8 @@ func shownProbe(t *testing.T, m *desktoptest.Mutter, c *bridge.Client) (out stri
 	// TestMutterTypeIntoGTKEntry): a client started before may miss the
 	// first click while it binds the new pointer.
 	wlCall(t, c, "pointer_move", map[string]any{"x": 1000, "y": 600}, &json.RawMessage{})
-	out, w, h := startProbe(t, m)
-	img := captureUntil(t, c, func(img *image.RGBA) bool {
+	_, out, w, h := startProbe(t, m, "probe.py")
+	img := captureUntil(t, c, "mutter-screencast", bridge.CaptureRequest{}, func(img *image.RGBA) bool {
 		_, a := colorBox(img, probeArea)
 		_, b := colorBox(img, probeButton)
 		return a == w*h && b > 1000
@@ -281,7 +284,7 @@ func TestMutterTypeIntoGTKEntry(t *testing.T) {
 	// before that never gets keyboard focus), so a Shift tap comes first;
 	// on a real desktop the physical keyboard is there all along.
 	wlCall(t, c, "key_combo", map[string]any{"keys": []string{"shift"}}, &json.RawMessage{})
-	out, _, _ := startProbe(t, m)
+	_, out, _, _ := startProbe(t, m, "probe.py")
 	wlWaitFile(t, out, func(s string) bool { return strings.Contains(s, "entry focused\n") })
 	const text = "Deskhand types 42, ok? ~|@"
 	wlCall(t, c, "key_type", map[string]any{"text": text}, &json.RawMessage{})
