@@ -109,18 +109,7 @@ func TestKWinScreenshotShowsProbeAtItsBounds(t *testing.T) {
 		t.Fatalf("displays = %+v, want KWin's one 1280x720 virtual output at scale 1", ds.Displays)
 	}
 	pid, _, w, h := startProbe(t, k, "probe.py")
-	img := captureUntil(t, c, "kwin-screenshot2", bridge.CaptureRequest{}, func(img *image.RGBA) bool {
-		_, n := colorBox(img, probeArea)
-		return n == w*h
-	})
-	if img.Bounds().Dx() != 1280 || img.Bounds().Dy() != 720 {
-		t.Fatalf("capture is %v, want 1280x720", img.Bounds())
-	}
-	box, n := colorBox(img, probeArea)
-	if n != w*h || box.Dx() != w || box.Dy() != h {
-		t.Fatalf("the screenshot (kept as %s) has %d pixels of the probe's colour in %v, want its %dx%d area (%d); KWin log:\n%s",
-			keepPNG(t, img), n, box, w, h, w*h, k.KWinLog())
-	}
+	box := captureProbeArea(t, c, "kwin-screenshot2", w, h, k.KWinLog)
 	// The helper's window of the probe holds the colour, as KWin places it.
 	var probe *kwinWindow
 	for _, win := range kwinWindows(t, c, false) {
@@ -141,15 +130,7 @@ func TestKWinScreenshotShowsProbeAtItsBounds(t *testing.T) {
 	if _, n := colorBox(part, probeArea); n != w*h {
 		t.Fatalf("the probe's rectangle holds %d pixels of its colour, want all %d", n, w*h)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	small, err := c.Capture(ctx, bridge.CaptureRequest{Format: "jpeg", Width: 640, Height: 360})
-	if err != nil {
-		t.Fatalf("scaled capture: %v", err)
-	}
-	if small.Width != 640 || small.Height != 360 || len(small.Data) < 2 || small.Data[0] != 0xff || small.Data[1] != 0xd8 {
-		t.Fatalf("scaled capture is %dx%d, want a 640x360 JPEG", small.Width, small.Height)
-	}
+	captureScaledJPEG(t, c)
 }
 
 func contains(list []string, s string) bool {

@@ -106,6 +106,41 @@ func captureUntil(t *testing.T, c *bridge.Client, method string, req bridge.Capt
 	}
 }
 
+// captureProbeArea captures the 1280x720 screen by method until it shows
+// the probe's w×h area whole, and returns where the area is; the
+// compositor's log goes in the failure.
+func captureProbeArea(t *testing.T, c *bridge.Client, method string, w, h int, log func() string) image.Rectangle {
+	t.Helper()
+	img := captureUntil(t, c, method, bridge.CaptureRequest{}, func(img *image.RGBA) bool {
+		_, n := colorBox(img, probeArea)
+		return n == w*h
+	})
+	if img.Bounds().Dx() != 1280 || img.Bounds().Dy() != 720 {
+		t.Fatalf("capture is %v, want 1280x720", img.Bounds())
+	}
+	box, n := colorBox(img, probeArea)
+	if n != w*h || box.Dx() != w || box.Dy() != h {
+		t.Fatalf("the screenshot (kept as %s) has %d pixels of the probe's colour in %v, want its %dx%d area (%d); compositor log:\n%s",
+			keepPNG(t, img), n, box, w, h, w*h, log())
+	}
+	return box
+}
+
+// captureScaledJPEG captures the screen scaled to 640x360 as JPEG, which
+// goes through the same pipeline as PNG.
+func captureScaledJPEG(t *testing.T, c *bridge.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	small, err := c.Capture(ctx, bridge.CaptureRequest{Format: "jpeg", Width: 640, Height: 360})
+	if err != nil {
+		t.Fatalf("scaled capture: %v", err)
+	}
+	if small.Width != 640 || small.Height != 360 || len(small.Data) < 2 || small.Data[0] != 0xff || small.Data[1] != 0xd8 {
+		t.Fatalf("scaled capture is %dx%d, want a 640x360 JPEG", small.Width, small.Height)
+	}
+}
+
 // keepPNG writes img where it outlives the test, for a failure message.
 func keepPNG(t *testing.T, img *image.RGBA) string {
 	t.Helper()
@@ -153,29 +188,11 @@ func TestMutterScreenshotShowsProbe(t *testing.T) {
 		t.Fatalf("displays = %+v, want the one 1280x720 virtual monitor", ds.Displays)
 	}
 	_, _, w, h := startProbe(t, m, "probe.py")
-	img := captureUntil(t, c, "mutter-screencast", bridge.CaptureRequest{}, func(img *image.RGBA) bool {
-		_, n := colorBox(img, probeArea)
-		return n == w*h
-	})
-	if img.Bounds().Dx() != 1280 || img.Bounds().Dy() != 720 {
-		t.Fatalf("capture is %v, want 1280x720", img.Bounds())
-	}
-	box, n := colorBox(img, probeArea)
-	if n != w*h || box.Dx() != w || box.Dy() != h {
-		t.Fatalf("the screenshot (kept as %s) has %d pixels of the probe's colour in %v, want its %dx%d area (%d); mutter log:\n%s",
-			keepPNG(t, img), n, box, w, h, w*h, m.MutterLog())
-	}
-	// Scaled JPEG goes through the same pipeline.
+	box := captureProbeArea(t, c, "mutter-screencast", w, h, m.MutterLog)
+	captureScaledJPEG(t, c)
+	// A part of the screen: the probe's area alone.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	small, err := c.Capture(ctx, bridge.CaptureRequest{Format: "jpeg", Width: 640, Height: 360})
-	if err != nil {
-		t.Fatalf("scaled capture: %v", err)
-	}
-	if small.Width != 640 || small.Height != 360 || len(small.Data) < 2 || small.Data[0] != 0xff || small.Data[1] != 0xd8 {
-		t.Fatalf("scaled capture is %dx%d, want a 640x360 JPEG", small.Width, small.Height)
-	}
-	// A part of the screen: the probe's area alone.
 	part, err := c.Capture(ctx, bridge.CaptureRequest{Format: "png",
 		Rect: &bridge.Rect{X: box.Min.X, Y: box.Min.Y, Width: w, Height: h}})
 	if err != nil {
