@@ -12,8 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,34 +62,6 @@ func kwinHelper(t *testing.T, k *desktoptest.KWin, helper string) (*bridge.Clien
 	return c, hello
 }
 
-// kwinProbe starts the GTK probe and returns its pid and the size of its
-// area once drawn.
-func kwinProbe(t *testing.T, k *desktoptest.KWin) (pid, w, h int) {
-	t.Helper()
-	desktoptest.Require(t, "python3")
-	src, err := os.ReadFile(filepath.Join("testdata", "mutter", "probe.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(k.Dir(), "probe.py")
-	if err := os.WriteFile(script, src, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(k.Dir(), "probe.out")
-	pid = k.StartApp(t, "/usr/bin/python3", script, out)
-	got := wlWaitFile(t, out, func(s string) bool { return strings.Contains(s, "area ") })
-	var last string
-	for _, l := range strings.Split(strings.TrimSpace(got), "\n") {
-		if strings.HasPrefix(l, "area ") {
-			last = l
-		}
-	}
-	if _, err := fmt.Sscanf(last, "area %d %d", &w, &h); err != nil {
-		t.Fatalf("probe wrote %q: %v", got, err)
-	}
-	return pid, w, h
-}
-
 type kwinWindow struct {
 	ID     int    `json:"id"`
 	Title  string `json:"title"`
@@ -116,29 +86,6 @@ func kwinWindows(t *testing.T, c *bridge.Client, hidden bool) []kwinWindow {
 	return res.Windows
 }
 
-// kwinCapture captures PNGs until ok holds for one (up to a minute).
-func kwinCapture(t *testing.T, c *bridge.Client, req bridge.CaptureRequest, ok func(*image.RGBA) bool) *image.RGBA {
-	t.Helper()
-	req.Format = "png"
-	deadline := time.Now().Add(time.Minute)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		got, err := c.Capture(ctx, req)
-		cancel()
-		if err != nil {
-			t.Fatalf("capture: %v", err)
-		}
-		if got.Method != "kwin-screenshot2" {
-			t.Fatalf("capture method %q, want kwin-screenshot2", got.Method)
-		}
-		img := decodePNG(t, got.Data)
-		if ok(img) || time.Now().After(deadline) {
-			return img
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 func TestKWinScreenshotShowsProbeAtItsBounds(t *testing.T) {
 	k, helper := startKWin(t, true)
 	c, hello := kwinHelper(t, k, helper)
@@ -161,19 +108,8 @@ func TestKWinScreenshotShowsProbeAtItsBounds(t *testing.T) {
 		ds.Displays[0].Physical.Width != 1280 || ds.Displays[0].Scale != 1 || !ds.Displays[0].Primary {
 		t.Fatalf("displays = %+v, want KWin's one 1280x720 virtual output at scale 1", ds.Displays)
 	}
-	pid, w, h := kwinProbe(t, k)
-	img := kwinCapture(t, c, bridge.CaptureRequest{}, func(img *image.RGBA) bool {
-		_, n := colorBox(img, probeArea)
-		return n == w*h
-	})
-	if img.Bounds().Dx() != 1280 || img.Bounds().Dy() != 720 {
-		t.Fatalf("capture is %v, want 1280x720", img.Bounds())
-	}
-	box, n := colorBox(img, probeArea)
-	if n != w*h || box.Dx() != w || box.Dy() != h {
-		t.Fatalf("the screenshot (kept as %s) has %d pixels of the probe's colour in %v, want its %dx%d area (%d); KWin log:\n%s",
-			keepPNG(t, img), n, box, w, h, w*h, k.KWinLog())
-	}
+	pid, _, w, h := startProbe(t, k, "probe.py")
+	box := captureProbeArea(t, c, "kwin-screenshot2", w, h, k.KWinLog)
 	// The helper's window of the probe holds the colour, as KWin places it.
 	var probe *kwinWindow
 	for _, win := range kwinWindows(t, c, false) {
@@ -189,20 +125,12 @@ func TestKWinScreenshotShowsProbeAtItsBounds(t *testing.T) {
 		t.Fatalf("the probe's colour lies at %v, outside the window's bounds %v", box, bounds)
 	}
 	// A part of the screen: the probe's area alone, then scaled JPEG.
-	part := kwinCapture(t, c, bridge.CaptureRequest{Rect: &bridge.Rect{X: box.Min.X, Y: box.Min.Y, Width: w, Height: h}},
+	part := captureUntil(t, c, "kwin-screenshot2", bridge.CaptureRequest{Rect: &bridge.Rect{X: box.Min.X, Y: box.Min.Y, Width: w, Height: h}},
 		func(img *image.RGBA) bool { _, n := colorBox(img, probeArea); return n == w*h })
 	if _, n := colorBox(part, probeArea); n != w*h {
 		t.Fatalf("the probe's rectangle holds %d pixels of its colour, want all %d", n, w*h)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	small, err := c.Capture(ctx, bridge.CaptureRequest{Format: "jpeg", Width: 640, Height: 360})
-	if err != nil {
-		t.Fatalf("scaled capture: %v", err)
-	}
-	if small.Width != 640 || small.Height != 360 || len(small.Data) < 2 || small.Data[0] != 0xff || small.Data[1] != 0xd8 {
-		t.Fatalf("scaled capture is %dx%d, want a 640x360 JPEG", small.Width, small.Height)
-	}
+	captureScaledJPEG(t, c)
 }
 
 func contains(list []string, s string) bool {
@@ -222,7 +150,7 @@ func TestKWinWindowsMatchKWin(t *testing.T) {
 	desktoptest.Require(t, "zenity")
 	k, helper := startKWin(t, true)
 	c, _ := kwinHelper(t, k, helper)
-	probePID, _, _ := kwinProbe(t, k)
+	probePID, _, _, _ := startProbe(t, k, "probe.py")
 	zenityPID := k.StartApp(t, "zenity", "--info", "--title=kwin second", "--text=second window")
 	k.WaitWindow(t, probePID)
 	k.WaitWindow(t, zenityPID)
@@ -378,28 +306,7 @@ func TestKWinClipboardRoundTrip(t *testing.T) {
 	desktoptest.Require(t, "wl-copy", "wl-paste")
 	k, helper := startKWin(t, true)
 	c, _ := kwinHelper(t, k, helper)
-	const theirs = "from wl-copy: Grüße 世界"
-	// --foreground: wl-copy serves its text until killed, instead of
-	// forking a server that holds the test's pipes open.
-	copier := k.Command("wl-copy", "--foreground", theirs)
-	if err := copier.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = copier.Process.Kill(); _ = copier.Wait() })
-	var got struct {
-		Text string `json:"text"`
-	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		wlCall(t, c, "clipboard_read", map[string]any{}, &got)
-		if got.Text == theirs || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if got.Text != theirs {
-		t.Fatalf("clipboard_read = %q, want wl-copy's %q", got.Text, theirs)
-	}
+	wlReadCopied(t, k, c, "from wl-copy: Grüße 世界")
 	const ours = "from deskhand: ~|\\ @€"
 	wlCall(t, c, "clipboard_write", map[string]any{"text": ours}, &json.RawMessage{})
 	if pasted := k.Run(t, "wl-paste", "--no-newline"); pasted != ours {

@@ -18,7 +18,8 @@ import (
 
 // The KWin input tests drive the real helper on headless KWin, authorized
 // for fake input by the harness's desktop entry, against a fullscreen GTK 3
-// probe (testdata/kwin/inputprobe.py) that records what arrived.
+// probe (testdata/wayland/gtkprobe.py, as on sway) that records what
+// arrived.
 
 // kwinScreen is the virtual output's size; the probes are fullscreen on it.
 const kwinScreenW, kwinScreenH = 1280, 720
@@ -114,16 +115,9 @@ func kwinInputHelper(t *testing.T, k *desktoptest.KWin) *bridge.Client {
 // it over the whole screen, active.
 func startKWinProbe(t *testing.T, k *desktoptest.KWin, mode string) string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("testdata", "kwin", "inputprobe.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	probe := filepath.Join(k.Dir(), "inputprobe.py")
-	if err := os.WriteFile(probe, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	probe := copyTestdata(t, "wayland/gtkprobe.py", filepath.Join(k.Dir(), "gtkprobe.py"))
 	out := filepath.Join(k.Dir(), mode+".out")
-	pid := k.StartApp(t, "/usr/bin/python3", probe, mode, out)
+	pid := k.StartApp(t, "/usr/bin/python3", probe, mode, out, "fullscreen")
 	wlWaitFor(t, "the "+mode+" probe fullscreen and active on KWin", func() bool {
 		for _, w := range k.Windows(t) {
 			if w.PID == pid && w.Active && w.X == 0 && w.Y == 0 && w.Width == kwinScreenW && w.Height == kwinScreenH {
@@ -187,36 +181,8 @@ func TestKWinScrollAndDrag(t *testing.T) {
 		k := startKWinInput(t, "")
 		out := startKWinProbe(t, k, "drag")
 		c := kwinInputHelper(t, k)
-		x0, y0, x1, y1 := 100, 100, 300, 250
-		want := fmt.Sprintf("drag %d %d %d %d\n", x0, y0, x1, y1)
-		drag := func() {
-			wlMove(t, c, x0, y0)
-			wlCall(t, c, "pointer_button", map[string]any{"action": "press"}, &json.RawMessage{})
-			for i := 1; i <= 10; i++ {
-				wlMove(t, c, x0+(x1-x0)*i/10, y0+(y1-y0)*i/10)
-			}
-			wlCall(t, c, "pointer_button", map[string]any{"action": "release"}, &json.RawMessage{})
-		}
-		// A drag whose press the probe missed ("drag -1 -1 …") is done
-		// again; one that lands must land exactly.
-		drag()
-		seen := 0
-		wlWaitFile(t, out, func(s string) bool {
-			lines := strings.SplitAfter(s, "\n")
-			done := lines[:len(lines)-1]
-			if len(done) > seen {
-				seen = len(done)
-				last := done[len(done)-1]
-				if last == want {
-					return true
-				}
-				if !strings.HasPrefix(last, "drag -1 -1 ") {
-					t.Fatalf("the probe recorded %q, want %q", last, want)
-				}
-				drag()
-			}
-			return false
-		})
+		// Fullscreen: the probe's coordinates are the screen's.
+		wlDragProbe(t, c, out, 100, 100, 300, 250, "drag 100 100 300 250\n")
 	})
 }
 

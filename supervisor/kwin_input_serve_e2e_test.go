@@ -11,7 +11,7 @@ import (
 func kwinProbeApp(t *testing.T, k *desktoptest.KWin) string {
 	t.Helper()
 	for _, w := range k.Windows(t) {
-		if strings.HasPrefix(w.Caption, "deskhand kwin probe") {
+		if strings.HasPrefix(w.Caption, "deskhand probe ") {
 			return w.AppID
 		}
 	}
@@ -25,7 +25,7 @@ func kwinProbeApp(t *testing.T, k *desktoptest.KWin) string {
 // and type arrives exactly under KWin's de layout.
 func TestKWinServeClickAndType(t *testing.T) {
 	t.Run("left_click", func(t *testing.T) {
-		bin, helper := kwinBins(t)
+		bin, helper := userBins(t)
 		k := startKWinInput(t, "", helper)
 		out := startKWinProbe(t, k, "button")
 		app := kwinProbeApp(t, k)
@@ -36,7 +36,7 @@ func TestKWinServeClickAndType(t *testing.T) {
 		wlWaitFile(t, out, func(s string) bool { return s == "clicked\n" })
 	})
 	t.Run("type", func(t *testing.T) {
-		bin, helper := kwinBins(t)
+		bin, helper := userBins(t)
 		k := startKWinInput(t, "de", helper)
 		out := startKWinProbe(t, k, "entry")
 		wlWaitFile(t, out+".focus", func(s string) bool { return s == "focused\n" })

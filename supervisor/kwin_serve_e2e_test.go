@@ -8,81 +8,27 @@ package supervisor_test
 // list (a KWin script) and the probe's unique colour.
 
 import (
-	"context"
 	"fmt"
 	"image"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deskhand/deskhand/internal/desktoptest"
 )
-
-// kwinBins copies deskhand and the helper where the session's user may
-// run them (t.TempDir's parent is root's alone) and returns their paths.
-func kwinBins(t *testing.T) (deskhand, helper string) {
-	t.Helper()
-	bins, err := os.MkdirTemp("", "deskhand-kwinbin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(bins) })
-	if err := os.Chmod(bins, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return asWaylandUser(t, bins, deskhandBinary(t)), asWaylandUser(t, bins, desktoptest.HelperPath(t))
-}
-
-// kwinHome is a home, config and state directory of the session's user.
-func kwinHome(t *testing.T, k *desktoptest.KWin) string {
-	t.Helper()
-	home := filepath.Join(k.Dir(), fmt.Sprintf("deskhand-home-%d", time.Now().UnixNano()))
-	for _, d := range []string{home, filepath.Join(home, "config"), filepath.Join(home, "state")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(d, k.UID(), k.GID()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return home
-}
-
-// kwinCommand is deskhand with args, run as the session's user in k's
-// session.
-func kwinCommand(t *testing.T, k *desktoptest.KWin, bin, helper, home string, args ...string) *exec.Cmd {
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = home
-	cmd.Env = append(k.UserEnv(), "DISPLAY=", "HOME="+home, "USER="+desktoptest.WaylandUser, "DESKHAND_HELPER="+helper,
-		"XDG_CONFIG_HOME="+filepath.Join(home, "config"), "DESKHAND_POLICY_FILE="+filepath.Join(home, "config", "policy.json"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(k.UID()), Gid: uint32(k.GID())}}
-	return cmd
-}
 
 // kwinServeAsUser starts `deskhand serve` in k's session and connects an MCP
 // client.
 func kwinServeAsUser(t *testing.T, k *desktoptest.KWin, bin, helper string, args ...string) *e2e {
 	t.Helper()
-	home := kwinHome(t, k)
-	full := append([]string{"serve", "--state-dir", filepath.Join(home, "state"), "--log-level", "debug"}, args...)
-	cmd := kwinCommand(t, k, bin, helper, home, full...)
+	home := userHome(t, k)
+	cmd := userCommand(k, append(k.UserEnv(), "DISPLAY="), bin, helper, home,
+		append([]string{"serve", "--state-dir", filepath.Join(home, "state"), "--log-level", "debug"}, args...)...)
 	logs := &testLog{t: t}
 	t.Cleanup(logs.stop)
 	cmd.Stderr = logs
-	client := mcp.NewClient(&mcp.Implementation{Name: "deskhand-kwin-e2e", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
-	if err != nil {
-		t.Fatalf("starting %s %v as %s: %v", bin, full, desktoptest.WaylandUser, err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := connectAsUser(t, cmd, "deskhand-kwin-e2e")
 	return &e2e{t: t, cs: cs, cmd: cmd, configHome: filepath.Join(home, "config")}
 }
 
@@ -90,18 +36,7 @@ func kwinServeAsUser(t *testing.T, k *desktoptest.KWin, bin, helper string, args
 // app_id) and returns its window as KWin reports it.
 func kwinStartProbe(t *testing.T, k *desktoptest.KWin, name string) desktoptest.KWinWindow {
 	t.Helper()
-	desktoptest.Require(t, "python3")
-	src, err := os.ReadFile(filepath.Join("testdata", "mutter", "probe.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(k.Dir(), name)
-	if err := os.WriteFile(script, src, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(k.Dir(), name+".out")
-	pid := k.StartApp(t, "/usr/bin/python3", script, out)
-	wlWaitFile(t, out, func(s string) bool { return strings.Contains(s, "area ") })
+	pid, _, _, _ := startProbe(t, k, name)
 	return k.WaitWindow(t, pid)
 }
 
@@ -138,7 +73,7 @@ func colorIn(img *image.RGBA, r image.Rectangle, c [3]uint8) int {
 func TestKWinServeMasksUnapprovedWindow(t *testing.T) {
 	for _, hide := range []bool{false, true} {
 		t.Run(fmt.Sprintf("hide=%v", hide), func(t *testing.T) {
-			bin, helper := kwinBins(t)
+			bin, helper := userBins(t)
 			k := desktoptest.StartKWin(t, desktoptest.KWinOptions{Width: 1280, Height: 720, Authorize: []string{helper}})
 			approved := kwinStartProbe(t, k, "probe.py")
 			secret := kwinStartProbe(t, k, "secret.py")
@@ -188,7 +123,7 @@ func TestKWinServeMasksUnapprovedWindow(t *testing.T) {
 // refused ("both cover it"); a click on the part of the unapproved window
 // that shows is refused.
 func TestKWinServeGatesAnswerFromStacking(t *testing.T) {
-	bin, helper := kwinBins(t)
+	bin, helper := userBins(t)
 	k := desktoptest.StartKWin(t, desktoptest.KWinOptions{Width: 1280, Height: 720, Authorize: []string{helper}})
 	secret := kwinStartProbe(t, k, "secret.py")
 	// Mapped last, the approved probe is active and on top.
@@ -226,10 +161,10 @@ func TestKWinServeGatesAnswerFromStacking(t *testing.T) {
 // authorized helper do; for a helper KWin does not authorize it names the
 // desktop entry to write, with the helper's path and the keys.
 func TestKWinDoctor(t *testing.T) {
-	bin, helper := kwinBins(t)
+	bin, helper := userBins(t)
 	k := desktoptest.StartKWin(t, desktoptest.KWinOptions{Width: 1280, Height: 720, Authorize: []string{helper}})
 	doctor := func(helper string) string {
-		cmd := kwinCommand(t, k, bin, helper, kwinHome(t, k), "doctor", "--state-dir", filepath.Join(k.Dir(), "doctor-state"))
+		cmd := userCommand(k, append(k.UserEnv(), "DISPLAY="), bin, helper, userHome(t, k), "doctor", "--state-dir", filepath.Join(k.Dir(), "doctor-state"))
 		out, _ := cmd.CombinedOutput() // doctor exits 1 for its warnings
 		return string(out)
 	}

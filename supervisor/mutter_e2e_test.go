@@ -50,21 +50,22 @@ func mutterHelper(t *testing.T, m *desktoptest.Mutter) *bridge.Client {
 	return c
 }
 
-// startProbe starts the GTK probe and returns the file it records into,
-// once it has drawn its area at its final size (w, h).
-func startProbe(t *testing.T, m *desktoptest.Mutter) (out string, w, h int) {
+// appSession is what the probe needs of a desktoptest session (mutter's
+// or KWin's).
+type appSession interface {
+	Dir() string
+	StartApp(t testing.TB, name string, args ...string) int
+}
+
+// startProbe starts the GTK probe under the script name name (its app_id)
+// and returns its pid and the file it records into, once it has drawn its
+// area at its final size (w, h).
+func startProbe(t *testing.T, s appSession, name string) (pid int, out string, w, h int) {
 	t.Helper()
 	desktoptest.Require(t, "python3")
-	src, err := os.ReadFile(filepath.Join("testdata", "mutter", "probe.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(m.Dir(), "probe.py")
-	if err := os.WriteFile(script, src, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out = filepath.Join(m.Dir(), "probe.out")
-	m.StartApp(t, "/usr/bin/python3", script, out)
+	script := copyTestdata(t, "mutter/probe.py", filepath.Join(s.Dir(), name))
+	out = filepath.Join(s.Dir(), name+".out")
+	pid = s.StartApp(t, "/usr/bin/python3", script, out)
 	got := wlWaitFile(t, out, func(s string) bool { return strings.Contains(s, "area ") })
 	// The probe may record its focus between the size and this read: the
 	// latest size is the last "area" line, not the last line.
@@ -77,29 +78,66 @@ func startProbe(t *testing.T, m *desktoptest.Mutter) (out string, w, h int) {
 	if _, err := fmt.Sscanf(last, "area %d %d", &w, &h); err != nil {
 		t.Fatalf("probe wrote %q: %v", got, err)
 	}
-	return out, w, h
+	return pid, out, w, h
 }
 
-// captureUntil captures PNGs until ok holds for one (up to a minute) and
-// returns the last.
-func captureUntil(t *testing.T, c *bridge.Client, ok func(*image.RGBA) bool) *image.RGBA {
+// captureUntil captures req as PNGs until ok holds for one (up to a
+// minute) and returns the last; each must come by method, the backend's
+// own way to capture.
+func captureUntil(t *testing.T, c *bridge.Client, method string, req bridge.CaptureRequest, ok func(*image.RGBA) bool) *image.RGBA {
 	t.Helper()
+	req.Format = "png"
 	deadline := time.Now().Add(time.Minute)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		got, err := c.Capture(ctx, bridge.CaptureRequest{Format: "png"})
+		got, err := c.Capture(ctx, req)
 		cancel()
 		if err != nil {
 			t.Fatalf("capture: %v", err)
 		}
-		if got.Method != "mutter-screencast" {
-			t.Fatalf("capture method %q, want mutter-screencast", got.Method)
+		if got.Method != method {
+			t.Fatalf("capture method %q, want %s", got.Method, method)
 		}
 		img := decodePNG(t, got.Data)
 		if ok(img) || time.Now().After(deadline) {
 			return img
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// captureProbeArea captures the 1280x720 screen by method until it shows
+// the probe's w×h area whole, and returns where the area is; the
+// compositor's log goes in the failure.
+func captureProbeArea(t *testing.T, c *bridge.Client, method string, w, h int, log func() string) image.Rectangle {
+	t.Helper()
+	img := captureUntil(t, c, method, bridge.CaptureRequest{}, func(img *image.RGBA) bool {
+		_, n := colorBox(img, probeArea)
+		return n == w*h
+	})
+	if img.Bounds().Dx() != 1280 || img.Bounds().Dy() != 720 {
+		t.Fatalf("capture is %v, want 1280x720", img.Bounds())
+	}
+	box, n := colorBox(img, probeArea)
+	if n != w*h || box.Dx() != w || box.Dy() != h {
+		t.Fatalf("the screenshot (kept as %s) has %d pixels of the probe's colour in %v, want its %dx%d area (%d); compositor log:\n%s",
+			keepPNG(t, img), n, box, w, h, w*h, log())
+	}
+	return box
+}
+
+// captureScaledJPEG captures the screen scaled to 640x360 as JPEG, which
+// goes through the same pipeline as PNG.
+func captureScaledJPEG(t *testing.T, c *bridge.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	small, err := c.Capture(ctx, bridge.CaptureRequest{Format: "jpeg", Width: 640, Height: 360})
+	if err != nil {
+		t.Fatalf("scaled capture: %v", err)
+	}
+	if small.Width != 640 || small.Height != 360 || len(small.Data) < 2 || small.Data[0] != 0xff || small.Data[1] != 0xd8 {
+		t.Fatalf("scaled capture is %dx%d, want a 640x360 JPEG", small.Width, small.Height)
 	}
 }
 
@@ -149,30 +187,12 @@ func TestMutterScreenshotShowsProbe(t *testing.T) {
 	if len(ds.Displays) != 1 || ds.Displays[0].Logical.Width != 1280 || ds.Displays[0].Logical.Height != 720 || !ds.Displays[0].Primary {
 		t.Fatalf("displays = %+v, want the one 1280x720 virtual monitor", ds.Displays)
 	}
-	_, w, h := startProbe(t, m)
-	img := captureUntil(t, c, func(img *image.RGBA) bool {
-		_, n := colorBox(img, probeArea)
-		return n == w*h
-	})
-	if img.Bounds().Dx() != 1280 || img.Bounds().Dy() != 720 {
-		t.Fatalf("capture is %v, want 1280x720", img.Bounds())
-	}
-	box, n := colorBox(img, probeArea)
-	if n != w*h || box.Dx() != w || box.Dy() != h {
-		t.Fatalf("the screenshot (kept as %s) has %d pixels of the probe's colour in %v, want its %dx%d area (%d); mutter log:\n%s",
-			keepPNG(t, img), n, box, w, h, w*h, m.MutterLog())
-	}
-	// Scaled JPEG goes through the same pipeline.
+	_, _, w, h := startProbe(t, m, "probe.py")
+	box := captureProbeArea(t, c, "mutter-screencast", w, h, m.MutterLog)
+	captureScaledJPEG(t, c)
+	// A part of the screen: the probe's area alone.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	small, err := c.Capture(ctx, bridge.CaptureRequest{Format: "jpeg", Width: 640, Height: 360})
-	if err != nil {
-		t.Fatalf("scaled capture: %v", err)
-	}
-	if small.Width != 640 || small.Height != 360 || len(small.Data) < 2 || small.Data[0] != 0xff || small.Data[1] != 0xd8 {
-		t.Fatalf("scaled capture is %dx%d, want a 640x360 JPEG", small.Width, small.Height)
-	}
-	// A part of the screen: the probe's area alone.
 	part, err := c.Capture(ctx, bridge.CaptureRequest{Format: "png",
 		Rect: &bridge.Rect{X: box.Min.X, Y: box.Min.Y, Width: w, Height: h}})
 	if err != nil {
@@ -193,8 +213,8 @@ func shownProbe(t *testing.T, m *desktoptest.Mutter, c *bridge.Client) (out stri
 	// TestMutterTypeIntoGTKEntry): a client started before may miss the
 	// first click while it binds the new pointer.
 	wlCall(t, c, "pointer_move", map[string]any{"x": 1000, "y": 600}, &json.RawMessage{})
-	out, w, h := startProbe(t, m)
-	img := captureUntil(t, c, func(img *image.RGBA) bool {
+	_, out, w, h := startProbe(t, m, "probe.py")
+	img := captureUntil(t, c, "mutter-screencast", bridge.CaptureRequest{}, func(img *image.RGBA) bool {
 		_, a := colorBox(img, probeArea)
 		_, b := colorBox(img, probeButton)
 		return a == w*h && b > 1000
@@ -281,7 +301,7 @@ func TestMutterTypeIntoGTKEntry(t *testing.T) {
 	// before that never gets keyboard focus), so a Shift tap comes first;
 	// on a real desktop the physical keyboard is there all along.
 	wlCall(t, c, "key_combo", map[string]any{"keys": []string{"shift"}}, &json.RawMessage{})
-	out, _, _ := startProbe(t, m)
+	_, out, _, _ := startProbe(t, m, "probe.py")
 	wlWaitFile(t, out, func(s string) bool { return strings.Contains(s, "entry focused\n") })
 	const text = "Deskhand types 42, ok? ~|@"
 	wlCall(t, c, "key_type", map[string]any{"text": text}, &json.RawMessage{})

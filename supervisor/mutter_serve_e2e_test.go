@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -159,44 +158,15 @@ func TestMutterServeVirtualSway(t *testing.T) {
 	requireWaylandTools(t, "foot")
 	// The user's monitor is of another size than the private desktop.
 	m := desktoptest.StartMutter(t, desktoptest.MutterOptions{Width: 1024, Height: 768})
-	// t.TempDir's parent is root's alone.
-	bins, err := os.MkdirTemp("", "deskhand-gnomebin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(bins) })
-	if err := os.Chmod(bins, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := asWaylandUser(t, bins, deskhandBinary(t))
-	helper := asWaylandUser(t, bins, desktoptest.HelperPath(t))
-	home := filepath.Join(m.Dir(), "deskhand-home")
-	for _, d := range []string{home, filepath.Join(home, "config"), filepath.Join(home, "state")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(d, m.UID(), m.GID()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	full := []string{"serve", "--virtual-display", "1280x720", "--state-dir", filepath.Join(home, "state"), "--log-level", "debug",
-		"--allow", "foot=full", "--format", "png"}
-	cmd := exec.Command(bin, full...)
-	cmd.Dir = home
-	cmd.Env = append(m.Env(), "DISPLAY=", "HOME="+home, "USER="+desktoptest.WaylandUser, "DESKHAND_HELPER="+helper,
-		"XDG_CONFIG_HOME="+filepath.Join(home, "config"), "DESKHAND_POLICY_FILE="+filepath.Join(home, "config", "policy.json"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(m.UID()), Gid: uint32(m.GID())}}
+	bin, helper := userBins(t)
+	home := userHome(t, m)
+	cmd := userCommand(m, append(m.Env(), "DISPLAY="), bin, helper, home,
+		"serve", "--virtual-display", "1280x720", "--state-dir", filepath.Join(home, "state"), "--log-level", "debug",
+		"--allow", "foot=full", "--format", "png")
 	logs := &testLog{t: t}
 	t.Cleanup(logs.stop)
 	cmd.Stderr = logs
-	client := mcp.NewClient(&mcp.Implementation{Name: "deskhand-gnome-sway-e2e", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
-	if err != nil {
-		t.Fatalf("starting %s %v as %s: %v", bin, full, desktoptest.WaylandUser, err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := connectAsUser(t, cmd, "deskhand-gnome-sway-e2e")
 	e := &e2e{t: t, cs: cs, cmd: cmd, configHome: filepath.Join(home, "config")}
 	e.access([]string{"foot"})
 	img, _ := e.screenshot("screenshot", nil)

@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -74,18 +73,25 @@ func wlWaitFile(t *testing.T, path string, ok func(string) bool) string {
 	return ""
 }
 
-// copyProbe puts the GTK probe where the session's user can read it.
-func copyProbe(t *testing.T, w *desktoptest.Wayland) string {
+// copyTestdata copies testdata/src to dst and returns dst: a session's
+// user cannot read the test's own testdata, as t.TempDir's parent and
+// the checkout may be root's alone.
+func copyTestdata(t *testing.T, src, dst string) string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("testdata", "wayland", "gtkprobe.py"))
+	b, err := os.ReadFile(filepath.Join("testdata", src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := filepath.Join(w.Dir(), "gtkprobe.py")
-	if err := os.WriteFile(dst, src, 0o755); err != nil {
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// copyProbe puts the GTK probe where the session's user can read it.
+func copyProbe(t *testing.T, w *desktoptest.Wayland) string {
+	t.Helper()
+	return copyTestdata(t, "wayland/gtkprobe.py", filepath.Join(w.Dir(), "gtkprobe.py"))
 }
 
 // userFile is a path the session's user can create, for an app's output.
@@ -426,38 +432,43 @@ func TestWaylandScrollAndDrag(t *testing.T) {
 			return false
 		})
 		c := wlHelper(t, w)
-		x0, y0 := v.Rect.X+100, v.Rect.Y+100
-		x1, y1 := v.Rect.X+300, v.Rect.Y+250
-		drag := func() {
-			wlMove(t, c, x0, y0)
-			wlCall(t, c, "pointer_button", map[string]any{"action": "press"}, &json.RawMessage{})
-			for i := 1; i <= 10; i++ {
-				wlMove(t, c, x0+(x1-x0)*i/10, y0+(y1-y0)*i/10)
-			}
-			wlCall(t, c, "pointer_button", map[string]any{"action": "release"}, &json.RawMessage{})
+		// The probe records the drag in its window's coordinates.
+		wlDragProbe(t, c, out, v.Rect.X+100, v.Rect.Y+100, v.Rect.X+300, v.Rect.Y+250, "drag 100 100 300 250\n")
+	})
+}
+
+// wlDragProbe drags with the helper c from (x0, y0) to (x1, y1), in ten
+// moves, until the drag probe writing out records want. The compositor
+// may show the probe before GTK takes input on a loaded machine: a drag
+// whose press it missed ("drag -1 -1 …") is done again; one that lands
+// must land exactly.
+func wlDragProbe(t *testing.T, c *bridge.Client, out string, x0, y0, x1, y1 int, want string) {
+	t.Helper()
+	drag := func() {
+		wlMove(t, c, x0, y0)
+		wlCall(t, c, "pointer_button", map[string]any{"action": "press"}, &json.RawMessage{})
+		for i := 1; i <= 10; i++ {
+			wlMove(t, c, x0+(x1-x0)*i/10, y0+(y1-y0)*i/10)
 		}
-		want := fmt.Sprintf("drag %d %d %d %d\n", x0-v.Rect.X, y0-v.Rect.Y, x1-v.Rect.X, y1-v.Rect.Y)
-		// sway may list the probe before GTK takes input on a loaded
-		// machine: a drag whose press it missed ("drag -1 -1 …") is done
-		// again; one that lands must land exactly.
-		drag()
-		seen := 0
-		wlWaitFile(t, out, func(s string) bool {
-			lines := strings.SplitAfter(s, "\n")
-			done := lines[:len(lines)-1]
-			if len(done) > seen {
-				seen = len(done)
-				last := done[len(done)-1]
-				if last == want {
-					return true
-				}
-				if !strings.HasPrefix(last, "drag -1 -1 ") {
-					t.Fatalf("the probe recorded %q, want %q", last, want)
-				}
-				drag()
+		wlCall(t, c, "pointer_button", map[string]any{"action": "release"}, &json.RawMessage{})
+	}
+	drag()
+	seen := 0
+	wlWaitFile(t, out, func(s string) bool {
+		lines := strings.SplitAfter(s, "\n")
+		done := lines[:len(lines)-1]
+		if len(done) > seen {
+			seen = len(done)
+			last := done[len(done)-1]
+			if last == want {
+				return true
 			}
-			return false
-		})
+			if !strings.HasPrefix(last, "drag -1 -1 ") {
+				t.Fatalf("the probe recorded %q, want %q", last, want)
+			}
+			drag()
+		}
+		return false
 	})
 }
 
@@ -497,8 +508,22 @@ func TestWaylandClipboardRoundTrip(t *testing.T) {
 	if got := w.Run(t, "wl-paste", "--no-newline"); got != fromUs {
 		t.Fatalf("wl-paste read %q, want %q", got, fromUs)
 	}
-	const fromThem = "wl-copy → deskhand: ¡hola! €"
-	copier := w.Command("wl-copy", "--foreground", fromThem)
+	wlReadCopied(t, w, c, "wl-copy → deskhand: ¡hola! €")
+}
+
+// toolSession runs reference tools in a desktoptest session (sway's or
+// KWin's).
+type toolSession interface {
+	Command(name string, args ...string) *exec.Cmd
+}
+
+// wlReadCopied copies text with wl-copy in s, as the user's apps do, and
+// waits until the helper c reads it from the clipboard.
+func wlReadCopied(t *testing.T, s toolSession, c *bridge.Client, text string) {
+	t.Helper()
+	// --foreground: wl-copy serves its text until killed, instead of
+	// forking a server that holds the test's pipes open.
+	copier := s.Command("wl-copy", "--foreground", text)
 	if err := copier.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -507,8 +532,8 @@ func TestWaylandClipboardRoundTrip(t *testing.T) {
 		Text string `json:"text"`
 	}
 	wlWaitFor(t, "the helper to read wl-copy's text", func() bool {
-		wlCall(t, c, "clipboard_read", nil, &got)
-		return got.Text == fromThem
+		wlCall(t, c, "clipboard_read", map[string]any{}, &got)
+		return got.Text == text
 	})
 }
 

@@ -44,6 +44,70 @@ func asWaylandUser(t *testing.T, dir, path string) string {
 	return dst
 }
 
+// userBins copies deskhand and the helper where the session's user may
+// run them (t.TempDir's parent is root's alone) and returns their paths.
+func userBins(t *testing.T) (deskhand, helper string) {
+	t.Helper()
+	bins, err := os.MkdirTemp("", "deskhand-userbin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(bins) })
+	if err := os.Chmod(bins, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return asWaylandUser(t, bins, deskhandBinary(t)), asWaylandUser(t, bins, desktoptest.HelperPath(t))
+}
+
+// ownedSession is what running deskhand as the session's user needs of
+// a desktoptest session (sway's, mutter's or KWin's).
+type ownedSession interface {
+	Dir() string
+	UID() int
+	GID() int
+}
+
+// userHome is a new home, config and state directory of s's user.
+func userHome(t *testing.T, s ownedSession) string {
+	t.Helper()
+	home := filepath.Join(s.Dir(), fmt.Sprintf("deskhand-home-%d", time.Now().UnixNano()))
+	for _, d := range []string{home, filepath.Join(home, "config"), filepath.Join(home, "state")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(d, s.UID(), s.GID()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home
+}
+
+// userCommand is deskhand (bin, with helper) run as s's user with home,
+// in env, the session's environment for a client.
+func userCommand(s ownedSession, env []string, bin, helper, home string, args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = home
+	cmd.Env = append(env, "HOME="+home, "USER="+desktoptest.WaylandUser, "DESKHAND_HELPER="+helper,
+		"XDG_CONFIG_HOME="+filepath.Join(home, "config"), "DESKHAND_POLICY_FILE="+filepath.Join(home, "config", "policy.json"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(s.UID()), Gid: uint32(s.GID())}}
+	return cmd
+}
+
+// connectAsUser starts cmd, `deskhand serve` from userCommand, and
+// connects an MCP client named client to it.
+func connectAsUser(t *testing.T, cmd *exec.Cmd, client string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("starting %s %v as %s: %v", cmd.Path, cmd.Args[1:], desktoptest.WaylandUser, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
 // privateServe is `deskhand serve --virtual-display VIRTUAL` run as
 // WaylandUser in the user's session w, with its log watched for the
 // private sway it starts.
@@ -57,33 +121,11 @@ var swayStarted = regexp.MustCompile(`private sway desktop started.*runtime_dir=
 
 func startPrivateServe(t *testing.T, w *desktoptest.Wayland, virtual string, args ...string) *privateServe {
 	t.Helper()
-	// t.TempDir's parent is root's alone.
-	bins, err := os.MkdirTemp("", "deskhand-wlbin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(bins) })
-	if err := os.Chmod(bins, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := asWaylandUser(t, bins, deskhandBinary(t))
-	helper := asWaylandUser(t, bins, desktoptest.HelperPath(t))
+	bin, helper := userBins(t)
 	// The user's home, config and state: the account's own.
-	home := filepath.Join(w.Dir(), "deskhand-home")
-	for _, d := range []string{home, filepath.Join(home, "config"), filepath.Join(home, "state")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(d, w.UID(), w.GID()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	full := append([]string{"serve", "--virtual-display", virtual, "--state-dir", filepath.Join(home, "state"), "--log-level", "debug"}, args...)
-	cmd := exec.Command(bin, full...)
-	cmd.Dir = home
-	cmd.Env = append(w.Env(), "HOME="+home, "USER="+desktoptest.WaylandUser, "DESKHAND_HELPER="+helper,
-		"XDG_CONFIG_HOME="+filepath.Join(home, "config"), "DESKHAND_POLICY_FILE="+filepath.Join(home, "config", "policy.json"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(w.UID()), Gid: uint32(w.GID())}}
+	home := userHome(t, w)
+	cmd := userCommand(w, w.Env(), bin, helper, home,
+		append([]string{"serve", "--virtual-display", virtual, "--state-dir", filepath.Join(home, "state"), "--log-level", "debug"}, args...)...)
 	logs := &testLog{t: t}
 	t.Cleanup(logs.stop)
 	pr, pw := io.Pipe()
@@ -100,14 +142,7 @@ func startPrivateServe(t *testing.T, w *desktoptest.Wayland, virtual string, arg
 		}
 	}()
 	t.Cleanup(func() { pw.Close() })
-	client := mcp.NewClient(&mcp.Implementation{Name: "deskhand-private-sway-e2e", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
-	if err != nil {
-		t.Fatalf("starting %s %v as %s: %v", bin, full, desktoptest.WaylandUser, err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := connectAsUser(t, cmd, "deskhand-private-sway-e2e")
 	p := &privateServe{e2e: &e2e{t: t, cs: cs, cmd: cmd, configHome: filepath.Join(home, "config")}}
 	select {
 	case m := <-started:
@@ -227,14 +262,7 @@ func TestWaylandPrivateSway(t *testing.T) {
 			clicks := filepath.Join(out, "clicks")
 			footPid := priv.StartApp(t, "foot", "--app-id", "foot", "-o", "colors.background=ff00ff", "sh", "-c", "stty -echo; exec cat > "+typed)
 			priv.WaitView(t, "foot")
-			probe := filepath.Join(out, "gtkprobe.py")
-			src, err := os.ReadFile(filepath.Join("testdata", "wayland", "gtkprobe.py"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(probe, src, 0o755); err != nil {
-				t.Fatal(err)
-			}
+			probe := copyTestdata(t, "wayland/gtkprobe.py", filepath.Join(out, "gtkprobe.py"))
 			probePid := priv.StartApp(t, "/usr/bin/python3", probe, "button", clicks)
 			priv.WaitView(t, "gtkprobe.py")
 			magenta := [3]uint8{0xff, 0, 0xff}

@@ -88,19 +88,34 @@ func (f *fixture) patchChecks() int {
 	return len(f.d.patches)
 }
 
+// screenshotAfter runs the turn's first action (whose gates hide the
+// unapproved window) and then captures, so the next click has a
+// screenshot to be checked against.
+func (f *fixture) screenshotAfter(first mcpserver.Action) {
+	f.t.Helper()
+	f.mustCheck(first)
+	if _, err := f.exec.Capture(context.Background(), bridge.CaptureRequest{}); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// staleChecks runs a's gates, which must refuse it as stale (what says
+// why), and returns how many patch checks they made on the way.
+func (f *fixture) staleChecks(a mcpserver.Action, what string) int {
+	f.t.Helper()
+	n := f.patchChecks()
+	if err := f.check(a); err == nil || !strings.Contains(err.Error(), "take a new screenshot") {
+		f.t.Fatalf("%s: %v, want a stale-screenshot refusal", what, err)
+	}
+	return f.patchChecks() - n
+}
+
 // TestPrefetchedPatchCheck: the staleness gate takes the answer of the
 // check started after the kill switch, one check per click.
 func TestPrefetchedPatchCheck(t *testing.T) {
 	f, _ := newEpochFixture(t)
-	ctx := context.Background()
 	click := mcpserver.Action{Tool: "left_click", Target: onZenity}
-	// The first action hides the unapproved window; then capture.
-	if err := f.check(click); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
-		t.Fatal(err)
-	}
+	f.screenshotAfter(click)
 	n := f.patchChecks()
 	if err := f.check(click); err != nil {
 		t.Fatalf("click on an unchanged target: %v", err)
@@ -109,9 +124,7 @@ func TestPrefetchedPatchCheck(t *testing.T) {
 		t.Errorf("%d patch checks for one click, want 1", got)
 	}
 	f.d.patch = bridge.PatchCheck{Changed: true, DifferingPixels: 200}
-	if err := f.check(click); err == nil || !strings.Contains(err.Error(), "take a new screenshot") {
-		t.Fatalf("click on a changed target, answered ahead: %v", err)
-	}
+	f.staleChecks(click, "click on a changed target, answered ahead")
 }
 
 // TestPrefetchWindowMappedMeanwhile: a window mapped over the target
@@ -119,23 +132,12 @@ func TestPrefetchedPatchCheck(t *testing.T) {
 // seen: the epoch moved on, so the staleness gate checks again.
 func TestPrefetchWindowMappedMeanwhile(t *testing.T) {
 	f, d := newEpochFixture(t)
-	ctx := context.Background()
 	click := mcpserver.Action{Tool: "left_click", Target: onZenity}
-	if err := f.check(click); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
-		t.Fatal(err)
-	}
+	f.screenshotAfter(click)
 	d.mu.Lock()
 	d.afterCheck = d.mapOverTarget
 	d.mu.Unlock()
-	n := f.patchChecks()
-	err := f.check(click)
-	if err == nil || !strings.Contains(err.Error(), "take a new screenshot") {
-		t.Fatalf("click on a target covered after the early check: %v, want a stale-screenshot refusal", err)
-	}
-	if got := f.patchChecks() - n; got != 2 {
+	if got := f.staleChecks(click, "click on a target covered after the early check"); got != 2 {
 		t.Errorf("%d patch checks, want 2 (ahead, and again once the epoch moved)", got)
 	}
 }
@@ -148,9 +150,7 @@ func TestPrefetchHideChecksAgain(t *testing.T) {
 	click := mcpserver.Action{Tool: "left_click", Target: onZenity}
 	// The turn begins and the unapproved window is hidden; the user
 	// brings it back.
-	if err := f.check(click); err != nil {
-		t.Fatal(err)
-	}
+	f.mustCheck(click)
 	f.d.restore([]uint32{4})
 	d.mu.Lock()
 	d.epoch++
@@ -171,15 +171,11 @@ func TestPrefetchHideChecksAgain(t *testing.T) {
 		f.d.mu.Unlock()
 	}
 	d.mu.Unlock()
-	n := f.patchChecks()
-	err := f.check(click)
-	if err == nil || !strings.Contains(err.Error(), "take a new screenshot") {
-		t.Fatalf("click after the gates hid a window: %v, want a stale-screenshot refusal", err)
-	}
+	got := f.staleChecks(click, "click after the gates hid a window")
 	if len(f.d.hides) == 0 {
 		t.Fatal("the gates hid nothing; the test needs the unapproved window hidden")
 	}
-	if got := f.patchChecks() - n; got != 2 {
+	if got != 2 {
 		t.Errorf("%d patch checks, want 2 (ahead, and again after the hide)", got)
 	}
 }

@@ -73,14 +73,9 @@ func (s Support) ExplainGNOME() []Line {
 		return []Line{{Status: "FAIL", Detail: fmt.Sprintf("the capture helper answers with backend %q, not %q", s.Backend, GNOMEBackend),
 			Fix: "install a helper built with GNOME support (deskhand install)"}}
 	}
-	var works []string
-	for _, c := range []struct{ capability, what string }{
+	works := s.offers([]feature{
 		{"capture", "screenshots"}, {"input.pointer", "mouse"}, {"input.keyboard", "keyboard"},
-	} {
-		if s.Has(c.capability) {
-			works = append(works, c.what)
-		}
-	}
+	})
 	lines := []Line{{Status: "ok", Detail: fmt.Sprintf("GNOME session %s (helper backend %s, Mutter's ScreenCast and RemoteDesktop): %s work",
 		s.Display, s.Backend, strings.Join(works, ", "))}}
 	for _, m := range s.Missing {

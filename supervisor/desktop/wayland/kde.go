@@ -73,7 +73,7 @@ func KDEHelperEnv(env []string) []string {
 // window_at stands for the stacking order: the gates trust a kde-kwin
 // window list to be top first (NoStacking is off there), which only
 // plasma window management tells.
-var kdeNeeded = []struct{ capability, what string }{
+var kdeNeeded = []feature{
 	{"capture", "screenshots (org.kde.KWin.ScreenShot2)"},
 	{"windows", "the window list that decides which app is in front (org_kde_plasma_window_management)"},
 	{"capture.mask", "masking unapproved windows (org_kde_plasma_window_management)"},
@@ -103,13 +103,7 @@ func (s Support) GateKDE(helperPath string) error {
 	if s.Backend != KDEBackend {
 		return fmt.Errorf("the capture helper answers with backend %q, not %q, so it does not read KWin's window list and stacking; install a helper built with KDE support (deskhand install)", s.Backend, KDEBackend)
 	}
-	var missing []string
-	for _, n := range kdeNeeded {
-		if !s.Has(n.capability) {
-			missing = append(missing, n.what)
-		}
-	}
-	if len(missing) > 0 {
+	if missing := s.lacks(kdeNeeded); len(missing) > 0 {
 		return fmt.Errorf("KWin does not give deskhand %s, so it cannot act here safely. %s", strings.Join(missing, ", "), kdeAuthorize(helperPath))
 	}
 	return nil
@@ -126,16 +120,11 @@ func (s Support) ExplainKDE(helperPath string) []Line {
 		}
 		return lines
 	}
-	var works []string
-	for _, c := range []struct{ capability, what string }{
+	works := s.offers([]feature{
 		{"capture", "screenshots"}, {"windows", "window list with geometry and stacking"}, {"capture.mask", "masking"},
 		{"hide", "hiding windows"}, {"window_at", "the window under a point"}, {"clipboard", "clipboard"},
 		{"input.pointer", "mouse"}, {"input.keyboard", "keyboard"},
-	} {
-		if s.Has(c.capability) {
-			works = append(works, c.what)
-		}
-	}
+	})
 	lines := []Line{{Status: "ok", Detail: fmt.Sprintf("KDE Plasma session %s (helper backend %s, authorized by its desktop entry): %s work",
 		s.Display, s.Backend, strings.Join(works, ", "))}}
 	for _, m := range s.Missing {

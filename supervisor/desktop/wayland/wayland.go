@@ -106,9 +106,34 @@ func Probe(ctx context.Context, helper *bridge.Client) (Support, error) {
 // Has reports whether the compositor offers capability c.
 func (s Support) Has(c string) bool { return slices.Contains(s.Capabilities, c) }
 
+// feature is a helper capability and what deskhand calls it to the user.
+type feature struct{ capability, what string }
+
+// lacks is what s lacks of fs, in fs's order, for a refusal.
+func (s Support) lacks(fs []feature) []string {
+	var out []string
+	for _, f := range fs {
+		if !s.Has(f.capability) {
+			out = append(out, f.what)
+		}
+	}
+	return out
+}
+
+// offers is what s has of fs, in fs's order, for the doctor's report.
+func (s Support) offers(fs []feature) []string {
+	var out []string
+	for _, f := range fs {
+		if s.Has(f.capability) {
+			out = append(out, f.what)
+		}
+	}
+	return out
+}
+
 // needed are the capabilities deskhand cannot act without, with what each
 // is for.
-var needed = []struct{ capability, what string }{
+var needed = []feature{
 	{"capture", "screenshots (wlr-screencopy)"},
 	{"windows", "the window list that decides which app is in front (wlr-foreign-toplevel-management)"},
 	{"capture.mask", "masking unapproved windows (wlr-foreign-toplevel-management)"},
@@ -130,13 +155,7 @@ func (s Support) Gate() error {
 	if s.Backend != Backend {
 		return fmt.Errorf("the capture helper answers with backend %q, not %q; install a helper built with Wayland support (deskhand install)", s.Backend, Backend)
 	}
-	var missing []string
-	for _, n := range needed {
-		if !s.Has(n.capability) {
-			missing = append(missing, n.what)
-		}
-	}
-	if len(missing) > 0 {
+	if missing := s.lacks(needed); len(missing) > 0 {
 		return fmt.Errorf("this Wayland compositor lacks %s, so deskhand cannot act here safely; use a wlroots compositor (sway, Hyprland, river, labwc), or run deskhand with --virtual-display for a private desktop",
 			strings.Join(missing, ", "))
 	}
@@ -157,16 +176,11 @@ func (s Support) Explain() []Line {
 		return []Line{{Status: "FAIL", Detail: err.Error(),
 			Fix: "run deskhand inside a wlroots session (sway, Hyprland, river, labwc) or pass --virtual-display; on KDE Plasma (XDG_CURRENT_DESKTOP=KDE) deskhand reads KWin's own protocols instead; GNOME is reached too, with serve refusing every action there"}}
 	}
-	var works []string
-	for _, c := range []struct{ capability, what string }{
+	works := s.offers([]feature{
 		{"capture", "screenshots"}, {"windows", "window list"}, {"capture.mask", "masking"},
 		{"hide", "hiding windows"}, {"clipboard", "clipboard"}, {"input.pointer", "mouse"},
 		{"input.keyboard", "keyboard (exact Unicode on any layout)"},
-	} {
-		if s.Has(c.capability) {
-			works = append(works, c.what)
-		}
-	}
+	})
 	lines := []Line{{Status: "ok", Detail: fmt.Sprintf("native Wayland session %s (helper backend %s): %s work", s.Display, s.Backend, strings.Join(works, ", "))}}
 	for _, m := range s.Missing {
 		lines = append(lines, Line{Status: "warn", Detail: "missing: " + m})
