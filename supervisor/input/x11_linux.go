@@ -559,6 +559,11 @@ func (x *x11) awaitRelease(b Button) error {
 	}
 	bit := C.int(1) << (7 + uint(b)) // Button1Mask is 1<<8
 	deadline := time.Now().Add(releaseWait)
+	// A window manager replays the press within a millisecond or two, so
+	// the first asks come close together (the runtime's timers would
+	// round each wait up to a millisecond); a button the user holds is
+	// asked less and less often.
+	pause := 100 * time.Microsecond
 	for C.dh_buttons(x.dpy)&bit != 0 {
 		if err := x.alive(); err != nil {
 			return err
@@ -566,7 +571,8 @@ func (x *x11) awaitRelease(b Button) error {
 		if time.Now().After(deadline) {
 			return nil
 		}
-		time.Sleep(time.Millisecond)
+		preciseSleep(pause)
+		pause = min(2*pause, 10*time.Millisecond)
 	}
 	return x.alive()
 }
