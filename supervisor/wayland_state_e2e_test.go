@@ -101,10 +101,10 @@ func TestWaylandClipboardKeeperOutlivesHelper(t *testing.T) {
 
 	// Someone copies: the keeper lets go of that selection, and exits once
 	// the other is taken too.
+	// wl-copy runs in the foreground: it owns the clipboard only once
+	// wl-paste reads its text.
 	wlCopy(t, w, "copied later")
-	if got := w.Run(t, "wl-paste", "--no-newline"); got != "copied later" {
-		t.Fatalf("wl-paste after wl-copy = %q", got)
-	}
+	wlWaitFor(t, "wl-copy's text to replace the kept clipboard", func() bool { return wlPaste(w) == "copied later" })
 	if got := keepers(t, w); len(got) != 1 {
 		t.Fatalf("keepers while it still owns the primary selection: %v, want one", got)
 	}
