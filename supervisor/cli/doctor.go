@@ -21,10 +21,12 @@ Checks what deskhand needs and explains each problem with the exact fix:
 the display serve would work on, with the same probe its display gate
 uses (reachable, X11 and not XWayland; with DISPLAY unset, whether serve
 can start its own private desktop, which is not a failure), the X
-extensions (XTEST, MIT-SHM, RANDR; on macOS, Screen Recording and
+extensions (XTEST, MIT-SHM, RANDR; on a Wayland session, what the
+compositor offers deskhand and what is missing, and on KDE the desktop
+entry that authorizes the helper; on macOS, Screen Recording and
 Accessibility instead, and Input Monitoring, without which everything but
-the user's Escape stopping a turn works), the capture helper (where it comes from, its version and protocol),
-the installer lock, the computer-use lock of the display (where it is and
+the user's Escape stopping a turn works), the capture helper (where it
+comes from, its version and protocol), the installer lock, the computer-use lock of the display (where it is and
 who holds it), the turn journal, the config and state paths and their
 permissions. The exit status is 0 only when everything deskhand needs
 works.

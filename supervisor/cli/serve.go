@@ -33,7 +33,10 @@ input protocols; Escape does not stop deskhand there. In a GNOME session
 (XDG_CURRENT_DESKTOP names GNOME) deskhand reaches the screen through
 Mutter's ScreenCast and RemoteDesktop, but GNOME tells no app its windows,
 so it refuses every screenshot and input action there: pass
---virtual-display WIDTHxHEIGHT for a private desktop. On a Wayland session
+--virtual-display WIDTHxHEIGHT for a private desktop. In a KDE Plasma
+session (KWin) deskhand works through KWin's ScreenShot2, window list and
+fake input, with every gate live, once a desktop entry authorizes the
+helper (deskhand doctor prints it). On a Wayland session
 --virtual-display WIDTHxHEIGHT starts a private headless sway instead of
 Xvfb when sway is installed (its own XDG_RUNTIME_DIR, WAYLAND_DISPLAY and
 D-Bus session bus; the user's session is never touched), and falls back to Xvfb when sway is
@@ -173,7 +176,7 @@ func serveFlagSet(stdio Stdio) (*flag.FlagSet, *serveFlags, *supervisor.ServeOpt
 	o := &supervisor.ServeOptions{}
 	fs.StringVar(&o.Helper, "helper", "", "path of the capture helper `binary` (default: $DESKHAND_HELPER, then a helper bundled beside this executable, then the installed version, then a verified download on the first tool call)")
 	fs.StringVar(&o.VirtualDisplay, "virtual-display", envOr("DESKHAND_VIRTUAL_DISPLAY", "auto"),
-		"`auto`: use $DISPLAY (or the native Wayland session when only WAYLAND_DISPLAY is set: a wlroots one, or GNOME, where every action is refused), or start a private 1920x1080 Xvfb desktop when neither is; WIDTHxHEIGHT: always start a private desktop of that size (a headless sway on a Wayland session when sway can run, else Xvfb); sway:WIDTHxHEIGHT or xvfb:WIDTHxHEIGHT: that private desktop; off: never start one (macOS: the user's screen, always)")
+		"`auto`: use $DISPLAY (or the native Wayland session when only WAYLAND_DISPLAY is set: a wlroots one, KDE's KWin, or GNOME, where every action is refused), or start a private 1920x1080 Xvfb desktop when neither is; WIDTHxHEIGHT: always start a private desktop of that size (a headless sway on a Wayland session when sway can run, else Xvfb); sway:WIDTHxHEIGHT or xvfb:WIDTHxHEIGHT: that private desktop; off: never start one (macOS: the user's screen, always)")
 	fs.StringVar(&f.coordinates, "coordinates", string(geometry.ModePixels),
 		"coordinate `mode` of the tools: pixels (of the latest screenshot) or normalized_0_100 (percent of its width and height)")
 	fs.IntVar(&f.maxLongEdge, "max-long-edge", geometry.DefaultMaxLongEdge, "largest screenshot width or height, in `pixels`")
