@@ -48,13 +48,7 @@ func newCtlInput(t *testing.T, kb keyboard, ctls xkbControls) (*Input, *ctlFake)
 	t.Helper()
 	f := &ctlFake{fakeBackend: newFake(), ctls: ctls}
 	f.kb = kb
-	in, err := newInput(Options{Display: ":fake"}, func(string) (backend, string, error) { return f, ":fake", nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.settle = time.Millisecond
-	t.Cleanup(func() { in.Close() })
-	return in, f
+	return openFake(t, f), f
 }
 
 // TestGuardPutsBackControls: a control deskhand's keys switch on (five

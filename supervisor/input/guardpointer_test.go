@@ -21,13 +21,7 @@ func (f *readsFake) controls() (xkbControls, error) {
 func newReadsInput(t *testing.T, ctls xkbControls) (*Input, *readsFake) {
 	t.Helper()
 	f := &readsFake{ctlFake: &ctlFake{fakeBackend: newFake(), ctls: ctls}}
-	in, err := newInput(Options{Display: ":fake"}, func(string) (backend, string, error) { return f, ":fake", nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.settle = time.Millisecond
-	t.Cleanup(func() { in.Close() })
-	return in, f
+	return openFake(t, f), f
 }
 
 // TestGuardSkipsPointerOnly: an operation that sends pointer events only

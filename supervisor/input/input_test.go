@@ -142,13 +142,20 @@ func upDown(down bool) string {
 func newFakeInput(t *testing.T) (*Input, *fakeBackend) {
 	t.Helper()
 	f := newFake()
-	in, err := newInput(Options{Display: ":fake"}, func(string) (backend, string, error) { return f, ":fake", nil })
+	return openFake(t, f), f
+}
+
+// openFake opens an Input on backend b, with a short settle, closed when
+// the test ends.
+func openFake(t *testing.T, b backend) *Input {
+	t.Helper()
+	in, err := newInput(Options{Display: ":fake"}, func(string) (backend, string, error) { return b, ":fake", nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.settle = time.Millisecond
 	t.Cleanup(func() { in.Close() })
-	return in, f
+	return in
 }
 
 func checkEvents(t *testing.T, f *fakeBackend, want ...string) {
