@@ -2,8 +2,6 @@ package supervisor_test
 
 import (
 	"testing"
-
-	"github.com/deskhand/deskhand/internal/desktoptest"
 )
 
 // TestMaskListingFollowsWindowChanges: the helper places a capture's mask
@@ -11,12 +9,7 @@ import (
 // since; an unapproved window that moves, or opens, between two
 // screenshots must still be painted over in the next one.
 func TestMaskListingFollowsWindowChanges(t *testing.T) {
-	d := newDesktop(t, desktoptest.Options{})
-	ok := d.StartGTK(t, "approved")
-	d.Move(t, ok.ID, 100, 100, 0, 0)
-	secret := secretWindow(t, d, 150, 120)
-	e := gatedServer(t, d, nil, "--allow", "zenity", "--hide-unapproved=false", "--format", "png")
-	e.access([]string{"zenity"})
+	d, secret, e := maskScene(t)
 	shots := func(when string) {
 		t.Helper()
 		// Twice: the second is placed from the listing the first read.

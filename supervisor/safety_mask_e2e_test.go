@@ -165,19 +165,28 @@ func TestSafetyMaskHiddenClaim(t *testing.T) {
 	})
 }
 
+// maskScene is an approved zenity window with an unapproved one of the
+// secret colour over part of it, and a server with hiding off, so that
+// only the mask keeps the secret out of screenshots (PNG: exact colours).
+func maskScene(t *testing.T) (*desktoptest.Desktop, *desktoptest.Window, *e2e) {
+	t.Helper()
+	d := newDesktop(t, desktoptest.Options{})
+	ok := d.StartGTK(t, "approved")
+	d.Move(t, ok.ID, 100, 100, 0, 0)
+	secret := secretWindow(t, d, 150, 120)
+	e := gatedServer(t, d, nil, "--allow", "zenity", "--hide-unapproved=false", "--format", "png")
+	e.access([]string{"zenity"})
+	return d, secret, e
+}
+
 // TestSafetyMaskMovingWindow: an unapproved window that keeps jumping
 // between two places while screenshots are taken never shows in one: the
 // helper places the mask from the window positions at the moment it reads
 // the pixels.
 func TestSafetyMaskMovingWindow(t *testing.T) {
-	d := newDesktop(t, desktoptest.Options{})
-	ok := d.StartGTK(t, "approved")
-	d.Move(t, ok.ID, 100, 100, 0, 0)
-	// Stacked above the approved window, so that where it jumps away
-	// from, the approved app has to repaint.
-	secret := secretWindow(t, d, 150, 120)
-	e := gatedServer(t, d, nil, "--allow", "zenity", "--hide-unapproved=false", "--format", "png")
-	e.access([]string{"zenity"})
+	// The secret is stacked above the approved window, so that where it
+	// jumps away from, the approved app has to repaint.
+	d, secret, e := maskScene(t)
 	e.screenshot("screenshot", nil)
 
 	// Each move is a separate xdotool, so the window jumps 600 pixels
