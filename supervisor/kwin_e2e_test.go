@@ -94,15 +94,7 @@ func TestKWinScreenshotShowsProbeAtItsBounds(t *testing.T) {
 			t.Errorf("capabilities %q lack %s (missing: %q)", hello.Capabilities, want, hello.Missing)
 		}
 	}
-	var ds struct {
-		Displays []struct {
-			Name     string  `json:"name"`
-			Primary  bool    `json:"primary"`
-			Scale    float64 `json:"scale"`
-			Physical struct{ Width, Height int }
-			Logical  struct{ Width, Height int }
-		} `json:"displays"`
-	}
+	var ds wlDisplays
 	wlCall(t, c, "displays", map[string]any{}, &ds)
 	if len(ds.Displays) != 1 || ds.Displays[0].Logical.Width != 1280 || ds.Displays[0].Logical.Height != 720 ||
 		ds.Displays[0].Physical.Width != 1280 || ds.Displays[0].Scale != 1 || !ds.Displays[0].Primary {

@@ -172,17 +172,21 @@ func colorBox(img *image.RGBA, c [3]uint8) (image.Rectangle, int) {
 	return box, n
 }
 
+// wlDisplays is a Wayland helper's answer to displays.
+type wlDisplays struct {
+	Displays []struct {
+		Name     string  `json:"name"`
+		Primary  bool    `json:"primary"`
+		Scale    float64 `json:"scale"`
+		Physical struct{ Width, Height int }
+		Logical  struct{ Width, Height int }
+	} `json:"displays"`
+}
+
 func TestMutterScreenshotShowsProbe(t *testing.T) {
 	m := desktoptest.StartMutter(t, desktoptest.MutterOptions{Width: 1280, Height: 720})
 	c := mutterHelper(t, m)
-	var ds struct {
-		Displays []struct {
-			Name     string `json:"name"`
-			Primary  bool   `json:"primary"`
-			Physical struct{ Width, Height int }
-			Logical  struct{ Width, Height int }
-		} `json:"displays"`
-	}
+	var ds wlDisplays
 	wlCall(t, c, "displays", map[string]any{}, &ds)
 	if len(ds.Displays) != 1 || ds.Displays[0].Logical.Width != 1280 || ds.Displays[0].Logical.Height != 720 || !ds.Displays[0].Primary {
 		t.Fatalf("displays = %+v, want the one 1280x720 virtual monitor", ds.Displays)
