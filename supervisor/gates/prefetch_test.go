@@ -179,3 +179,26 @@ func TestPrefetchHideChecksAgain(t *testing.T) {
 		t.Errorf("%d patch checks, want 2 (ahead, and again after the hide)", got)
 	}
 }
+
+// TestPrefetchSettlingReadMeanwhile: a settling read of the last action's
+// screen that ran after the check ahead had read the target made the
+// helper's reference newer than what that check compared with, so the
+// staleness gate checks again.
+func TestPrefetchSettlingReadMeanwhile(t *testing.T) {
+	f, d := newEpochFixture(t)
+	click := mcpserver.Action{Tool: "left_click", Target: onZenity}
+	f.screenshotAfter(click)
+	d.mu.Lock()
+	d.afterCheck = func() {
+		f.g.mu.Lock()
+		f.g.baselineReads += 2 // one read, begun and ended
+		f.g.mu.Unlock()
+		d.fakeDesktop.mu.Lock()
+		d.fakeDesktop.patch = bridge.PatchCheck{Changed: true, DifferingPixels: 225}
+		d.fakeDesktop.mu.Unlock()
+	}
+	d.mu.Unlock()
+	if got := f.staleChecks(click, "click after a settling read that followed the early check"); got != 2 {
+		t.Errorf("%d patch checks, want 2 (ahead, and again after the settling read)", got)
+	}
+}
