@@ -205,6 +205,42 @@ static void dh_drain_robotgo(void) {
 	if (d != NULL && !dh_dead_robotgo) dh_drain(d);
 }
 
+static int dh_buttons(Display *d);
+
+// dh_warp puts the pointer at (x, y) on robotgo's connection and flushes
+// it, without waiting for the server (see x11.move).
+static void dh_warp(int x, int y) {
+	Display *d = XGetMainDisplay();
+	if (d == NULL || dh_dead_robotgo) return;
+	XWarpPointer(d, None, DefaultRootWindow(d), 0, 0, 0, 0, x, y);
+	XFlush(d);
+}
+
+// dh_button sends a button event on robotgo's connection, as
+// robotgo.Toggle does; sync waits for the server to have processed it,
+// otherwise the request is only flushed. 0 means XTEST refused it.
+static int dh_button(unsigned int button, Bool down, Bool sync) {
+	Display *d = XGetMainDisplay();
+	if (d == NULL || dh_dead_robotgo) return 1;
+	Status st = XTestFakeButtonEvent(d, button, down, CurrentTime);
+	if (sync) XSync(d, False);
+	else XFlush(d);
+	return st;
+}
+
+static void dh_sync_robotgo(void) {
+	Display *d = XGetMainDisplay();
+	if (d != NULL && !dh_dead_robotgo) XSync(d, False);
+}
+
+// dh_buttons_robotgo is dh_buttons asked on robotgo's connection: its
+// answer comes after every request sent on it before.
+static int dh_buttons_robotgo(void) {
+	Display *d = XGetMainDisplay();
+	if (d == NULL || dh_dead_robotgo) return 0;
+	return dh_buttons(d);
+}
+
 static long dh_now_ms(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -373,14 +409,20 @@ import (
 //
 // The server orders requests only within one connection, so before a
 // pointer request goes out on robotgo's connection, pending keyboard
-// requests on ours are synced (dirty); robotgo syncs its own after each
-// call.
+// requests on ours are synced (dirty), and before a key event goes out on
+// ours, pending pointer requests on robotgo's are (pointerDirty). A
+// pointer request is flushed at once but waited for only where something
+// needs it processed: a press (the hold counts from there), a release
+// (awaitRelease asks on the same connection, whose answer comes after
+// it), the end of the operation (sync). So a click costs two round trips,
+// not four.
 type x11 struct {
-	dpy     *C.Display
-	robotgo *C.Display // robotgo's own connection, for abandon
-	name    string
-	dirty   bool
-	pings   int64
+	dpy          *C.Display
+	robotgo      *C.Display // robotgo's own connection, for abandon
+	name         string
+	dirty        bool
+	pointerDirty bool
+	pings        int64
 }
 
 var (
@@ -476,9 +518,19 @@ func (x *x11) sync() error {
 	if x.dirty {
 		C.XSync(x.dpy, C.True) // True: discard queued events, see dh_drain
 	}
+	x.syncPointer()
 	C.dh_drain_robotgo()
 	x.dirty = false
 	return x.check()
+}
+
+// syncPointer waits until the server has processed the pointer requests
+// sent on robotgo's connection.
+func (x *x11) syncPointer() {
+	if x.pointerDirty {
+		C.dh_sync_robotgo()
+		x.pointerDirty = false
+	}
 }
 
 // confirmRead pings the focused application (see dh_ping_focus).
@@ -508,12 +560,15 @@ func (x *x11) beforePointer() error {
 	return x.alive()
 }
 
-// move uses robotgo.Move: one XWarpPointer and XSync.
+// move sends one XWarpPointer on robotgo's connection (what robotgo.Move
+// sends) and flushes it; the next press, the operation's sync or a
+// position read waits for it.
 func (x *x11) move(px, py int) error {
 	if err := x.beforePointer(); err != nil {
 		return err
 	}
-	robotgo.Move(px, py)
+	C.dh_warp(C.int(px), C.int(py))
+	x.pointerDirty = true
 	return x.check()
 }
 
@@ -523,21 +578,14 @@ func (x *x11) position() (Point, error) {
 		return Point{}, err
 	}
 	px, py := robotgo.Location()
+	x.pointerDirty = false // a round trip on robotgo's connection
 	return Point{px, py}, x.check()
 }
 
-// robotgoButtons names X buttons the way robotgo.Toggle wants them.
-// robotgo's wheel names are upside down on X11 (its "wheelDown" is button
-// 4, which scrolls up), so they are chosen here by button number.
-var robotgoButtons = map[Button]string{
-	ButtonLeft:       "left",
-	ButtonMiddle:     "center",
-	ButtonRight:      "right",
-	buttonWheelUp:    "wheelDown", // X button 4
-	buttonWheelDown:  "wheelUp",   // X button 5
-	buttonWheelLeft:  "wheelLeft", // X button 6
-	buttonWheelRight: "wheelRight",
-}
+// The X buttons button sends: the three buttons and the wheel's four.
+// (robotgo's wheel names are upside down on X11: its "wheelDown" is
+// button 4, which scrolls up; the numbers here are X's.)
+func knownButton(b Button) bool { return b >= ButtonLeft && b <= buttonWheelRight }
 
 // releaseWait bounds how long a release waits for the server to process
 // it (see awaitRelease): a user holding the same button on their own
@@ -555,7 +603,8 @@ const releaseWait = 3 * time.Second
 // the core button mask still shows the button down.
 func (x *x11) awaitRelease(b Button) error {
 	if b < ButtonLeft || b > buttonWheelDown {
-		return nil // buttons 6 and up have no bit in the mask
+		x.syncPointer() // buttons 6 and up have no bit in the mask
+		return x.check()
 	}
 	bit := C.int(1) << (7 + uint(b)) // Button1Mask is 1<<8
 	deadline := time.Now().Add(releaseWait)
@@ -564,7 +613,10 @@ func (x *x11) awaitRelease(b Button) error {
 	// round each wait up to a millisecond); a button the user holds is
 	// asked less and less often.
 	pause := 100 * time.Microsecond
-	for C.dh_buttons(x.dpy)&bit != 0 {
+	// Asked on robotgo's connection, the answer comes after the release
+	// request: no XSync before it.
+	defer func() { x.pointerDirty = false }()
+	for C.dh_buttons_robotgo()&bit != 0 {
 		if err := x.alive(); err != nil {
 			return err
 		}
@@ -577,28 +629,37 @@ func (x *x11) awaitRelease(b Button) error {
 	return x.alive()
 }
 
-// button uses robotgo.Toggle: one XTestFakeButtonEvent and XSync; a
-// release then waits for the server to have processed it (awaitRelease).
-// (robotgo.Click would add a 5 ms sleep, and its double click 200 ms.)
+// button sends one XTestFakeButtonEvent on robotgo's connection, as
+// robotgo.Toggle does: a press waits for the server to have processed it
+// (XSync), a release for the server to have processed the event too
+// (awaitRelease, which needs no XSync before it). (robotgo.Click would add
+// a 5 ms sleep, and its double click 200 ms.)
 func (x *x11) button(b Button, down bool) error {
-	name, ok := robotgoButtons[b]
-	if !ok {
+	if !knownButton(b) {
 		return fmt.Errorf("unknown mouse button %d", uint8(b))
 	}
 	if err := x.beforePointer(); err != nil {
 		return err
 	}
-	var err error
 	if down {
-		err = robotgo.Toggle(name)
-	} else {
-		err = robotgo.Toggle(name, "up")
+		// Synced: the hold counts from here.
+		ok := C.dh_button(C.uint(b), C.True, C.True)
+		x.pointerDirty = false
+		if cerr := x.check(); cerr != nil {
+			return cerr
+		}
+		if ok == 0 {
+			return fmt.Errorf("XTEST refused a press of the %s button", b)
+		}
+		return nil
 	}
+	ok := C.dh_button(C.uint(b), C.False, C.False)
+	x.pointerDirty = true
 	if cerr := x.check(); cerr != nil {
 		return cerr
 	}
-	if err != nil || down {
-		return err
+	if ok == 0 {
+		return fmt.Errorf("XTEST refused a release of the %s button", b)
 	}
 	return x.awaitRelease(b)
 }
@@ -608,6 +669,9 @@ func (x *x11) key(code keycode, down bool) error {
 	if down {
 		press = C.True
 	}
+	// A key goes where the pointer is under focus-follows-mouse: the
+	// pointer requests before it must have been processed.
+	x.syncPointer()
 	x.dirty = true
 	if C.XTestFakeKeyEvent(x.dpy, C.uint(code), press, C.CurrentTime) == 0 {
 		return fmt.Errorf("XTEST refused a key event for keycode %d", code)
