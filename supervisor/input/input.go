@@ -288,6 +288,8 @@ func (in *Input) loop(open func(string) (backend, string, error), ready chan<- e
 	// test desktop or the capture helper.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	// A click's hold ends in a preciseSleep on this thread.
+	defer tightenTimerSlack()()
 	be, name, err := open(in.display)
 	if err != nil {
 		ready <- err
