@@ -16,7 +16,10 @@
 // *HeldError naming it ("cu_lock_held"). Acquisitions and releases are
 // serialised between processes by an advisory lock (flock) on a guard file
 // beside the lock, so two sessions that both find a stale owner cannot
-// both take over.
+// both take over. The holder's own next Acquire (one per action) is a
+// stat: while the name leads to the very file it read or wrote, unchanged,
+// the record in it is still its own; any other file sends it back to the
+// guard and a read.
 package lock
 
 import (
@@ -26,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -182,6 +186,13 @@ type Lock struct {
 	mu     sync.Mutex
 	client string
 	held   string // the session holding the lock through this handle, "" when none
+	// heldFile is the lock file as it was when this handle last found
+	// held's record in it (or wrote it). deskhand never writes the file
+	// in place: create links a complete new file, and a takeover removes
+	// the old one first. So while the name still leads to that same
+	// file, unchanged, the record is still held's, and Acquire by held
+	// needs one stat rather than the guard and a read (sameFile).
+	heldFile os.FileInfo
 
 	self     Owner // pid, start time, host, command of this process
 	selfOnce sync.Once
@@ -234,6 +245,12 @@ func (l *Lock) Acquire(session string) (fresh bool, err error) {
 	if err := ensureDir(filepath.Dir(l.path)); err != nil {
 		return false, err
 	}
+	if l.held == session && l.heldFile != nil {
+		if fi, err := os.Lstat(l.path); err == nil && sameFile(l.heldFile, fi) {
+			return false, nil
+		}
+	}
+	l.heldFile = nil
 	unlock, err := guard(l.path + ".guard")
 	if err != nil {
 		return false, err
@@ -241,7 +258,7 @@ func (l *Lock) Acquire(session string) (fresh bool, err error) {
 	defer unlock()
 
 	for attempt := 0; attempt < 3; attempt++ {
-		cur, raw, err := read(l.path)
+		cur, raw, fi, err := readFile(l.path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			// Free.
@@ -256,7 +273,7 @@ func (l *Lock) Acquire(session string) (fresh bool, err error) {
 			}
 		case cur.PID == me.PID && cur.StartTime == me.StartTime && cur.Host == me.Host:
 			if cur.SessionID == session {
-				l.held = session
+				l.held, l.heldFile = session, fi
 				return false, nil
 			}
 			if cur.SessionID == l.held {
@@ -288,6 +305,11 @@ func (l *Lock) Acquire(session string) (fresh bool, err error) {
 			return false, err
 		}
 		l.held = session
+		// Under the guard no deskhand changes the file between the link
+		// and this stat.
+		if fi, err := os.Lstat(l.path); err == nil {
+			l.heldFile = fi
+		}
 		return true, nil
 	}
 	return false, fmt.Errorf("acquiring the computer-use lock %s: it keeps changing under us; try again", l.path)
@@ -323,7 +345,7 @@ func (l *Lock) releaseLocked() error {
 	}
 	defer unlock()
 	session := l.held
-	l.held = ""
+	l.held, l.heldFile = "", nil
 	cur, raw, err := read(l.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -355,18 +377,45 @@ func Stale(o Owner) bool {
 }
 
 func read(path string) (*Owner, []byte, error) {
-	raw, err := os.ReadFile(path)
+	o, raw, _, err := readFile(path)
+	return o, raw, err
+}
+
+// readFile is read that also returns the file it read the record from.
+func readFile(path string) (*Owner, []byte, os.FileInfo, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	raw, err := io.ReadAll(f)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	o, err := parse(path, raw)
+	return o, raw, fi, err
+}
+
+func parse(path string, raw []byte) (*Owner, error) {
 	var o Owner
 	if err := json.Unmarshal(raw, &o); err != nil || o.PID <= 0 || o.SessionID == "" {
 		if err == nil {
 			err = errors.New("no pid or session id")
 		}
-		return nil, raw, fmt.Errorf("lock file %s does not parse: %v", path, err)
+		return nil, fmt.Errorf("lock file %s does not parse: %v", path, err)
 	}
-	return &o, raw, nil
+	return &o, nil
+}
+
+// sameFile reports whether b is the file a was, unchanged: the same inode,
+// size, mode, modification and change times.
+func sameFile(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.Mode() == b.Mode() &&
+		a.ModTime().Equal(b.ModTime()) && changeTime(a) == changeTime(b)
 }
 
 // create writes rec beside path and links it into place: the link fails

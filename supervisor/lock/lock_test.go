@@ -421,3 +421,58 @@ func TestLockDirChecked(t *testing.T) {
 		t.Errorf("private() of another user's directory: %v", err)
 	}
 }
+
+// TestHeldLockReadAgainWhenReplaced: a session that holds the lock finds
+// it taken the moment the file is no longer the one it wrote, even
+// between two of its own actions: a live owner's record put in its place,
+// in place or by a new file, and the file removed.
+func TestHeldLockReadAgainWhenReplaced(t *testing.T) {
+	ppid := os.Getppid()
+	st, err := startTime(ppid)
+	if err != nil {
+		t.Skipf("cannot read the parent's start time: %v", err)
+	}
+	host, _ := os.Hostname()
+	other := Owner{SessionID: "other", PID: ppid, StartTime: st, Host: host, Command: "deskhand", Acquired: time.Now()}
+	replace := map[string]func(t *testing.T, path string){
+		"new file": func(t *testing.T, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			writeOwner(t, path, other)
+		},
+		"in place": func(t *testing.T, path string) { writeOwner(t, path, other) },
+	}
+	for name, put := range replace {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "locks", "l.lock")
+			l := New(path, Options{})
+			for range 2 { // taken, then found ours
+				if _, err := l.Acquire("mine"); err != nil {
+					t.Fatalf("Acquire(mine) = %v", err)
+				}
+			}
+			put(t, path)
+			var he *HeldError
+			if _, err := l.Acquire("mine"); !errors.As(err, &he) || he.Owner.SessionID != "other" {
+				t.Fatalf("Acquire(mine) after the file became another live session's = %v; want a HeldError naming it", err)
+			}
+		})
+	}
+	t.Run("removed", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "locks", "l.lock")
+		l := New(path, Options{})
+		if _, err := l.Acquire("mine"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		if fresh, err := l.Acquire("mine"); err != nil || !fresh {
+			t.Fatalf("Acquire(mine) after the file was removed = %v, %v; want it taken afresh", fresh, err)
+		}
+		if o, err := Read(path); err != nil || o == nil || o.SessionID != "mine" {
+			t.Fatalf("lock after taking it afresh = %+v, %v", o, err)
+		}
+	})
+}
