@@ -3,6 +3,7 @@ package gates
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
@@ -55,7 +56,10 @@ type baseliner interface {
 // an error), the gate falls back to checking only the first action after
 // a capture.
 func (g *Gates) rebaseline(ctx context.Context) {
+	start := time.Now()
 	done, stop := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	end := func() { once.Do(func() { close(done) }) }
 	g.mu.Lock()
 	last := g.last
 	g.acted = true
@@ -66,43 +70,64 @@ func (g *Gates) rebaseline(ctx context.Context) {
 	g.mu.Unlock()
 	b, ok := g.opts.Desktop.(baseliner)
 	if last == nil || !ok {
-		close(done)
+		end()
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleMax+2*time.Second)
-	go func() {
-		defer close(done)
+	// The first read waits settleStep on a timer rather than in a
+	// goroutine of its own: the next action of a burst stops it before
+	// it fires, and nothing else runs.
+	base := context.WithoutCancel(ctx)
+	t := time.AfterFunc(settleStep, func() {
+		defer end()
+		ctx, cancel := context.WithDeadline(base, start.Add(settleMax+2*time.Second))
 		defer cancel()
-		if g.settle(ctx, b, stop) {
+		if g.settle(ctx, b, stop, start) {
 			g.mu.Lock()
 			if g.last == last && g.settleGen == gen {
 				g.acted = false
 			}
 			g.mu.Unlock()
 		}
-	}()
+	})
+	g.mu.Lock()
+	if g.settleStop == stop {
+		g.settleTimer, g.settleEnd = t, end
+	} else if t.Stop() {
+		// Superseded before the timer was recorded.
+		end()
+	}
+	g.mu.Unlock()
 }
 
 // stopSettlingLocked tells the settling in progress, if any, to stop at
-// its next step; g.mu must be held.
+// its next step, and ends it at once when its first read has not begun;
+// g.mu must be held.
 func (g *Gates) stopSettlingLocked() {
 	if g.settleStop != nil {
 		close(g.settleStop)
 		g.settleStop = nil
 	}
+	if g.settleTimer != nil {
+		if g.settleTimer.Stop() {
+			g.settleEnd()
+		}
+		g.settleTimer, g.settleEnd = nil, nil
+	}
 }
 
-// settle refreshes the reference until the screen is quiet; false means
-// it could not, or a newer action or a capture took over (stop closed).
-func (g *Gates) settle(ctx context.Context, b baseliner, stop <-chan struct{}) bool {
-	start := time.Now()
-	for {
-		select {
-		case <-time.After(settleStep):
-		case <-stop:
-			return false
-		case <-ctx.Done():
-			return false
+// settle refreshes the reference until the screen is quiet, from settleStep
+// after start; false means it could not, or a newer action or a capture
+// took over (stop closed).
+func (g *Gates) settle(ctx context.Context, b baseliner, stop <-chan struct{}, start time.Time) bool {
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-time.After(settleStep):
+			case <-stop:
+				return false
+			case <-ctx.Done():
+				return false
+			}
 		}
 		select {
 		case <-stop:

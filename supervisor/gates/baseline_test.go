@@ -238,3 +238,65 @@ func TestStalenessAfterElementAction(t *testing.T) {
 		t.Fatal("the coordinate click was not checked against the screenshot")
 	}
 }
+
+// TestSupersededSettlingNeverReads: an action or a capture within
+// settleStep of an action ends that action's settling before its first
+// read, at once; a read after a capture would make the reference the
+// screen as it is then rather than as the model saw it. The newest
+// action's settling still runs to the end.
+func TestSupersededSettlingNeverReads(t *testing.T) {
+	f := newFixture(t, consent.Flags{})
+	d := &baselineDesktop{fakeDesktop: f.d}
+	f.g.opts.Desktop = d
+	ctx := context.Background()
+	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	reads := func() int {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.calls
+	}
+
+	// A capture right after an action.
+	if err := f.exec.MoveMouse(ctx, *onZenity); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * settleStep)
+	if n := reads(); n != 0 {
+		t.Fatalf("patch_baseline called %d times after a capture superseded the settling; want none", n)
+	}
+
+	// A burst of actions: each one ends the settling before it.
+	for range 5 {
+		settling := f.g.settling()
+		if err := f.exec.MoveMouse(ctx, *onZenity); err != nil {
+			t.Fatal(err)
+		}
+		if settling != nil {
+			select {
+			case <-settling:
+			default:
+				t.Fatal("a superseded settling was not over when the next action returned")
+			}
+		}
+	}
+	if n := reads(); n != 0 {
+		t.Fatalf("patch_baseline called %d times during the burst; want none", n)
+	}
+	if err := f.g.awaitReference(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := reads(); n < 2 {
+		t.Errorf("the last action's settling read the screen %d times; want it to run until settleMin", n)
+	}
+	f.g.mu.Lock()
+	acted := f.g.acted
+	f.g.mu.Unlock()
+	if acted {
+		t.Error("after the last action settled the reference still counts as not refreshed")
+	}
+}

@@ -72,6 +72,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/catalog"
@@ -157,6 +158,11 @@ type Gates struct {
 	settleGen  uint64
 	settled    chan struct{}
 	settleStop chan struct{}
+	// settleTimer starts the newest settling's first read; stopping it
+	// before it fires ends that settling with settleEnd, so an action
+	// superseded within settleStep costs no goroutine.
+	settleTimer *time.Timer
+	settleEnd   func()
 	// last is the source rectangle of the latest capture, nil before one.
 	last *bridge.Rect
 	// baselineReads counts the settling's reads of the reference, twice
