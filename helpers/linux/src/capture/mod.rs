@@ -5,6 +5,11 @@
 //! The native pixels of the last capture are kept, unmasked, for
 //! `patch_check`. With SHM they stay in the segment they were captured into:
 //! captures alternate between two segments, so keeping them costs no copy.
+//!
+//! When DAMAGE says nothing was drawn inside the source since those pixels
+//! were read, and the request shapes the image exactly as the last one did
+//! (mask rectangles included, placed afresh), the last image is served
+//! again under the new id: the pixels it was made from are the screen.
 
 pub mod damage;
 pub mod encode;
