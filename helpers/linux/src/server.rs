@@ -775,7 +775,12 @@ impl Session {
         // same moment: a masked window that moves, or a popup that opens,
         // between the two would leak. Holding the server while both are
         // read means no other client can change the screen in between.
-        self.capturer.reset_damage();
+        //
+        // Asking the damage is a round trip on the tracker's own connection
+        // made now, so every repaint the server did before this request is
+        // counted; it also forgets the damage, as each capture's read must.
+        // It comes before the grabs, which would hold that connection.
+        let quiet = self.capturer.quiet_since_read().is_some();
         let _tooltip = crate::teach::OutOfCapture::new(&self.x.conn)?;
         let mut grab = capture::ServerGrab::new(&self.x.conn, !req.mask.is_empty())?;
         let (mask_rects, masked) = self.mask_regions(req, source)?;
@@ -787,6 +792,7 @@ impl Session {
             mask: &mask_rects,
             mask_color: req.mask_color,
             capture_id,
+            quiet,
         };
         let out = self.capturer.capture(
             &self.x.conn,
@@ -809,6 +815,7 @@ impl Session {
                 mask_others: req.mask.others,
                 method: out.method.name(),
                 capture_id,
+                reused: out.reused,
             },
             displays: displays.as_deref(),
         }))
@@ -903,6 +910,16 @@ fn log_capture(
     out: &capture::Output<'_>,
 ) {
     let t = &out.timings;
+    if out.reused {
+        log_debug!(
+            "capture {capture_id}: {source} -> {}x{} {}: reused, nothing drawn since the last read, {} base64 bytes",
+            output.width,
+            output.height,
+            format.name(),
+            out.data.len()
+        );
+        return;
+    }
     log_debug!(
         "capture {capture_id}: {source} -> {}x{} {}: {} {:.2} ms, mask {:.2} ms, scale {:.2} ms, encode {:.2} ms, base64 {:.2} ms, {} base64 bytes",
         output.width,
@@ -1241,6 +1258,9 @@ pub(crate) struct CaptureResult<'a> {
     pub mask_others: bool,
     pub method: &'static str,
     pub capture_id: u64,
+    /// The previous capture's image served again under this id, because
+    /// nothing was drawn in its source since it was read.
+    pub reused: bool,
 }
 
 #[cfg(test)]

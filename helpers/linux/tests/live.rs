@@ -884,3 +884,160 @@ fn exits_promptly_when_stdin_closes() {
     assert!(took < Duration::from_millis(500), "exit took {took:?}");
     eprintln!("helper exited {took:?} after stdin closed");
 }
+
+/// How many pixels of a decoded RGB image are within 12 of `rgb`.
+fn count_colour(buf: &[u8], rgb: [u8; 3]) -> usize {
+    buf.chunks_exact(3)
+        .filter(|p| close([p[0], p[1], p[2]], rgb, 12))
+        .count()
+}
+
+#[test]
+fn unchanged_screen_is_served_again_and_a_drawn_one_never() {
+    if !have_display("unchanged_screen_is_served_again_and_a_drawn_one_never") {
+        return;
+    }
+    let _turn = lock();
+    let mut x = X::open(None);
+    let area = Area {
+        x: 300,
+        y: 200,
+        w: 240,
+        h: 160,
+    };
+    let (first, second) = ([20, 140, 230], [230, 60, 170]);
+    let id = x.window(area, first, None);
+    let mut helper = Helper::spawn(&[]);
+    helper.handshake();
+    let params = json!({"rect": area.json(), "width": 120, "height": 80, "quality": 80});
+    let shot = |helper: &mut Helper, params: &Value| {
+        let r = helper.result("capture", params.clone());
+        let (w, h, pixels) = decode_jpeg(&r);
+        assert_eq!((w, h), (120, 80));
+        (r, pixels)
+    };
+    let (a, pixels) = shot(&mut helper, &params);
+    assert_eq!(a["reused"], false, "the first capture reads");
+    assert_eq!(count_colour(&pixels, first), 120 * 80);
+
+    // Nothing drawn: the same image, under a new id that patch_check and
+    // patch_baseline answer with.
+    let (b, _) = shot(&mut helper, &params);
+    assert_eq!(
+        b["reused"], true,
+        "nothing was drawn, so the image is served again"
+    );
+    assert_eq!(b["data"], a["data"]);
+    assert_eq!(b["capture_id"], a["capture_id"].as_u64().unwrap() + 1);
+    let (cx, cy) = (area.x + 100, area.y + 60);
+    let r = helper.result("patch_check", json!({"x": cx, "y": cy}));
+    assert_eq!(r["changed"], false, "{r}");
+    assert_eq!(r["capture_id"], b["capture_id"], "{r}");
+
+    // Drawn over: read again, and the image shows the new colour. Half the
+    // window, so the unchanged half proves the rest of the image too.
+    x.fill(
+        id,
+        Area {
+            x: 0,
+            y: 0,
+            w: area.w,
+            h: area.h / 2,
+        },
+        second,
+    );
+    let r = helper.result("patch_check", json!({"x": cx, "y": area.y + 20}));
+    assert_eq!(
+        r["changed"], true,
+        "patch_check against the reused capture's pixels: {r}"
+    );
+    let (c, pixels) = shot(&mut helper, &params);
+    assert_eq!(c["reused"], false, "the window was drawn over");
+    assert_ne!(c["data"], b["data"]);
+    let top = count_colour(&pixels[..120 * 40 * 3], second);
+    let bottom = count_colour(&pixels[120 * 40 * 3..], first);
+    assert!(
+        top >= 120 * 38,
+        "top half is the new colour in {top} pixels"
+    );
+    assert!(
+        bottom >= 120 * 38,
+        "bottom half is the old colour in {bottom} pixels"
+    );
+    let r = helper.result("patch_baseline", json!({}));
+    assert_eq!(r["capture_id"], c["capture_id"], "{r}");
+    assert_eq!(r["differing_pixels"], 0, "{r}");
+
+    // patch_baseline found the screen quiet: the image still is it.
+    let (d, _) = shot(&mut helper, &params);
+    assert_eq!(d["reused"], true, "{}", helper.stderr());
+    assert_eq!(d["data"], c["data"]);
+
+    // Anything else that shapes the image is read and encoded again.
+    for changed in [
+        json!({"quality": 60}),
+        json!({"width": 60, "height": 40}),
+        json!({"format": "png", "width": null, "height": null}),
+        json!({"mask": [id]}),
+        json!({"mask": [id], "mask_color": [0, 255, 0]}),
+        json!({"rect": Area { x: area.x + 8, ..area }.json()}),
+    ] {
+        let mut p = params.clone();
+        for (k, v) in changed.as_object().unwrap() {
+            p[k] = v.clone();
+        }
+        let r = helper.result("capture", p.clone());
+        assert_eq!(r["reused"], false, "{changed} after the plain capture");
+        // And asked twice, it is served again.
+        let again = helper.result("capture", p);
+        assert_eq!(again["reused"], true, "{changed} asked twice");
+        assert_eq!(again["data"], r["data"], "{changed} asked twice");
+        // Back to the plain capture: read again, not the other image.
+        let (back, _) = shot(&mut helper, &params);
+        assert_eq!(back["reused"], false, "{changed} then the plain capture");
+    }
+}
+
+#[test]
+fn a_window_mapped_over_a_masked_capture_is_never_served_from_the_old_image() {
+    if !have_display("a_window_mapped_over_a_masked_capture_is_never_served_from_the_old_image") {
+        return;
+    }
+    let _turn = lock();
+    let mut x = X::open(None);
+    let area = Area {
+        x: 200,
+        y: 420,
+        w: 240,
+        h: 160,
+    };
+    let base = [40, 200, 90];
+    let secret = [250, 210, 20];
+    let _below = x.window(area, base, None);
+    let mut helper = Helper::spawn(&[]);
+    helper.handshake();
+    // Everything but the window below is masked: a window that opens on top
+    // of it must come out painted over, not as the old unmasked image.
+    let params =
+        json!({"rect": area.json(), "format": "png", "mask_others": true, "keep": [_below]});
+    let r = helper.result("capture", params.clone());
+    let again = helper.result("capture", params.clone());
+    assert_eq!(again["reused"], true, "{}", helper.stderr());
+    assert_eq!(r["masked"], json!([]));
+    let popup = x.window(
+        Area {
+            x: area.x + 40,
+            y: area.y + 40,
+            w: 80,
+            h: 60,
+        },
+        secret,
+        None,
+    );
+    let r = helper.result("capture", params);
+    assert_eq!(r["reused"], false);
+    assert_eq!(r["masked"], json!([popup]));
+    let (_, _, pixels) = decode_png(&r);
+    assert_eq!(count_colour(&pixels, secret), 0, "the popup leaked");
+    assert_eq!(count_colour(&pixels, [24, 24, 24]), 80 * 60);
+}

@@ -5,6 +5,11 @@
 //! The native pixels of the last capture are kept, unmasked, for
 //! `patch_check`. With SHM they stay in the segment they were captured into:
 //! captures alternate between two segments, so keeping them costs no copy.
+//!
+//! When DAMAGE says nothing was drawn inside the source since those pixels
+//! were read, and the request shapes the image exactly as the last one did
+//! (mask rectangles included, placed afresh), the last image is served
+//! again under the new id: the pixels it was made from are the screen.
 
 pub mod damage;
 pub mod encode;
@@ -44,6 +49,44 @@ pub struct Request<'a> {
     pub mask_color: [u8; 3],
     /// The id this capture is stored under.
     pub capture_id: u64,
+    /// Nothing was drawn inside the last capture's source since its pixels
+    /// were read (see `Capturer::quiet_since_read`); with a request that
+    /// shapes the image the same way, its image is served again.
+    pub quiet: bool,
+}
+
+/// Everything in a request that shapes the image, to tell whether the
+/// last one can be served again.
+#[derive(Clone, PartialEq, Eq)]
+struct Shape {
+    source: Rect,
+    output: Size,
+    format: ImageFormat,
+    quality: u8,
+    mask: Vec<Rect>,
+    mask_color: [u8; 3],
+}
+
+impl Shape {
+    fn of(req: &Request<'_>) -> Shape {
+        Shape {
+            source: req.source,
+            output: req.output,
+            format: req.format,
+            quality: req.quality,
+            mask: req.mask.to_vec(),
+            mask_color: req.mask_color,
+        }
+    }
+
+    fn matches(&self, req: &Request<'_>) -> bool {
+        self.source == req.source
+            && self.output == req.output
+            && self.format == req.format
+            && self.quality == req.quality
+            && self.mask == req.mask
+            && self.mask_color == req.mask_color
+    }
 }
 
 /// How the pixels were read.
@@ -79,6 +122,8 @@ pub struct Output<'a> {
     pub data: &'a str,
     pub method: Method,
     pub timings: Timings,
+    /// The last capture's image, served again: nothing was read or encoded.
+    pub reused: bool,
 }
 
 /// The unmasked native pixels of the last capture.
@@ -118,6 +163,10 @@ pub struct Capturer {
     base64: String,
     /// What was drawn since the last read, when DAMAGE is there.
     damage: Option<damage::Damage>,
+    /// What `base64` is the image of, made from the stored pixels of
+    /// `last` and how they were read; None when it is not (no capture
+    /// yet, a failed one, or pixels read again by `rebaseline`).
+    served: Option<(Shape, Method)>,
 }
 
 impl Capturer {
@@ -137,6 +186,7 @@ impl Capturer {
             joined: Vec::new(),
             base64: String::new(),
             damage: None,
+            served: None,
         }
     }
 
@@ -154,7 +204,7 @@ impl Capturer {
     /// Forgets the screen damage so far, right before a capture: from here
     /// on it is what the capture's pixels may lack. Call it before any
     /// server grab, which would hold the tracker's own connection.
-    pub fn reset_damage(&mut self) {
+    fn reset_damage(&mut self) {
         self.with_damage(|d| d.reset());
     }
 
@@ -192,6 +242,20 @@ impl Capturer {
         req: &Request<'_>,
         grabbed: &mut dyn FnMut(),
     ) -> Result<Output<'_>> {
+        if let Some(method) = self.reusable(req) {
+            grabbed();
+            if let Some(last) = &mut self.last {
+                last.id = req.capture_id;
+            }
+            return Ok(Output {
+                data: &self.base64,
+                method,
+                timings: Timings::default(),
+                reused: true,
+            });
+        }
+        // From here until deliver succeeds, base64 holds no finished image.
+        self.served = None;
         let mut timings = Timings::default();
         let started = Instant::now();
         let grab = self.grab(conn, root, format, screen, req.source);
@@ -219,11 +283,25 @@ impl Capturer {
         {
             self.spare = v;
         }
+        self.served = Some((Shape::of(req), method));
         Ok(Output {
             data: &self.base64,
             method,
             timings,
+            reused: false,
         })
+    }
+
+    /// How the last capture was read, when its image is what `req` would
+    /// make now: the screen was quiet in its source since the read, and
+    /// the request shapes the image the same way.
+    fn reusable(&self, req: &Request<'_>) -> Option<Method> {
+        if !req.quiet {
+            return None;
+        }
+        let last = self.last.as_ref()?;
+        let (shape, method) = self.served.as_ref()?;
+        (last.source == req.source && shape.matches(req)).then_some(*method)
     }
 
     /// Masks, scales, encodes and base64-encodes the grabbed pixels into
@@ -328,10 +406,15 @@ impl Capturer {
     }
 
     /// The last capture's id when nothing was drawn inside its area since
-    /// its pixels were read, so that `rebaseline` may be skipped. Ask it
-    /// before any server grab, which would hold the tracker's connection.
+    /// its pixels were read, so that `rebaseline` may be skipped or its
+    /// image served again; either way the damage so far is forgotten, as
+    /// `reset_damage` does. Ask it before any server grab, which would hold
+    /// the tracker's connection.
     pub fn quiet_since_read(&mut self) -> Option<u64> {
-        let (id, source) = self.last.as_ref().map(|s| (s.id, s.source))?;
+        let Some((id, source)) = self.last.as_ref().map(|s| (s.id, s.source)) else {
+            self.reset_damage();
+            return None;
+        };
         match self.with_damage(|d| d.drawn_within(source)) {
             Some(false) => Some(id),
             _ => None,
@@ -354,6 +437,8 @@ impl Capturer {
         let Some((id, source)) = self.last.as_ref().map(|s| (s.id, s.source)) else {
             return Ok(None);
         };
+        // The stored pixels are about to be newer than the image.
+        self.served = None;
         // grab fills the SHM slot the last capture does not use, so the old
         // pixels stay readable for the comparison.
         let (store, layout, _) = self.grab(conn, root, format, screen, source)?;

@@ -514,6 +514,7 @@ impl Server {
                     "wlr-screencopy"
                 },
                 capture_id,
+                reused: false,
             },
         ))
     }
