@@ -779,8 +779,19 @@ impl Session {
         // Asking the damage is a round trip on the tracker's own connection
         // made now, so every repaint the server did before this request is
         // counted; it also forgets the damage, as each capture's read must.
-        // It comes before the grabs, which would hold that connection.
-        let quiet = self.capturer.quiet_since_read().is_some();
+        // It comes before the grabs, which would hold that connection. A
+        // round trip on this connection first, so that whatever it sent
+        // before (a hide, a raise) is done and its repaints counted too.
+        let synced = {
+            use x11rb::protocol::xproto::ConnectionExt as _;
+            self.x
+                .conn
+                .get_input_focus()
+                .ok()
+                .and_then(|c| c.reply().ok())
+                .is_some()
+        };
+        let quiet = self.capturer.quiet_since_read().is_some() && synced;
         let _tooltip = crate::teach::OutOfCapture::new(&self.x.conn)?;
         let mut grab = capture::ServerGrab::new(&self.x.conn, !req.mask.is_empty())?;
         let (mask_rects, masked) = self.mask_regions(req, source)?;
