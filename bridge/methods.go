@@ -153,6 +153,11 @@ type Capture struct {
 	// "screencapturekit".
 	Method    string `json:"method"`
 	CaptureID uint64 `json:"capture_id"`
+	// Reused is true when the helper served its previous image again,
+	// because nothing was drawn in Source since it read those pixels and
+	// the request shapes the image the same (see PROTOCOL.md); false, or
+	// left out, when it read the screen.
+	Reused bool `json:"reused"`
 	// Displays is, for a display capture by a helper that sends it (the
 	// X11 one), the display list the helper placed the capture from,
 	// read during the capture; nil otherwise. A caller that keeps the
