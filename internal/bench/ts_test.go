@@ -55,7 +55,8 @@ func TestBenchTypeScript(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "bench.mjs"))
-	cmd.Dir, cmd.Env = dir, env
+	cmd.Dir, cmd.Env = dir, append(env, "CHANGE_PIPES=1")
+	cmd.ExtraFiles = changePipes(t, d.ChangingWindow(t, 1200, 200, 240, 120))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -74,6 +75,39 @@ func TestBenchTypeScript(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node bench.mjs: %v\n%s", err, stderr.String())
 	}
+}
+
+// changePipes returns the two pipe ends bench.mjs gets as file
+// descriptors 3 and 4 (see CHANGE_PIPES there): each byte it writes to 3
+// runs change, and a byte back on 4 says the change is drawn.
+func changePipes(t *testing.T, change func(int)) []*os.File {
+	t.Helper()
+	askR, askW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ackR, ackW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, f := range []*os.File{askR, askW, ackR, ackW} {
+			f.Close()
+		}
+	})
+	go func() {
+		b := make([]byte, 1)
+		for i := 0; ; i++ {
+			if _, err := askR.Read(b); err != nil {
+				return // the script exited and the test closed its end
+			}
+			change(i)
+			if _, err := ackW.Write(b); err != nil {
+				return
+			}
+		}
+	}()
+	return []*os.File{askW, ackR}
 }
 
 // installTSBench copies ts/ into a temporary directory and installs its

@@ -5,8 +5,12 @@
 //
 // Environment: DESKHAND_CMD, a JSON array (the deskhand serve command
 // line); DESKHAND_APPS, a JSON array of the apps to request; PEER_MAIN,
-// the peer's entry script, if it installed; MOVE_RUNS, SHOT_RUNS.
+// the peer's entry script, if it installed; MOVE_RUNS, SHOT_RUNS;
+// CHANGE_PIPES, set when file descriptors 3 and 4 are pipes to the Go
+// test: a byte written to 3 asks it to change a small window on the
+// screen, and its byte back on 4 says the change is drawn.
 import { spawn } from 'node:child_process';
+import { readSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -63,6 +67,21 @@ async function benchDeskhand() {
     bytes = res.content.filter((c) => c.type === 'image').reduce((n, c) => n + c.data.length, 0);
   }), 'ms');
   report('ts_deskhand_screenshot_base64_bytes', bytes, 'bytes');
+  if (process.env.CHANGE_PIPES) {
+    // The screen changes before each of these (outside the timing), so
+    // the helper reads, scales and encodes every one: an unchanged
+    // screen's last image is served again, as above.
+    const samples = [];
+    const ack = Buffer.alloc(1);
+    for (let i = 0; i < shotRuns; i++) {
+      writeSync(3, 'c');
+      readSync(4, ack);
+      const start = process.hrtime.bigint();
+      await call(client, 'screenshot', {});
+      samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+    report('ts_deskhand_screenshot_changed_ms', median(samples), 'ms');
+  }
   report('ts_deskhand_mouse_move_ms', await timeIt(moveRuns, (i) => call(client, 'mouse_move', { coordinate: spot(i) })), 'ms');
   await client.close();
 }
