@@ -9,6 +9,8 @@ packages=(
   # robotgo's X11 input (cgo); the input tests switch layouts (setxkbmap)
   # and check pointer and keyboard state (xinput)
   libx11-dev libxtst-dev x11-xkb-utils xinput
+  # the display gate's round trip goes over XCB (cgo)
+  libxcb1-dev
   # the key safety tests read and set XKB controls (StickyKeys, MouseKeys)
   xkbset
   # the Escape watcher reads XInput 2 raw key events (cgo); turn-end

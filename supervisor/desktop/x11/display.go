@@ -142,12 +142,15 @@ func within(ctx context.Context, f func() error) error {
 
 // DisplayCheck is gate 2 on X11: before each action, the display answers
 // and its Probe is Usable. It keeps one connection and makes one round
-// trip per check; a connection that broke is reopened, and probed again,
-// on the next check.
+// trip per check; a connection that broke or did not answer is closed, and
+// the display reopened and probed again, on the next check. The round
+// trip goes over an XCB connection of its own (xping) made on the calling
+// thread; where XCB cannot connect, over the probe's xgb connection.
 type DisplayCheck struct {
 	display string
 
 	mu   sync.Mutex
+	ping *xping
 	conn *xgb.Conn
 }
 
@@ -160,14 +163,18 @@ func NewDisplayCheck(display string) *DisplayCheck {
 func (d *DisplayCheck) Check(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.conn != nil {
+	switch {
+	case d.ping != nil:
+		if err := d.ping.ping(ctx); err == nil {
+			return nil
+		}
+	case d.conn != nil:
 		conn := d.conn
 		if err := within(ctx, func() error { _, err := xproto.GetInputFocus(conn).Reply(); return err }); err == nil {
 			return nil
 		}
-		d.conn.Close()
-		d.conn = nil
 	}
+	d.closeLocked()
 	p, conn, err := ProbeDisplay(ctx, d.display)
 	if err != nil {
 		return err
@@ -176,7 +183,12 @@ func (d *DisplayCheck) Check(ctx context.Context) error {
 		conn.Close()
 		return err
 	}
-	d.conn = conn
+	if ping, err := openPing(ctx, d.display); err == nil {
+		conn.Close()
+		d.ping = ping
+	} else {
+		d.conn = conn
+	}
 	return nil
 }
 
@@ -184,6 +196,14 @@ func (d *DisplayCheck) Check(ctx context.Context) error {
 func (d *DisplayCheck) Close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.closeLocked()
+}
+
+func (d *DisplayCheck) closeLocked() {
+	if d.ping != nil {
+		d.ping.close()
+		d.ping = nil
+	}
 	if d.conn != nil {
 		d.conn.Close()
 		d.conn = nil

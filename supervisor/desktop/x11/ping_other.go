@@ -1,0 +1,20 @@
+//go:build !linux
+
+package x11
+
+import (
+	"context"
+	"errors"
+)
+
+// xping is XCB's round trip on Linux (ping_linux.go); elsewhere the
+// display gate pings over the probe's xgb connection.
+type xping struct{}
+
+func openPing(context.Context, string) (*xping, error) {
+	return nil, errors.New("the XCB ping is built on Linux only")
+}
+
+func (*xping) ping(context.Context) error { return errors.New("no XCB ping here") }
+
+func (*xping) close() {}
