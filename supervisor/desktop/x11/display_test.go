@@ -13,15 +13,7 @@ import (
 // again on one connection; a display that cannot be reached is refused
 // with what to check.
 func TestDisplayCheckOnXvfb(t *testing.T) {
-	desktoptest.Require(t, "Xvfb")
-	d := desktoptest.Start(t, desktoptest.Options{WindowManager: "none"})
-	c := NewDisplayCheck(d.Display())
-	defer c.Close()
-	for range 3 {
-		if err := c.Check(context.Background()); err != nil {
-			t.Fatalf("Check on Xvfb: %v", err)
-		}
-	}
+	d, c := checkedXvfb(t)
 	bad := NewDisplayCheck(":4711")
 	defer bad.Close()
 	err := bad.Check(context.Background())
@@ -37,4 +29,20 @@ func TestDisplayCheckOnXvfb(t *testing.T) {
 	if took := time.Since(start); took > 3*time.Second {
 		t.Fatalf("Check after the X server stopped took %v", took)
 	}
+}
+
+// checkedXvfb starts a bare Xvfb and a display check of it that has
+// passed three times.
+func checkedXvfb(t *testing.T) (*desktoptest.Desktop, *DisplayCheck) {
+	t.Helper()
+	desktoptest.Require(t, "Xvfb")
+	d := desktoptest.Start(t, desktoptest.Options{WindowManager: "none"})
+	c := NewDisplayCheck(d.Display())
+	t.Cleanup(c.Close)
+	for range 3 {
+		if err := c.Check(context.Background()); err != nil {
+			t.Fatalf("Check on Xvfb: %v", err)
+		}
+	}
+	return d, c
 }

@@ -5,8 +5,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/deskhand/deskhand/internal/desktoptest"
 )
 
 // TestDisplayCheckPingsOverXCB: on Linux the gate's round trip goes over
@@ -14,15 +12,7 @@ import (
 // it rather than waited for, and once the server runs again the gate
 // passes on a new connection.
 func TestDisplayCheckPingsOverXCB(t *testing.T) {
-	desktoptest.Require(t, "Xvfb")
-	d := desktoptest.Start(t, desktoptest.Options{WindowManager: "none"})
-	c := NewDisplayCheck(d.Display())
-	defer c.Close()
-	for range 3 {
-		if err := c.Check(context.Background()); err != nil {
-			t.Fatalf("Check on Xvfb: %v", err)
-		}
-	}
+	d, c := checkedXvfb(t)
 	if c.ping == nil || c.conn != nil {
 		t.Fatalf("after the first check the gate pings over xgb (ping %v, conn %v), want its XCB connection", c.ping, c.conn)
 	}
