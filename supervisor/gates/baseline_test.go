@@ -177,13 +177,8 @@ func TestStalenessWaitsForSettlingOnlyWhereTheTargetChanged(t *testing.T) {
 }
 
 func TestCaptureStopsTheSettlingAtOnce(t *testing.T) {
-	f := newFixture(t, consent.Flags{})
-	d := &baselineDesktop{fakeDesktop: f.d}
-	f.g.opts.Desktop = d
+	f, d := capturedBaseline(t)
 	ctx := context.Background()
-	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
-		t.Fatal(err)
-	}
 	if err := f.exec.MoveMouse(ctx, *onZenity); err != nil {
 		t.Fatal(err)
 	}
@@ -212,13 +207,8 @@ func TestCaptureStopsTheSettlingAtOnce(t *testing.T) {
 // does not wait on a settling, and a coordinate click where the screen
 // changed since the model's screenshot is still checked and refused.
 func TestStalenessAfterElementAction(t *testing.T) {
-	f := newFixture(t, consent.Flags{})
-	d := &baselineDesktop{fakeDesktop: f.d}
-	f.g.opts.Desktop = d
+	f, d := capturedBaseline(t)
 	ctx := context.Background()
-	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
-		t.Fatal(err)
-	}
 	if err := f.exec.A11yAct(ctx, bridge.A11yActRequest{PID: zenityApp.PID, Ref: "r", Op: "action", Action: "click"}); err != nil {
 		t.Fatal(err)
 	}
@@ -245,13 +235,8 @@ func TestStalenessAfterElementAction(t *testing.T) {
 // screen as it is then rather than as the model saw it. The newest
 // action's settling still runs to the end.
 func TestSupersededSettlingNeverReads(t *testing.T) {
-	f := newFixture(t, consent.Flags{})
-	d := &baselineDesktop{fakeDesktop: f.d}
-	f.g.opts.Desktop = d
+	f, d := capturedBaseline(t)
 	ctx := context.Background()
-	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
-		t.Fatal(err)
-	}
 	reads := func() int {
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -299,4 +284,17 @@ func TestSupersededSettlingNeverReads(t *testing.T) {
 	if acted {
 		t.Error("after the last action settled the reference still counts as not refreshed")
 	}
+}
+
+// capturedBaseline is a fixture whose desktop counts patch_baseline reads,
+// after one screenshot.
+func capturedBaseline(t *testing.T) (*fixture, *baselineDesktop) {
+	t.Helper()
+	f := newFixture(t, consent.Flags{})
+	d := &baselineDesktop{fakeDesktop: f.d}
+	f.g.opts.Desktop = d
+	if _, err := f.exec.Capture(context.Background(), bridge.CaptureRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	return f, d
 }

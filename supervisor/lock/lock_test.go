@@ -169,17 +169,11 @@ func writeOwner(t *testing.T, path string, o Owner) {
 
 func TestLiveForeignOwner(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "locks", "l.lock")
-	// The test's parent process stands in for a live foreign deskhand.
-	ppid := os.Getppid()
-	st, err := startTime(ppid)
-	if err != nil {
-		t.Skipf("cannot read the parent's start time: %v", err)
-	}
-	host, _ := os.Hostname()
-	owner := Owner{SessionID: "other", PID: ppid, StartTime: st, Host: host, Command: "deskhand", Acquired: time.Now()}
+	owner := liveForeignOwner(t)
+	ppid := owner.PID
 	writeOwner(t, path, owner)
 	l := New(path, Options{})
-	_, err = l.Acquire("mine")
+	_, err := l.Acquire("mine")
 	var he *HeldError
 	if !errors.As(err, &he) {
 		t.Fatalf("Acquire over a live owner = %v; want HeldError", err)
@@ -427,13 +421,7 @@ func TestLockDirChecked(t *testing.T) {
 // between two of its own actions: a live owner's record put in its place,
 // in place or by a new file, and the file removed.
 func TestHeldLockReadAgainWhenReplaced(t *testing.T) {
-	ppid := os.Getppid()
-	st, err := startTime(ppid)
-	if err != nil {
-		t.Skipf("cannot read the parent's start time: %v", err)
-	}
-	host, _ := os.Hostname()
-	other := Owner{SessionID: "other", PID: ppid, StartTime: st, Host: host, Command: "deskhand", Acquired: time.Now()}
+	other := liveForeignOwner(t)
 	replace := map[string]func(t *testing.T, path string){
 		"new file": func(t *testing.T, path string) {
 			if err := os.Remove(path); err != nil {
@@ -475,4 +463,18 @@ func TestHeldLockReadAgainWhenReplaced(t *testing.T) {
 			t.Fatalf("lock after taking it afresh = %+v, %v", o, err)
 		}
 	})
+}
+
+// liveForeignOwner is a record of session "other" held by a live process
+// that is not this one: the test's parent stands in for a foreign
+// deskhand.
+func liveForeignOwner(t *testing.T) Owner {
+	t.Helper()
+	ppid := os.Getppid()
+	st, err := startTime(ppid)
+	if err != nil {
+		t.Skipf("cannot read the parent's start time: %v", err)
+	}
+	host, _ := os.Hostname()
+	return Owner{SessionID: "other", PID: ppid, StartTime: st, Host: host, Command: "deskhand", Acquired: time.Now()}
 }
