@@ -96,13 +96,21 @@ var quietXGB sync.Once
 func connect(ctx context.Context, display string) (*xgb.Conn, error) {
 	// xgb's goroutines read its Logger: set it once, before any of them.
 	quietXGB.Do(func() { xgb.Logger = log.New(io.Discard, "", 0) })
+	return openWithin(ctx, func() (*xgb.Conn, error) { return xgb.NewConnDisplay(display) }, (*xgb.Conn).Close)
+}
+
+// openWithin runs open, which connects to an X server and waits for its
+// setup reply, giving up after connectTimeout or when ctx ends: a stopped
+// server never sends that reply. A connection that opens after the caller
+// gave up is closed.
+func openWithin[T any](ctx context.Context, open func() (T, error), closeLate func(T)) (T, error) {
 	type result struct {
-		c   *xgb.Conn
+		c   T
 		err error
 	}
 	ch := make(chan result, 1)
 	go func() {
-		c, err := xgb.NewConnDisplay(display)
+		c, err := open()
 		ch <- result{c, err}
 	}()
 	t := time.NewTimer(connectTimeout)
@@ -117,11 +125,12 @@ func connect(ctx context.Context, display string) (*xgb.Conn, error) {
 		err = context.Cause(ctx)
 	}
 	go func() {
-		if r := <-ch; r.c != nil {
-			r.c.Close()
+		if r := <-ch; r.err == nil {
+			closeLate(r.c)
 		}
 	}()
-	return nil, err
+	var zero T
+	return zero, err
 }
 
 // within runs f, a round trip, bounded by ctx and a second.

@@ -76,35 +76,17 @@ type xping struct {
 	c *C.xcb_connection_t
 }
 
-// openPing connects to display, giving up after connectTimeout or when
-// ctx ends (a stopped server never sends its setup reply).
+// openPing connects to display, bounded as connect is.
 func openPing(ctx context.Context, display string) (*xping, error) {
-	name := C.CString(display)
-	ch := make(chan *C.xcb_connection_t, 1)
-	go func() {
+	return openWithin(ctx, func() (*xping, error) {
+		name := C.CString(display)
 		defer C.free(unsafe.Pointer(name))
-		ch <- C.dh_xping_open(name)
-	}()
-	t := time.NewTimer(connectTimeout)
-	defer t.Stop()
-	var err error
-	select {
-	case c := <-ch:
+		c := C.dh_xping_open(name)
 		if c == nil {
 			return nil, fmt.Errorf("XCB cannot connect to %s", display)
 		}
 		return &xping{c: c}, nil
-	case <-t.C:
-		err = fmt.Errorf("no answer within %v", connectTimeout)
-	case <-ctx.Done():
-		err = context.Cause(ctx)
-	}
-	go func() {
-		if c := <-ch; c != nil {
-			C.xcb_disconnect(c)
-		}
-	}()
-	return nil, err
+	}, (*xping).close)
 }
 
 // ping makes one round trip, bounded by ctx and a second.
