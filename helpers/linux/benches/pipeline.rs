@@ -117,7 +117,8 @@ fn live(runs: usize) {
                 mask_color: [0; 3],
                 capture_id: id,
                 // Every run reads, scales and encodes: this is the pipeline's cost.
-                quiet: false,
+                drawn: None,
+                updatable: false,
             };
             let out = capturer
                 .capture(&x.conn, x.root, &x.format, screen, &req, &mut || {})
@@ -141,7 +142,8 @@ fn live(runs: usize) {
             mask: &[],
             mask_color: [0; 3],
             capture_id: 1_000_000 + i as u64,
-            quiet: false,
+            drawn: None,
+            updatable: false,
         };
         capturer
             .capture(&x.conn, x.root, &x.format, screen, &req, &mut || {})

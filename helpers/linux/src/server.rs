@@ -791,8 +791,8 @@ impl Session {
                 .and_then(|c| c.reply().ok())
                 .is_some()
         };
-        let quiet = self.capturer.quiet_since_read().is_some() && synced;
-        let _tooltip = crate::teach::OutOfCapture::new(&self.x.conn)?;
+        let drawn = self.capturer.drawn_since_read().filter(|_| synced);
+        let tooltip = crate::teach::OutOfCapture::new(&self.x.conn)?;
         let mut grab = capture::ServerGrab::new(&self.x.conn, !req.mask.is_empty())?;
         let (mask_rects, masked) = self.mask_regions(req, source)?;
         let request = capture::Request {
@@ -803,7 +803,8 @@ impl Session {
             mask: &mask_rects,
             mask_color: req.mask_color,
             capture_id,
-            quiet,
+            drawn,
+            updatable: !tooltip.moved(),
         };
         let out = self.capturer.capture(
             &self.x.conn,
@@ -827,6 +828,7 @@ impl Session {
                 method: out.method.name(),
                 capture_id,
                 reused: out.reused,
+                incremental: out.updated,
             },
             displays: displays.as_deref(),
         }))
@@ -931,8 +933,12 @@ fn log_capture(
         );
         return;
     }
+    let part = match out.updated {
+        Some(u) => format!(" ({} rows, {} of {} strips)", u.rows, u.strips, u.of),
+        None => String::new(),
+    };
     log_debug!(
-        "capture {capture_id}: {source} -> {}x{} {}: {} {:.2} ms, mask {:.2} ms, scale {:.2} ms, encode {:.2} ms, base64 {:.2} ms, {} base64 bytes",
+        "capture {capture_id}: {source} -> {}x{} {}: {}{part} {:.2} ms, mask {:.2} ms, scale {:.2} ms, encode {:.2} ms, base64 {:.2} ms, {} base64 bytes",
         output.width,
         output.height,
         format.name(),
@@ -1272,6 +1278,9 @@ pub(crate) struct CaptureResult<'a> {
     /// The previous capture's image served again under this id, because
     /// nothing was drawn in its source since it was read.
     pub reused: bool,
+    /// The previous capture's image updated where it was drawn in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incremental: Option<capture::Updated>,
 }
 
 #[cfg(test)]

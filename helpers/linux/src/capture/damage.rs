@@ -1,6 +1,7 @@
 //! Which parts of the screen the X server has drawn to, from the DAMAGE
 //! extension, so `patch_baseline` re-reads the last capture's area only
-//! when something in it was drawn since the previous read. A quiet screen
+//! when something in it was drawn since the previous read, and a capture
+//! reads only the rows drawn in (see the capture module). A quiet screen
 //! then costs one round trip instead of a full-area GetImage and compare,
 //! which keeps the staleness settling off the other requests' path.
 //!
@@ -8,9 +9,11 @@
 //! otherwise land among the window events the window table's epoch counts
 //! (windows.rs), and every repaint would look like a window change.
 //!
-//! Damage only ever saves a read: when it misses a repaint, the stored
-//! pixels stay older than the screen, so `patch_check` finds the area
-//! changed and the click is refused (fail closed), never let through.
+//! For `patch_baseline`, damage only ever saves a read: when it misses a
+//! repaint, the stored pixels stay older than the screen, so `patch_check`
+//! finds the area changed and the click is refused (fail closed), never
+//! let through. A capture trusts it further: a repaint it misses is
+//! missing from the image too, as it is from the image served again.
 
 use x11rb::connection::Connection;
 use x11rb::protocol::damage::{ConnectionExt as _, ReportLevel};
@@ -70,10 +73,15 @@ impl Damage {
         self.take().map(|_| ())
     }
 
-    /// Whether anything inside `area` was drawn since the last reset or
-    /// check (a repaint the moment before counts too), and resets.
-    pub fn drawn_within(&mut self, area: Rect) -> Result<bool, String> {
-        Ok(self.take()?.iter().any(|r| r.intersect(&area).is_some()))
+    /// What was drawn inside `area` since the last reset or check (a
+    /// repaint the moment before counts too), clipped to it, as disjoint
+    /// rectangles (none when nothing was); and resets.
+    pub fn drawn_within(&mut self, area: Rect) -> Result<Vec<Rect>, String> {
+        Ok(self
+            .take()?
+            .iter()
+            .filter_map(|r| r.intersect(&area))
+            .collect())
     }
 
     /// Moves the damage so far into the region, empties it and reads the

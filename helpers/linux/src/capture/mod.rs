@@ -1,6 +1,7 @@
 //! Screen capture: read pixels (MIT-SHM, else GetImage), mask, scale,
-//! encode (a scaled JPEG in strips, one per core), base64. Every buffer
-//! is kept and reused, so a long session's memory stays flat.
+//! encode (a scaled JPEG in strips of `strips::STRIP_ROWS` rows, shared out
+//! among the cores), base64. Every buffer is kept and reused, so a long
+//! session's memory stays flat.
 //!
 //! The native pixels of the last capture are kept, unmasked, for
 //! `patch_check`. With SHM they stay in the segment they were captured into:
@@ -10,6 +11,16 @@
 //! were read, and the request shapes the image exactly as the last one did
 //! (mask rectangles included, placed afresh), the last image is served
 //! again under the new id: the pixels it was made from are the screen.
+//!
+//! When DAMAGE says what was drawn, the last image was made in strips and
+//! the request shapes it the same way, and the drawn rows are few, only
+//! those rows are read, into the stored pixels (and the masked copy), and
+//! only the strips whose source rows meet them are scaled and encoded
+//! again; the others keep their JPEG bytes. Each strip is made from its
+//! own crop of the source whatever else is made with it, so the image is
+//! byte for byte the one a full capture of the same screen gives, and the
+//! stored pixels stay exactly those the served image shows. Anything else
+//! (no damage known, a different shape, a failed read) takes the full path.
 
 pub mod damage;
 pub mod encode;
@@ -49,10 +60,16 @@ pub struct Request<'a> {
     pub mask_color: [u8; 3],
     /// The id this capture is stored under.
     pub capture_id: u64,
-    /// Nothing was drawn inside the last capture's source since its pixels
-    /// were read (see `Capturer::quiet_since_read`); with a request that
-    /// shapes the image the same way, its image is served again.
-    pub quiet: bool,
+    /// What was drawn inside the last capture's source since its pixels
+    /// were read, clipped to it (see `Capturer::drawn_since_read`); None
+    /// when that is not known. With a request that shapes the image the
+    /// same way, nothing drawn serves the last image again, and a little
+    /// drawn updates it.
+    pub drawn: Option<Vec<Rect>>,
+    /// Whether the last image may be updated from the drawn rows alone;
+    /// false while something of the helper's own is moved out of the
+    /// capture (the teaching tooltip), which every capture reads in full.
+    pub updatable: bool,
 }
 
 /// Everything in a request that shapes the image, to tell whether the
@@ -124,7 +141,35 @@ pub struct Output<'a> {
     pub timings: Timings,
     /// The last capture's image, served again: nothing was read or encoded.
     pub reused: bool,
+    /// The last capture's image updated: only these rows were read and
+    /// these strips encoded.
+    pub updated: Option<Updated>,
 }
+
+/// How much of an updated image was made again (the capture result's
+/// `incremental`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Updated {
+    /// Source rows read.
+    pub rows: u32,
+    /// JPEG strips scaled and encoded, of `of`.
+    pub strips: u32,
+    pub of: u32,
+}
+
+/// Rows of a capture's source, counted from its top.
+type Rows = std::ops::Range<u32>;
+
+/// At most this share of the source's rows drawn in, in eighths, is read
+/// and encoded in part; more is read whole, where the threads share the
+/// work evenly.
+const MAX_UPDATED_EIGHTHS: u32 = 4;
+
+/// Drawn row ranges closer than this are read as one.
+const ROW_GAP: u32 = 32;
+
+/// At most this many reads (round trips) for an update.
+const MAX_ROW_READS: usize = 4;
 
 /// The unmasked native pixels of the last capture.
 pub struct Snapshot<'a> {
@@ -152,21 +197,39 @@ pub struct Capturer {
     last: Option<Stored>,
     /// A buffer for converted pixels, swapped with the last capture's.
     spare: Vec<u8>,
+    pipeline: Pipeline,
+    /// What was drawn since the last read, when DAMAGE is there.
+    damage: Option<damage::Damage>,
+    /// What the pipeline's image is, made from the stored pixels of `last`;
+    /// None when it is not (no capture yet, a failed one, or pixels read
+    /// again by `rebaseline`).
+    served: Option<Served>,
+}
+
+/// What the served image is the image of.
+struct Served {
+    shape: Shape,
+    /// How its pixels were read.
+    method: Method,
+    /// It was made in strips, which the pipeline still holds (and, with a
+    /// mask, the masked copy of the stored pixels), so it can be updated.
+    in_strips: bool,
+}
+
+/// Masking, scaling and encoding, with every buffer kept for the next
+/// capture: an update builds on what the last one left.
+#[derive(Default)]
+struct Pipeline {
     /// The masked copy of the native pixels.
     work: Vec<u8>,
     scaled: Vec<u8>,
     scaler: Scaler,
     encoder: Encoder,
-    /// One JPEG strip per scaling band, and the JPEG they are joined into.
+    /// The JPEG strips of the last image made in strips, and the JPEG
+    /// they are joined into.
     strips: Vec<strips::Strip>,
     joined: Vec<u8>,
     base64: String,
-    /// What was drawn since the last read, when DAMAGE is there.
-    damage: Option<damage::Damage>,
-    /// What `base64` is the image of, made from the stored pixels of
-    /// `last` and how they were read; None when it is not (no capture
-    /// yet, a failed one, or pixels read again by `rebaseline`).
-    served: Option<(Shape, Method)>,
 }
 
 impl Capturer {
@@ -176,15 +239,7 @@ impl Capturer {
             shm: use_shm.then(ShmBuffers::default),
             last: None,
             spare: Vec::new(),
-            work: Vec::new(),
-            scaled: Vec::new(),
-            scaler: Scaler::default(),
-            encoder: Encoder::default(),
-            strips: (0..std::thread::available_parallelism().map_or(1, |n| n.get().min(4)))
-                .map(|_| strips::Strip::default())
-                .collect(),
-            joined: Vec::new(),
-            base64: String::new(),
+            pipeline: Pipeline::default(),
             damage: None,
             served: None,
         }
@@ -248,28 +303,56 @@ impl Capturer {
                 last.id = req.capture_id;
             }
             return Ok(Output {
-                data: &self.base64,
+                data: &self.pipeline.base64,
                 method,
                 timings: Timings::default(),
                 reused: true,
+                updated: None,
             });
+        }
+        let mut timings = Timings::default();
+        if let Some(rows) = self.updatable(req, format) {
+            // From here until the update succeeds, the stored pixels may be
+            // newer than the image, which is no longer the screen's.
+            self.served = None;
+            let started = Instant::now();
+            match self.read_rows(conn, root, req.source, &rows) {
+                Ok(method) => {
+                    grabbed();
+                    timings.grab = started.elapsed();
+                    return self.update(req, &rows, method, timings);
+                }
+                Err(e) => {
+                    // Nothing was let go of yet (the mask's grab is held):
+                    // read it all, as if there had been no image to update.
+                    crate::log_warn!(
+                        "reading the drawn rows failed ({e}); reading the whole capture"
+                    );
+                    self.forget_last();
+                }
+            }
         }
         // From here until deliver succeeds, base64 holds no finished image.
         self.served = None;
-        let mut timings = Timings::default();
         let started = Instant::now();
         let grab = self.grab(conn, root, format, screen, req.source);
         grabbed();
         let (store, layout, method) = grab?;
         timings.grab = started.elapsed();
 
-        let result = self.deliver(&store, layout, req, &mut timings);
-        if let Err(e) = result {
-            if let Store::Owned(v) = store {
-                self.spare = v;
+        let native = stored_bytes(&self.shm, &store, req.source.size());
+        let result = self
+            .pipeline
+            .deliver(native, layout, req, None, &mut timings);
+        let in_strips = match result {
+            Ok(made) => made.is_some(),
+            Err(e) => {
+                if let Store::Owned(v) = store {
+                    self.spare = v;
+                }
+                return Err(e);
             }
-            return Err(e);
-        }
+        };
         let previous = self.last.replace(Stored {
             id: req.capture_id,
             source: req.source,
@@ -283,12 +366,17 @@ impl Capturer {
         {
             self.spare = v;
         }
-        self.served = Some((Shape::of(req), method));
+        self.served = Some(Served {
+            shape: Shape::of(req),
+            method,
+            in_strips,
+        });
         Ok(Output {
-            data: &self.base64,
+            data: &self.pipeline.base64,
             method,
             timings,
             reused: false,
+            updated: None,
         })
     }
 
@@ -296,129 +384,165 @@ impl Capturer {
     /// make now: the screen was quiet in its source since the read, and
     /// the request shapes the image the same way.
     fn reusable(&self, req: &Request<'_>) -> Option<Method> {
-        if !req.quiet {
+        if !req.drawn.as_ref().is_some_and(|d| d.is_empty()) {
             return None;
         }
         let last = self.last.as_ref()?;
-        let (shape, method) = self.served.as_ref()?;
-        (last.source == req.source && shape.matches(req)).then_some(*method)
+        let served = self.served.as_ref()?;
+        (last.source == req.source && served.shape.matches(req)).then_some(served.method)
     }
 
-    /// Masks, scales, encodes and base64-encodes the grabbed pixels into
-    /// `self.base64`, leaving the native pixels in `store` untouched.
-    fn deliver(
-        &mut self,
-        store: &Store,
-        layout: Layout4,
-        req: &Request<'_>,
-        timings: &mut Timings,
-    ) -> Result<()> {
-        let Capturer {
-            shm,
-            work,
-            scaled,
-            scaler,
-            encoder,
-            strips,
-            joined,
-            base64: text,
-            ..
-        } = self;
-        let native_size = req.source.size();
-        let native_len = native_size.width as usize * native_size.height as usize * 4;
-        let native: &[u8] = match store {
-            Store::Shm(slot) => shm
-                .as_ref()
-                .expect("an SHM capture has SHM buffers")
-                .bytes(*slot, native_len),
-            Store::Owned(v) => &v[..native_len],
-        };
-        let mut frame = native;
-        if !req.mask.is_empty() {
-            // Masking works on a copy: the native pixels stay unmasked for
-            // patch_check.
-            let t = Instant::now();
-            work.clear();
-            work.extend_from_slice(native);
-            mask::paint(
-                work,
-                native_size.width,
-                req.source,
-                req.mask,
-                layout,
-                req.mask_color,
-            );
-            frame = work;
-            timings.mask = t.elapsed();
-        }
-        let encoded: &[u8] = if req.output != native_size
-            && req.format == ImageFormat::Jpeg
-            && strips.len() > 1
-            && strips::restart_interval(req.output.width, strips::MCU_ROWS).is_some()
+    /// The source rows to read again when the last image can be updated
+    /// into what `req` would make now: it was made in strips from the
+    /// stored pixels, the request shapes it the same way, the pixels
+    /// are stored as the server sends them, and what was drawn since they
+    /// were read is known and a small part of the source.
+    fn updatable(&self, req: &Request<'_>, format: &PixelFormat) -> Option<Vec<Rows>> {
+        let drawn = req
+            .drawn
+            .as_ref()
+            .filter(|d| !d.is_empty() && req.updatable)?;
+        let last = self.last.as_ref()?;
+        let served = self.served.as_ref()?;
+        if !served.in_strips
+            || last.source != req.source
+            || !served.shape.matches(req)
+            || format.layout4() != Some(last.layout)
+            || format.bits_per_pixel != 32
         {
-            // Each band's thread encodes its strip as soon as it is scaled,
-            // so both cores scale and then encode: scale times the whole of
-            // it, encode the joining.
-            let t = Instant::now();
-            let (width, quality) = (req.output.width, req.quality);
-            let (bands, rows) = scaler.scale_then(
-                frame,
-                native_size,
-                req.output,
-                scaled,
-                resize::Bands {
-                    align: strips::MCU_ROWS,
-                    states: strips,
-                },
-                |strip, rows, pixels| strip.encode(pixels, width, rows, layout, quality),
-            )?;
-            timings.scale = t.elapsed();
-            let t = Instant::now();
-            let encoded = if bands == 1 {
-                strips[0].jpeg()
-            } else if strips::restart_interval(width, rows).is_some() {
-                strips::join(&strips[..bands], req.output.height, rows, width, joined)?;
-                joined
-            } else {
-                // Too many MCUs per strip for a restart interval: one
-                // encode of the whole image.
-                encoder.encode(scaled, req.output, layout, req.format, req.quality)?
-            };
-            timings.encode = t.elapsed();
-            encoded
-        } else {
-            if req.output != native_size {
-                let t = Instant::now();
-                scaler.scale(frame, native_size, req.output, scaled)?;
-                frame = scaled;
-                timings.scale = t.elapsed();
-            }
-            let t = Instant::now();
-            let encoded = encoder.encode(frame, req.output, layout, req.format, req.quality)?;
-            timings.encode = t.elapsed();
-            encoded
-        };
-        let t = Instant::now();
-        text.clear();
-        base64::engine::general_purpose::STANDARD.encode_string(encoded, text);
-        timings.base64 = t.elapsed();
-        Ok(())
+            return None;
+        }
+        if matches!(last.pixels, Store::Shm(_)) && self.shm.is_none() {
+            return None;
+        }
+        let rows = drawn_rows(drawn, req.source)?;
+        let read: u32 = rows.iter().map(|r| r.len() as u32).sum();
+        (read * 8 <= req.source.height * MAX_UPDATED_EIGHTHS).then_some(rows)
     }
 
-    /// The last capture's id when nothing was drawn inside its area since
-    /// its pixels were read, so that `rebaseline` may be skipped or its
-    /// image served again; either way the damage so far is forgotten, as
-    /// `reset_damage` does. Ask it before any server grab, which would hold
-    /// the tracker's connection.
-    pub fn quiet_since_read(&mut self) -> Option<u64> {
-        let Some((id, source)) = self.last.as_ref().map(|s| (s.id, s.source)) else {
+    /// Reads `rows` of `source` into the stored pixels, where they are,
+    /// and returns how. On an error the stored pixels may be part read.
+    fn read_rows<C: Connection>(
+        &mut self,
+        conn: &C,
+        root: u32,
+        source: Rect,
+        rows: &[Rows],
+    ) -> Result<Method> {
+        let stride = source.width as usize * 4;
+        let last = self.last.as_mut().expect("updatable checked it");
+        for r in rows {
+            let rect = Rect {
+                x: source.x,
+                y: source.y + r.start as i32,
+                width: source.width,
+                height: r.len() as u32,
+            };
+            let (offset, len) = (r.start as usize * stride, r.len() * stride);
+            match &mut last.pixels {
+                Store::Shm(slot) => self
+                    .shm
+                    .as_mut()
+                    .expect("updatable checked it")
+                    .grab_at(conn, *slot, root, rect, offset, len)
+                    .map_err(Error::capture_failed)?,
+                Store::Owned(v) => {
+                    let reply = get_image(conn, root, rect, "")?;
+                    let got = reply.data.get(..len).ok_or_else(|| {
+                        Error::capture_failed(format!(
+                            "GetImage of {rect} returned {} bytes, expected {len}",
+                            reply.data.len()
+                        ))
+                    })?;
+                    v[offset..offset + len].copy_from_slice(got);
+                }
+            }
+        }
+        Ok(match last.pixels {
+            Store::Shm(_) => Method::Shm,
+            Store::Owned(_) => Method::GetImage,
+        })
+    }
+
+    /// Makes the image of the stored pixels, `rows` of which were just read
+    /// again, from the last one.
+    fn update(
+        &mut self,
+        req: &Request<'_>,
+        rows: &[Rows],
+        method: Method,
+        mut timings: Timings,
+    ) -> Result<Output<'_>> {
+        let last = self.last.as_ref().expect("updatable checked it");
+        let (layout, size) = (last.layout, last.source.size());
+        let native = stored_bytes(&self.shm, &last.pixels, size);
+        let made = self
+            .pipeline
+            .deliver(native, layout, req, Some(rows), &mut timings);
+        let strips = match made {
+            Ok(Some(n)) => n,
+            other => {
+                // The stored pixels are newer than any image served: keep
+                // none, so patch_check cannot pass against them.
+                self.forget_last();
+                return Err(other.err().unwrap_or_else(|| {
+                    Error::internal("an image made in strips was updated whole")
+                }));
+            }
+        };
+        if let Some(last) = &mut self.last {
+            last.id = req.capture_id;
+        }
+        self.served = Some(Served {
+            shape: Shape::of(req),
+            method,
+            in_strips: true,
+        });
+        Ok(Output {
+            data: &self.pipeline.base64,
+            method,
+            timings,
+            reused: false,
+            updated: Some(Updated {
+                rows: rows.iter().map(|r| r.len() as u32).sum(),
+                strips: strips.0,
+                of: strips.1,
+            }),
+        })
+    }
+
+    /// Drops the stored pixels: nothing is compared against them again.
+    fn forget_last(&mut self) {
+        self.served = None;
+        if let Some(Stored {
+            pixels: Store::Owned(v),
+            ..
+        }) = self.last.take()
+        {
+            self.spare = v;
+        }
+    }
+
+    /// What was drawn inside the last capture's source since its pixels
+    /// were read, clipped to it (empty when nothing was); None before any
+    /// capture or without a working damage tracker. Either way the damage
+    /// so far is forgotten, as `reset_damage` does. Ask it before any
+    /// server grab, which would hold the tracker's connection.
+    pub fn drawn_since_read(&mut self) -> Option<Vec<Rect>> {
+        let Some(source) = self.last.as_ref().map(|s| s.source) else {
             self.reset_damage();
             return None;
         };
-        match self.with_damage(|d| d.drawn_within(source)) {
-            Some(false) => Some(id),
-            _ => None,
-        }
+        self.with_damage(|d| d.drawn_within(source))
+    }
+
+    /// The last capture's id when nothing was drawn inside its area since
+    /// its pixels were read, so that `rebaseline` may be skipped; like
+    /// `drawn_since_read`, it forgets the damage so far.
+    pub fn quiet_since_read(&mut self) -> Option<u64> {
+        let drawn = self.drawn_since_read()?;
+        let id = self.last.as_ref()?.id;
+        drawn.is_empty().then_some(id)
     }
 
     /// Reads the last capture's source rectangle from the screen again
@@ -584,6 +708,185 @@ impl Capturer {
     }
 }
 
+/// The native pixels in `store`, of a capture of `size`.
+fn stored_bytes<'a>(shm: &'a Option<ShmBuffers>, store: &'a Store, size: Size) -> &'a [u8] {
+    let len = size.width as usize * size.height as usize * 4;
+    match store {
+        Store::Shm(slot) => shm
+            .as_ref()
+            .expect("an SHM capture has SHM buffers")
+            .bytes(*slot, len),
+        Store::Owned(v) => &v[..len],
+    }
+}
+
+/// The rows of `source` that `drawn` (clipped to it) covers, as few
+/// ranges (top first) as `ROW_GAP` and `MAX_ROW_READS` allow; None when
+/// nothing in it was drawn.
+fn drawn_rows(drawn: &[Rect], source: Rect) -> Option<Vec<Rows>> {
+    let mut rows: Vec<Rows> = drawn
+        .iter()
+        .filter_map(|r| r.intersect(&source))
+        .map(|r| {
+            let top = (r.y - source.y) as u32;
+            top..top + r.height
+        })
+        .collect();
+    rows.sort_by_key(|r| r.start);
+    let mut merged: Vec<Rows> = Vec::with_capacity(rows.len());
+    for r in rows {
+        match merged.last_mut() {
+            Some(m) if r.start <= m.end + ROW_GAP => m.end = m.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    // Too many reads: join the ranges across the narrowest gaps.
+    while merged.len() > MAX_ROW_READS {
+        let i = (1..merged.len())
+            .min_by_key(|&i| merged[i].start - merged[i - 1].end)
+            .expect("more than one range");
+        let end = merged.remove(i).end;
+        merged[i - 1].end = end;
+    }
+    (!merged.is_empty()).then_some(merged)
+}
+
+impl Pipeline {
+    /// Masks, scales, encodes and base64-encodes `native`, the source
+    /// pixels of `req`, into `self.base64`, leaving `native` untouched.
+    /// With `update`, the pipeline holds the image `req` made of pixels
+    /// that differ from `native` only in those rows, in strips, and only
+    /// what those rows reach is made again. Returns, for an image made in
+    /// strips, how many were encoded and of how many.
+    fn deliver(
+        &mut self,
+        native: &[u8],
+        layout: Layout4,
+        req: &Request<'_>,
+        update: Option<&[Rows]>,
+        timings: &mut Timings,
+    ) -> Result<Option<(u32, u32)>> {
+        let Pipeline {
+            work,
+            scaled,
+            scaler,
+            encoder,
+            strips,
+            joined,
+            base64: text,
+        } = self;
+        let native_size = req.source.size();
+        let width = native_size.width as usize * 4;
+        let mut frame = native;
+        if !req.mask.is_empty() {
+            // Masking works on a copy: the native pixels stay unmasked for
+            // patch_check.
+            let t = Instant::now();
+            match update {
+                // The copy holds the last image's masked pixels: only the
+                // rows read again are copied and masked again.
+                Some(rows) if work.len() == native.len() => {
+                    for r in rows {
+                        let bytes = r.start as usize * width..r.end as usize * width;
+                        work[bytes.clone()].copy_from_slice(&native[bytes.clone()]);
+                        let origin = Rect {
+                            y: req.source.y + r.start as i32,
+                            height: r.len() as u32,
+                            ..req.source
+                        };
+                        mask::paint(
+                            &mut work[bytes],
+                            native_size.width,
+                            origin,
+                            req.mask,
+                            layout,
+                            req.mask_color,
+                        );
+                    }
+                }
+                Some(_) => return Err(Error::internal("updating a masked image without its copy")),
+                None => {
+                    work.clear();
+                    work.extend_from_slice(native);
+                    mask::paint(
+                        work,
+                        native_size.width,
+                        req.source,
+                        req.mask,
+                        layout,
+                        req.mask_color,
+                    );
+                }
+            }
+            frame = work;
+            timings.mask = t.elapsed();
+        }
+        let in_strips = req.output != native_size
+            && req.format == ImageFormat::Jpeg
+            && strips::restart_interval(req.output.width, strips::STRIP_ROWS).is_some();
+        let (encoded, made): (&[u8], _) = if in_strips {
+            // Each thread encodes a strip as soon as it has scaled it, so
+            // scale times both, and encode the joining.
+            let t = Instant::now();
+            let (to, quality) = (req.output, req.quality);
+            let rows = strips::STRIP_ROWS;
+            let count = to.height.div_ceil(rows) as usize;
+            if strips.len() < count {
+                strips.resize_with(count, strips::Strip::default);
+            }
+            let wanted = |i: usize| match update {
+                None => true,
+                Some(drawn) => {
+                    let out = i as u32 * rows..((i as u32 + 1) * rows).min(to.height);
+                    let reads = resize::source_rows(native_size.height, to.height, out);
+                    drawn
+                        .iter()
+                        .any(|d| d.start < reads.end && reads.start < d.end)
+                }
+            };
+            let encoded = scaler.scale_strips(
+                frame,
+                native_size,
+                to,
+                scaled,
+                rows,
+                &mut strips[..count],
+                wanted,
+                |strip, rows, pixels| strip.encode(pixels, to.width, rows, layout, quality),
+            )?;
+            timings.scale = t.elapsed();
+            let t = Instant::now();
+            let jpeg = if count == 1 {
+                strips[0].jpeg()
+            } else {
+                strips::join(&strips[..count], to.height, rows, to.width, joined)?;
+                joined
+            };
+            timings.encode = t.elapsed();
+            (jpeg, Some((encoded as u32, count as u32)))
+        } else {
+            if update.is_some() {
+                return Err(Error::internal("updating an image not made in strips"));
+            }
+            if req.output != native_size {
+                let t = Instant::now();
+                scaler.scale(frame, native_size, req.output, scaled)?;
+                frame = scaled;
+                timings.scale = t.elapsed();
+            }
+            let t = Instant::now();
+            let encoded = encoder.encode(frame, req.output, layout, req.format, req.quality)?;
+            timings.encode = t.elapsed();
+            (encoded, None)
+        };
+        let t = Instant::now();
+        text.clear();
+        base64::engine::general_purpose::STANDARD.encode_string(encoded, text);
+        timings.base64 = t.elapsed();
+        Ok(made)
+    }
+}
+
 /// Holds the X server (GrabServer) from creation until `release` or drop,
 /// so that nothing another client does falls between the requests sent
 /// meanwhile.
@@ -677,5 +980,180 @@ mod tests {
             count_differing(&bgrx, Layout4::BGRX, &rgbx, Layout4::RGBX, 30),
             0
         );
+    }
+
+    /// Smooth colour under dense text-like detail.
+    fn scene(size: Size, seed: u32) -> Vec<u8> {
+        let mut v = Vec::with_capacity(size.width as usize * size.height as usize * 4);
+        for y in 0..size.height {
+            for x in 0..size.width {
+                let ink = (x / 3 + y / 5 + seed) % 7 == 0;
+                let (b, g, r) = if ink {
+                    (20, 20, 20)
+                } else {
+                    ((x / 4) as u8, (y / 3) as u8, ((x + y + seed) / 6) as u8)
+                };
+                v.extend([b, g, r, 0]);
+            }
+        }
+        v
+    }
+
+    /// Paints `rect` of a `width`-wide image with a colour pattern of its own.
+    fn repaint(pixels: &mut [u8], width: u32, rect: Rect) {
+        for y in rect.y..rect.y + rect.height as i32 {
+            for x in rect.x..rect.x + rect.width as i32 {
+                let at = (y as usize * width as usize + x as usize) * 4;
+                pixels[at..at + 4].copy_from_slice(&[(x * 5) as u8, 250, (y * 3) as u8, 0]);
+            }
+        }
+    }
+
+    fn rect(x: i32, y: i32, width: u32, height: u32) -> Rect {
+        Rect {
+            x,
+            y,
+            width,
+            height,
+        }
+    }
+
+    fn request(source: Rect, output: Size, mask: &[Rect]) -> Request<'_> {
+        Request {
+            source,
+            output,
+            format: ImageFormat::Jpeg,
+            quality: 80,
+            mask,
+            mask_color: [255, 0, 255],
+            capture_id: 1,
+            drawn: None,
+            updatable: true,
+        }
+    }
+
+    /// An image updated in the strips some rows reach is byte for byte
+    /// the image a fresh pipeline makes of the new pixels, mask or not:
+    /// a drawn strip left as it was would differ.
+    #[test]
+    fn updated_strips_make_the_image_a_full_capture_makes() {
+        let from = Size {
+            width: 1000,
+            height: 700,
+        };
+        let source = rect(0, 0, from.width, from.height);
+        let to = Size {
+            width: 731,
+            height: 509,
+        };
+        // A block in the middle; rows across the first strip boundary
+        // (output row 64 is source row 88); the last source row.
+        let drawn = [
+            rect(100, 300, 300, 40),
+            rect(500, 80, 200, 16),
+            rect(0, 699, 1000, 1),
+        ];
+        for mask in [vec![], vec![rect(350, 310, 200, 100), rect(0, 0, 50, 700)]] {
+            let req = request(source, to, &mask);
+            let before = scene(from, 0);
+            let mut after = before.clone();
+            for r in &drawn {
+                repaint(&mut after, from.width, *r);
+            }
+            let rows = drawn_rows(&drawn, source).unwrap();
+            let mut updated = Pipeline::default();
+            let mut t = Timings::default();
+            let all = updated.deliver(&before, Layout4::BGRX, &req, None, &mut t);
+            assert_eq!(all.unwrap(), Some((8, 8)), "a whole image is every strip");
+            let old = updated.base64.clone();
+            let made = updated
+                .deliver(&after, Layout4::BGRX, &req, Some(&rows), &mut t)
+                .unwrap()
+                .unwrap();
+            assert!(made.0 < made.1, "{made:?}: only the strips drawn in");
+            assert!(
+                made.0 >= 3,
+                "{made:?}: three places drawn in, one straddling"
+            );
+            let mut fresh = Pipeline::default();
+            fresh
+                .deliver(&after, Layout4::BGRX, &req, None, &mut t)
+                .unwrap();
+            assert_ne!(updated.base64, old, "the drawing shows");
+            assert!(
+                updated.base64 == fresh.base64,
+                "mask {mask:?}: the updated image differs from a full capture of the same pixels"
+            );
+        }
+    }
+
+    /// Leaving out any one strip the drawn rows reach is seen.
+    #[test]
+    fn every_strip_the_drawn_rows_reach_is_made_again() {
+        let from = Size {
+            width: 640,
+            height: 480,
+        };
+        let source = rect(0, 0, from.width, from.height);
+        let to = Size {
+            width: 480,
+            height: 360,
+        };
+        let req = request(source, to, &[]);
+        let before = scene(from, 0);
+        let mut t = Timings::default();
+        let mut fresh_pipeline = Pipeline::default();
+        // Rows just either side of where strips meet: output row 64 is
+        // source row 85.33.
+        for drawn in [rect(0, 83, 640, 1), rect(0, 87, 640, 1), rect(0, 0, 640, 1)] {
+            let mut after = before.clone();
+            repaint(&mut after, from.width, drawn);
+            let rows = drawn_rows(&[drawn], source).unwrap();
+            let mut updated = Pipeline::default();
+            updated
+                .deliver(&before, Layout4::BGRX, &req, None, &mut t)
+                .unwrap();
+            updated
+                .deliver(&after, Layout4::BGRX, &req, Some(&rows), &mut t)
+                .unwrap();
+            fresh_pipeline
+                .deliver(&after, Layout4::BGRX, &req, None, &mut t)
+                .unwrap();
+            assert!(
+                updated.base64 == fresh_pipeline.base64,
+                "{drawn}: differs from a full capture"
+            );
+        }
+    }
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)]
+    fn drawn_rows_merge_close_ranges_and_cap_the_reads() {
+        let source = rect(0, 100, 500, 1000);
+        // Outside the source, and clipped at its top.
+        assert_eq!(drawn_rows(&[rect(0, 0, 10, 50)], source), None);
+        assert_eq!(
+            drawn_rows(&[rect(0, 90, 10, 20)], source),
+            Some(vec![0..10])
+        );
+        // Within ROW_GAP of each other: one read.
+        assert_eq!(
+            drawn_rows(&[rect(0, 200, 10, 10), rect(300, 230, 10, 10)], source),
+            Some(vec![100..140])
+        );
+        // Six far apart: four reads, joined across the narrowest gaps.
+        let six: Vec<Rect> = [0, 100, 200, 500, 800, 850]
+            .iter()
+            .map(|&y| rect(0, 100 + y, 10, 5))
+            .collect();
+        let rows = drawn_rows(&six, source).unwrap();
+        assert_eq!(rows.len(), MAX_ROW_READS);
+        for r in &six {
+            let top = (r.y - 100) as u32;
+            assert!(
+                rows.iter().any(|m| m.start <= top && top + 5 <= m.end),
+                "{r}"
+            );
+        }
     }
 }

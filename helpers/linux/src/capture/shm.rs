@@ -131,31 +131,27 @@ impl ShmBuffers {
             self.slots[slot] = Some(Segment::create(conn, want)?);
         }
         let segment = self.slots[slot].as_ref().expect("slot filled above");
-        let reply = conn
-            .shm_get_image(
-                drawable,
-                rect.x as i16,
-                rect.y as i16,
-                rect.width as u16,
-                rect.height as u16,
-                !0,
-                ImageFormat::Z_PIXMAP.into(),
-                segment.xid,
-                0,
-            )
-            .map_err(|e| e.to_string())?
-            .reply()
-            .map_err(|e| match e {
-                ReplyError::X11Error(x) => format!("ShmGetImage: {:?} error", x.error_kind),
-                other => format!("ShmGetImage: {other}"),
-            })?;
-        if (reply.size as usize) < len {
-            return Err(format!(
-                "ShmGetImage wrote {} bytes, expected {len}",
-                reply.size
-            ));
-        }
-        Ok(())
+        get_image(conn, segment, drawable, rect, 0, len)
+    }
+
+    /// Captures `rect` of `drawable` as a ZPixmap into `slot` at byte
+    /// `offset`, where the slot already holds an image of its full width
+    /// (`len` is the part's size in bytes): a few rows of the last capture
+    /// read again in place.
+    pub fn grab_at<C: Connection>(
+        &mut self,
+        conn: &C,
+        slot: usize,
+        drawable: u32,
+        rect: Rect,
+        offset: usize,
+        len: usize,
+    ) -> Result<(), String> {
+        let segment = self.slots[slot]
+            .as_ref()
+            .filter(|s| offset + len <= s.len)
+            .ok_or("ShmGetImage: the rows do not fit the segment")?;
+        get_image(conn, segment, drawable, rect, offset, len)
     }
 
     /// The first `len` bytes of `slot` as last written by `grab`.
@@ -174,4 +170,41 @@ impl ShmBuffers {
             }
         }
     }
+}
+
+/// One ShmGetImage of `rect` into `segment` at `offset`, which must then
+/// hold `len` bytes written.
+fn get_image<C: Connection>(
+    conn: &C,
+    segment: &Segment,
+    drawable: u32,
+    rect: Rect,
+    offset: usize,
+    len: usize,
+) -> Result<(), String> {
+    let reply = conn
+        .shm_get_image(
+            drawable,
+            rect.x as i16,
+            rect.y as i16,
+            rect.width as u16,
+            rect.height as u16,
+            !0,
+            ImageFormat::Z_PIXMAP.into(),
+            segment.xid,
+            offset as u32,
+        )
+        .map_err(|e| e.to_string())?
+        .reply()
+        .map_err(|e| match e {
+            ReplyError::X11Error(x) => format!("ShmGetImage: {:?} error", x.error_kind),
+            other => format!("ShmGetImage: {other}"),
+        })?;
+    if (reply.size as usize) < len {
+        return Err(format!(
+            "ShmGetImage wrote {} bytes, expected {len}",
+            reply.size
+        ));
+    }
+    Ok(())
 }

@@ -1,6 +1,8 @@
-//! JPEG encoding in horizontal strips, one per scaling band, so that each
-//! core scales and then encodes its own part of the image, and the strips
-//! are joined into one baseline JPEG with restart markers.
+//! JPEG encoding in horizontal strips of `STRIP_ROWS` rows, so that the
+//! cores share the strips out, each scaling and then encoding its own,
+//! and a capture that changed a few rows makes only the strips they reach
+//! again; the strips are joined into one baseline JPEG with restart
+//! markers.
 //!
 //! Each strip is a whole JPEG of the same width, quality and (standard)
 //! tables. A restart marker resets the DC predictors, which is exactly the
@@ -15,6 +17,11 @@ use crate::error::{Error, Result};
 /// are a multiple of it.
 pub const MCU_ROWS: u32 = 16;
 const MCU_COLS: u32 = 16;
+
+/// The output rows of each strip but the last: a few MCU rows, so that a
+/// small change makes little again, while a whole image is still a dozen
+/// strips (13 at 819 rows) that the threads share evenly.
+pub const STRIP_ROWS: u32 = 4 * MCU_ROWS;
 
 /// One strip's encoder and output, reused across captures.
 #[derive(Default)]
@@ -177,7 +184,7 @@ fn find_marker(headers: &[u8], marker: u8) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::resize::{Bands, Scaler};
+    use crate::capture::resize::Scaler;
     use crate::types::Size;
 
     /// Smooth colour with sharp text-like detail, so that both the DC
@@ -220,26 +227,25 @@ mod tests {
             },
         ] {
             let src = scene(from);
-            for bands in [2usize, 3] {
+            for (threads, rows) in [(2usize, STRIP_ROWS), (3, 2 * MCU_ROWS)] {
                 let mut scaler = Scaler::default();
                 let mut scaled = Vec::new();
-                let mut strips: Vec<Strip> = (0..bands).map(|_| Strip::default()).collect();
-                scaler.force_threads(bands);
-                let (used, rows) = scaler
-                    .scale_then(
+                let count = to.height.div_ceil(rows) as usize;
+                let mut strips: Vec<Strip> = (0..count).map(|_| Strip::default()).collect();
+                scaler.force_threads(threads);
+                let used = scaler
+                    .scale_strips(
                         &src,
                         from,
                         to,
                         &mut scaled,
-                        Bands {
-                            align: MCU_ROWS,
-                            states: &mut strips,
-                        },
+                        rows,
+                        &mut strips,
+                        |_| true,
                         |s, rows, px| s.encode(px, to.width, rows, Layout4::BGRX, 80),
                     )
                     .unwrap();
-                assert!(used >= 2, "{to:?}: only {used} band");
-                assert_eq!(rows % MCU_ROWS, 0);
+                assert_eq!(used, count, "{to:?}: strips scaled");
                 let mut joined = Vec::new();
                 join(&strips[..used], to.height, rows, to.width, &mut joined).unwrap();
                 let mut single = crate::capture::encode::Encoder::default();

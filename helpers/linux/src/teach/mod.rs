@@ -241,6 +241,13 @@ impl<'c, C: Connection> OutOfCapture<'c, C> {
     }
 }
 
+impl<C: Connection> OutOfCapture<'_, C> {
+    /// Whether a tooltip was moved out of the capture.
+    pub fn moved(&self) -> bool {
+        self.moved.is_some()
+    }
+}
+
 impl<C: Connection> Drop for OutOfCapture<'_, C> {
     fn drop(&mut self) {
         if let Some((window, at)) = self.moved.take() {

@@ -515,6 +515,7 @@ impl Server {
                 },
                 capture_id,
                 reused: false,
+                incremental: None,
             },
         ))
     }
