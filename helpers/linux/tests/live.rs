@@ -1041,3 +1041,212 @@ fn a_window_mapped_over_a_masked_capture_is_never_served_from_the_old_image() {
     assert_eq!(count_colour(&pixels, secret), 0, "the popup leaked");
     assert_eq!(count_colour(&pixels, [24, 24, 24]), 80 * 60);
 }
+
+/// How many pixels of a decoded `width`-wide RGB image inside `inside`
+/// (output coordinates) and outside it are close to `rgb`.
+fn count_colour_in(buf: &[u8], width: u32, inside: Area, rgb: [u8; 3]) -> (usize, usize) {
+    let (mut i, mut o) = (0, 0);
+    for (n, p) in buf.chunks_exact(3).enumerate() {
+        if close([p[0], p[1], p[2]], rgb, 12) {
+            let (x, y) = ((n as u32 % width) as i32, (n as u32 / width) as i32);
+            if inside.contains(x, y) {
+                i += 1;
+            } else {
+                o += 1;
+            }
+        }
+    }
+    (i, o)
+}
+
+#[test]
+fn a_drawn_screen_updates_the_strips_it_reaches_and_comes_out_as_a_full_capture() {
+    if !have_display("a_drawn_screen_updates_the_strips_it_reaches_and_comes_out_as_a_full_capture")
+    {
+        return;
+    }
+    let _turn = lock();
+    let mut x = X::open(None);
+    // Scaled by 3/4: output strip boundaries (every 64 rows) fall on
+    // source rows 85.3, 170.7, 256, 341.3 and 426.7.
+    let area = Area {
+        x: 60,
+        y: 40,
+        w: 640,
+        h: 480,
+    };
+    let (ow, oh) = (480, 360);
+    let base = x.window(area, [40, 40, 40], None);
+    // Dark bars, far from every colour drawn below.
+    let bars = |x: &X| {
+        for k in 0..16 {
+            let bar = Area {
+                x: k * 40,
+                y: (k % 3) * 20,
+                w: 40,
+                h: 480,
+            };
+            x.fill(base, bar, [k as u8 * 6, 60 - k as u8 * 3, 30 + k as u8 * 4]);
+        }
+    };
+    bars(&x);
+    let secret_at = Area {
+        x: area.x + 440,
+        y: area.y + 300,
+        w: 160,
+        h: 120,
+    };
+    let secret = x.window(secret_at, [250, 210, 20], None);
+    let plain = json!({"rect": area.json(), "width": ow, "height": oh, "quality": 85});
+    let mut masked = plain.clone();
+    masked["mask"] = json!([secret]);
+    masked["mask_color"] = json!([0, 0, 255]);
+    // Output coordinates of window-relative source rows and columns.
+    let out = |a: Area| Area {
+        x: a.x * 3 / 4,
+        y: a.y * 3 / 4,
+        w: a.w * 3 / 4,
+        h: a.h * 3 / 4,
+    };
+    for env in [&[][..], &[("DESKHAND_HELPER_NO_SHM", "1")][..]] {
+        let mut helper = Helper::spawn(env);
+        helper.handshake();
+        for params in [&plain, &masked] {
+            let first = helper.result("capture", params.clone());
+            assert_eq!(first["reused"], false);
+            assert!(
+                first.get("incremental").is_none(),
+                "{first:?}: nothing to update yet"
+            );
+            // A block in the middle, rows across a strip boundary, and
+            // rows beside the masked window, each in a colour of its own.
+            let drawn = [
+                (
+                    Area {
+                        x: 40,
+                        y: 200,
+                        w: 200,
+                        h: 60,
+                    },
+                    [255, 0, 255],
+                ),
+                (
+                    Area {
+                        x: 300,
+                        y: 78,
+                        w: 120,
+                        h: 16,
+                    },
+                    [0, 255, 255],
+                ),
+                (
+                    Area {
+                        x: 200,
+                        y: 320,
+                        w: 200,
+                        h: 40,
+                    },
+                    [255, 255, 255],
+                ),
+            ];
+            for (i, (at, rgb)) in drawn.into_iter().enumerate() {
+                x.fill(base, at, rgb);
+                // The masked window drawn in too: it must stay painted over.
+                x.fill(
+                    secret,
+                    Area {
+                        x: 0,
+                        y: 0,
+                        w: 160,
+                        h: 120,
+                    },
+                    [250, 210, 20 + i as u8 * 10],
+                );
+                let shot = helper.result("capture", params.clone());
+                assert_eq!(shot["reused"], false, "{env:?} {at:?}");
+                let part = &shot["incremental"];
+                let (strips, of) = (part["strips"].as_u64(), part["of"].as_u64());
+                assert!(
+                    strips.is_some() && strips < of,
+                    "{env:?} {at:?}: {part} (incremental expected)\n{}",
+                    helper.stderr()
+                );
+                // Byte for byte what a helper with no image to update reads.
+                let mut fresh = Helper::spawn(env);
+                fresh.handshake();
+                let full = fresh.result("capture", params.clone());
+                assert!(full.get("incremental").is_none());
+                let (w, h, pixels) = decode_jpeg(&shot);
+                assert_eq!((w, h), (ow, oh));
+                let (_, _, full_pixels) = decode_jpeg(&full);
+                assert!(
+                    shot["data"] == full["data"],
+                    "{env:?} {at:?}: the updated image is not the full capture's ({} of {} pixels differ)",
+                    pixels.chunks_exact(3).zip(full_pixels.chunks_exact(3)).filter(|(a, b)| a != b).count(),
+                    pixels.len() / 3
+                );
+                // The drawing is where it was drawn, whole, and nowhere else
+                // (its edge rows and columns blend with the pattern).
+                let expect = out(at);
+                let inner = Area {
+                    x: expect.x + 2,
+                    y: expect.y + 2,
+                    w: expect.w - 4,
+                    h: expect.h - 4,
+                };
+                let (inside, _) = count_colour_in(&pixels, w, inner, rgb);
+                let (_, outside) = count_colour_in(&pixels, w, expect, rgb);
+                let want = (inner.w * inner.h) as usize;
+                assert!(
+                    inside * 4 >= want * 3,
+                    "{env:?} {at:?}: {inside} of {want} pixels"
+                );
+                assert!(outside <= 20, "{env:?} {at:?}: {outside} pixels outside");
+                // The stored pixels are the image's: the drawing is no change.
+                let r = helper.result(
+                    "patch_check",
+                    json!({"x": area.x + at.x + 8, "y": area.y + at.y + 8}),
+                );
+                assert_eq!(r["changed"], false, "{env:?} {at:?}: {r}");
+                assert_eq!(r["capture_id"], shot["capture_id"]);
+                if params.get("mask").is_some() {
+                    let m = out(Area {
+                        x: secret_at.x - area.x,
+                        y: secret_at.y - area.y,
+                        w: secret_at.w,
+                        h: secret_at.h,
+                    });
+                    let inner = Area {
+                        x: m.x + 2,
+                        y: m.y + 2,
+                        w: m.w - 4,
+                        h: m.h - 4,
+                    };
+                    let (blue, _) = count_colour_in(&pixels, w, inner, [0, 0, 255]);
+                    let want = (inner.w * inner.h) as usize;
+                    assert!(
+                        blue * 10 >= want * 9,
+                        "{env:?}: the mask in {blue} of {want}"
+                    );
+                    let (leak_in, leak_out) =
+                        count_colour_in(&pixels, w, m, [250, 210, 20 + i as u8 * 10]);
+                    assert_eq!(leak_in + leak_out, 0, "{env:?}: the masked window shows");
+                }
+            }
+            // Drawn over without a capture: patch_check sees it.
+            x.fill(
+                base,
+                Area {
+                    x: 8,
+                    y: 8,
+                    w: 32,
+                    h: 32,
+                },
+                [10, 250, 10],
+            );
+            let r = helper.result("patch_check", json!({"x": area.x + 24, "y": area.y + 24}));
+            assert_eq!(r["changed"], true, "{env:?}: {r}");
+            bars(&x);
+        }
+    }
+}
