@@ -13,7 +13,8 @@ import (
 // with another colour before each screenshot, outside the timed part, so
 // the helper cannot serve its last image again and every screenshot reads,
 // scales and encodes. TestBenchMCP's mcp_screenshot_1080p_ms is the same
-// call on an unchanged screen. Only under `make bench` (DESKHAND_BENCH=1).
+// call on an unchanged screen. A second figure changes the whole screen
+// before each screenshot. Only under `make bench` (DESKHAND_BENCH=1).
 func TestBenchScreenshotChanging(t *testing.T) {
 	if os.Getenv("DESKHAND_BENCH") == "" {
 		t.Skip("benchmarks run under `make bench` (DESKHAND_BENCH=1)")
@@ -34,4 +35,19 @@ func TestBenchScreenshotChanging(t *testing.T) {
 		samples[i] = time.Since(start)
 	}
 	report("mcp_screenshot_changed_1080p_ms", ms(median(samples)), "ms")
+
+	// The whole screen changed before each screenshot: nothing of the
+	// last image can be kept.
+	changeAll := d.ChangingScreen(t, 1920, 1080)
+	for i := range 5 {
+		changeAll(i)
+		e.benchCall("screenshot", nil)
+	}
+	for i := range samples {
+		changeAll(i)
+		start := time.Now()
+		e.benchCall("screenshot", nil)
+		samples[i] = time.Since(start)
+	}
+	report("mcp_screenshot_full_change_1080p_ms", ms(median(samples)), "ms")
 }

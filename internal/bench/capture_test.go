@@ -114,6 +114,18 @@ func TestBenchCapture(t *testing.T) {
 	report("helper_rss_after_warmup_kib", float64(rssBefore), "KiB")
 	report("helper_rss_after_1000_captures_kib", float64(rssAfter), "KiB")
 	report("helper_rss_growth_kib", float64(rssAfter-rssBefore), "KiB")
+
+	// Last, as it covers the scene: a screen that changed everywhere
+	// before each capture, so nothing of the last image can be kept.
+	change = d.ChangingScreen(t, 1920, 1080)
+	for i := 0; i < 5; i++ {
+		change(i)
+		if _, err := client.Capture(ctx, req); err != nil {
+			t.Fatalf("Capture: %v", err)
+		}
+	}
+	full, _ := timeCaptures(req, captureRuns, true)
+	report("helper_capture_1080p_jpeg_full_change_ms", ms(median(full)), "ms")
 }
 
 // paintVariedScreen covers the screen with a seeded plasma image (shown by
