@@ -1064,7 +1064,7 @@ mod tests {
             let mut updated = Pipeline::default();
             let mut t = Timings::default();
             let all = updated.deliver(&before, Layout4::BGRX, &req, None, &mut t);
-            assert_eq!(all.unwrap(), Some((8, 8)), "a whole image is every strip");
+            assert_eq!(all.unwrap(), Some((16, 16)), "a whole image is every strip");
             let old = updated.base64.clone();
             let made = updated
                 .deliver(&after, Layout4::BGRX, &req, Some(&rows), &mut t)

@@ -20,6 +20,9 @@ const MIN_ROWS_PER_BAND: u32 = 128;
 pub struct Scaler {
     resizers: Vec<Resizer>,
     filter: FilterType,
+    /// The source scaled vertically only, full width: the strips' first
+    /// pass.
+    mid: Vec<u8>,
 }
 
 impl Default for Scaler {
@@ -34,6 +37,7 @@ impl Scaler {
         Scaler {
             resizers: (0..threads).map(|_| Resizer::new()).collect(),
             filter,
+            mid: Vec::new(),
         }
     }
 
@@ -66,16 +70,20 @@ impl Scaler {
     /// Scales the strips of `to` that `wanted` picks, each `rows` output
     /// rows high but the last, into their rows of `dst` (resized to fit
     /// `to` if it does not; the other strips' rows are left as they are),
-    /// and runs `then` on each strip as soon as it is scaled, with the
-    /// strip's entry of `states`, its row count and its pixels. The strips
-    /// are shared out among one thread per resizer. Returns how many
-    /// strips were scaled.
+    /// and runs `then` on each strip once it is scaled, with the strip's
+    /// entry of `states`, its row count and its pixels. Each thread takes
+    /// an even share of the strips, top to bottom, as contiguous runs.
+    /// Returns how many strips were scaled.
     ///
-    /// Each strip resizes a fractional crop of the source whose filter taps
-    /// still reach past the crop into the whole image, reading only the
-    /// source rows `source_rows` names, so a strip comes out the same
-    /// whichever other strips are scaled with it: a strip scaled again
-    /// from a source changed only outside those rows is the same pixels.
+    /// A strip is scaled in two passes, as the resizer itself would do it:
+    /// vertically from its own fractional crop of the source (whose filter
+    /// taps still reach past the crop into the whole image), reading only
+    /// the source rows `source_rows` names, then horizontally, row by row,
+    /// in one pass over each run of wanted strips, so that the horizontal
+    /// filter is set up once per run rather than per strip. Either way a
+    /// strip comes out the same whichever other strips are scaled with it:
+    /// a strip scaled again from a source changed only outside its source
+    /// rows is the same pixels.
     #[allow(clippy::too_many_arguments)]
     pub fn scale_strips<S: Send>(
         &mut self,
@@ -85,7 +93,7 @@ impl Scaler {
         dst: &mut Vec<u8>,
         rows: u32,
         states: &mut [S],
-        wanted: impl Fn(usize) -> bool,
+        wanted: impl Fn(usize) -> bool + Sync,
         then: impl Fn(&mut S, u32, &[u8]) -> Result<()> + Sync,
     ) -> Result<usize> {
         let len = to.width as usize * to.height as usize * 4;
@@ -93,7 +101,12 @@ impl Scaler {
             // Only the first capture at a new size pays for this fill.
             dst.resize(len, 0);
         }
-        if rows == 0 || to.height.div_ceil(rows) as usize > states.len() {
+        let mid_len = from.width as usize * to.height as usize * 4;
+        if self.mid.len() != mid_len {
+            self.mid.resize(mid_len, 0);
+        }
+        let count = to.height.div_ceil(rows.max(1)) as usize;
+        if rows == 0 || count > states.len() {
             return Err(Error::internal(format!(
                 "scaling {} rows in strips of {rows}: only {} strip states",
                 to.height,
@@ -103,73 +116,132 @@ impl Scaler {
         let src = ImageRef::new(from.width, from.height, src, PixelType::U8x4)
             .map_err(|e| Error::internal(format!("wrapping the source image: {e}")))?;
         let y_scale = from.height as f64 / to.height as f64;
-        let stride = to.width as usize * 4;
-        let mut jobs: Vec<(&mut [u8], &mut S, u32, ResizeOptions)> = dst
-            .chunks_mut(rows as usize * stride)
-            .zip(states.iter_mut())
-            .enumerate()
-            .filter(|(i, _)| wanted(*i))
-            .map(|(i, (band, state))| {
-                let first = i as u32 * rows;
-                let height = (band.len() / stride) as u32;
-                let options = ResizeOptions::new()
-                    .resize_alg(ResizeAlg::Convolution(self.filter))
-                    // The fourth byte is padding (0 on depth-24 visuals),
-                    // not alpha: premultiplying by it would turn the image
-                    // black.
-                    .use_alpha(false)
-                    .crop(
-                        0.0,
-                        first as f64 * y_scale,
-                        from.width as f64,
-                        height as f64 * y_scale,
-                    );
-                (band, state, height, options)
-            })
-            .collect();
-        let count = jobs.len();
-        // Taken from the back: the first strips go first.
-        jobs.reverse();
-        let queue = std::sync::Mutex::new(jobs);
-        let work = |resizer: &mut Resizer| -> Result<()> {
-            loop {
-                let job = queue.lock().unwrap_or_else(|e| e.into_inner()).pop();
-                let Some((band, state, height, options)) = job else {
-                    return Ok(());
-                };
-                let mut out = Image::from_slice_u8(to.width, height, band, PixelType::U8x4)
-                    .map_err(|e| Error::internal(format!("wrapping the output strip: {e}")))?;
-                resizer
-                    .resize(&src, &mut out, &options)
-                    .map_err(|e| Error::internal(format!("resizing: {e}")))?;
-                then(state, height, out.buffer())?;
-            }
-        };
+        let (out_stride, mid_stride) = (to.width as usize * 4, from.width as usize * 4);
         let threads = self.resizers.len().min(count).max(1);
-        let (first, others) = self
-            .resizers
-            .split_first_mut()
-            .expect("at least one resizer");
+        let per = count.div_ceil(threads);
+        let filter = self.filter;
+        // Each thread's run: its first strip, and its rows of dst and of
+        // the vertically scaled pixels, and its strips' states.
+        let mut jobs = Vec::with_capacity(threads);
+        let (mut out, mut mid, mut state) = (
+            dst.as_mut_slice(),
+            self.mid.as_mut_slice(),
+            &mut states[..count],
+        );
+        for (t, resizer) in self.resizers.iter_mut().enumerate() {
+            let first = t * per;
+            if first >= count {
+                break;
+            }
+            let n = per.min(count - first);
+            let run_rows =
+                ((first + n) * rows as usize).min(to.height as usize) - first * rows as usize;
+            let (o, o_rest) = std::mem::take(&mut out).split_at_mut(run_rows * out_stride);
+            let (m, m_rest) = std::mem::take(&mut mid).split_at_mut(run_rows * mid_stride);
+            let (st, st_rest) = std::mem::take(&mut state).split_at_mut(n);
+            (out, mid, state) = (o_rest, m_rest, st_rest);
+            jobs.push((resizer, first, o, m, st));
+        }
+        let work = |(resizer, first, out, mid, states): (
+            &mut Resizer,
+            usize,
+            &mut [u8],
+            &mut [u8],
+            &mut [S],
+        )|
+         -> Result<usize> {
+            let n = states.len();
+            let strip_rows = |k: usize| {
+                let top = (first + k) as u32 * rows;
+                (top, rows.min(to.height - top))
+            };
+            let mut done = 0;
+            let mut i = 0;
+            while i < n {
+                if !wanted(first + i) {
+                    i += 1;
+                    continue;
+                }
+                let mut j = i + 1;
+                while j < n && wanted(first + j) {
+                    j += 1;
+                }
+                for k in i..j {
+                    let (top, height) = strip_rows(k);
+                    let at = k * rows as usize;
+                    let part = &mut mid[at * mid_stride..(at + height as usize) * mid_stride];
+                    let mut image = Image::from_slice_u8(from.width, height, part, PixelType::U8x4)
+                        .map_err(|e| Error::internal(format!("wrapping a strip: {e}")))?;
+                    let options = ResizeOptions::new()
+                        .resize_alg(ResizeAlg::Convolution(filter))
+                        // The fourth byte is padding (0 on depth-24
+                        // visuals), not alpha: premultiplying by it would
+                        // turn the image black.
+                        .use_alpha(false)
+                        .crop(
+                            0.0,
+                            top as f64 * y_scale,
+                            from.width as f64,
+                            height as f64 * y_scale,
+                        );
+                    resizer
+                        .resize(&src, &mut image, &options)
+                        .map_err(|e| Error::internal(format!("resizing: {e}")))?;
+                }
+                let (r0, r1) = (i * rows as usize, j * rows as usize);
+                let r1 = r1.min(out.len() / out_stride);
+                let height = (r1 - r0) as u32;
+                let across = ImageRef::new(
+                    from.width,
+                    height,
+                    &mid[r0 * mid_stride..r1 * mid_stride],
+                    PixelType::U8x4,
+                )
+                .map_err(|e| Error::internal(format!("wrapping strips: {e}")))?;
+                let mut image = Image::from_slice_u8(
+                    to.width,
+                    height,
+                    &mut out[r0 * out_stride..r1 * out_stride],
+                    PixelType::U8x4,
+                )
+                .map_err(|e| Error::internal(format!("wrapping strips: {e}")))?;
+                let options = ResizeOptions::new()
+                    .resize_alg(ResizeAlg::Convolution(filter))
+                    .use_alpha(false);
+                resizer
+                    .resize(&across, &mut image, &options)
+                    .map_err(|e| Error::internal(format!("resizing: {e}")))?;
+                for (k, state) in states.iter_mut().enumerate().take(j).skip(i) {
+                    let (_, height) = strip_rows(k);
+                    let at = k * rows as usize;
+                    let pixels = &out[at * out_stride..(at + height as usize) * out_stride];
+                    then(state, height, pixels)?;
+                }
+                done += j - i;
+                i = j;
+            }
+            Ok(done)
+        };
+        let mut jobs = jobs.into_iter();
+        let first = jobs.next().expect("at least one strip");
         if threads == 1 {
-            work(first)?;
-            return Ok(count);
+            return work(first);
         }
         let work = &work;
         std::thread::scope(|scope| {
-            let handles: Vec<_> = others[..threads - 1]
-                .iter_mut()
-                .map(|resizer| scope.spawn(move || work(resizer)))
-                .collect();
+            let handles: Vec<_> = jobs.map(|job| scope.spawn(move || work(job))).collect();
             let mut result = work(first);
             for handle in handles {
-                let strip = handle
+                let run = handle
                     .join()
                     .unwrap_or_else(|_| Err(Error::internal("a resize thread panicked")));
-                result = result.and(strip);
+                result = match (result, run) {
+                    (Ok(a), Ok(b)) => Ok(a + b),
+                    (Err(e), _) | (_, Err(e)) => Err(e),
+                };
             }
             result
-        })?;
-        Ok(count)
+        })
     }
 }
 
@@ -222,6 +294,7 @@ mod tests {
         let mut scaler = Scaler {
             resizers: (0..3).map(|_| Resizer::new()).collect(),
             filter: FILTER,
+            mid: Vec::new(),
         };
         scaler.scale(&src, from, to, &mut banded).unwrap();
         let mut single = Vec::new();
