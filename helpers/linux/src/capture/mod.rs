@@ -123,7 +123,7 @@ impl Method {
 }
 
 /// Where each stage's time went, for logs and benchmarks. A scaled JPEG
-/// is scaled and encoded band by band on several threads (see `strips`):
+/// is scaled and encoded strip by strip on several threads (see `strips`):
 /// `scale` is then the time of both, and `encode` that of joining them.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Timings {
@@ -825,8 +825,8 @@ impl Pipeline {
             && req.format == ImageFormat::Jpeg
             && strips::restart_interval(req.output.width, strips::STRIP_ROWS).is_some();
         let (encoded, made): (&[u8], _) = if in_strips {
-            // Each thread encodes a strip as soon as it has scaled it, so
-            // scale times both, and encode the joining.
+            // Each thread encodes its strips as soon as it has scaled
+            // them, so scale times both, and encode the joining.
             let t = Instant::now();
             let (to, quality) = (req.output, req.quality);
             let rows = strips::STRIP_ROWS;
