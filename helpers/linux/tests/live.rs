@@ -1246,7 +1246,35 @@ fn a_drawn_screen_updates_the_strips_it_reaches_and_comes_out_as_a_full_capture(
             );
             let r = helper.result("patch_check", json!({"x": area.x + 24, "y": area.y + 24}));
             assert_eq!(r["changed"], true, "{env:?}: {r}");
+            // patch_baseline read the screen again since: read it all.
+            let r = helper.result("patch_baseline", json!({}));
+            assert_ne!(r["differing_pixels"], 0, "{env:?}: {r}");
+            let shot = helper.result("capture", params.clone());
+            assert!(
+                shot.get("incremental").is_none(),
+                "{env:?}: after patch_baseline"
+            );
+            // Most rows drawn in: read it all.
             bars(&x);
+            let shot = helper.result("capture", params.clone());
+            assert_eq!(shot["reused"], false);
+            assert!(
+                shot.get("incremental").is_none(),
+                "{env:?}: most rows drawn"
+            );
+            // And the same request again after a small change updates it.
+            x.fill(
+                base,
+                Area {
+                    x: 0,
+                    y: 0,
+                    w: 8,
+                    h: 8,
+                },
+                [255, 0, 255],
+            );
+            let shot = helper.result("capture", params.clone());
+            assert!(shot["incremental"].is_object(), "{env:?}: a small change");
         }
     }
 }
