@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -39,4 +40,42 @@ func GrowPipe(f *os.File) {
 		}
 		_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, PipeBytes)
 	})
+}
+
+// PollPipe returns a reader of the pipe f reads from (a server's stdin)
+// whose reads wait in the Go runtime's network poller instead of blocking
+// a thread in read(2). A process gets its stdin blocking, and a blocking
+// read costs each request a hand-off between threads: the thread that
+// reads the line wakes the goroutine that handles it, then blocks in the
+// next read, and that goroutine waits until the scheduler takes the
+// reading thread's processor back (tens of microseconds). A pollable
+// reader parks instead, and the handler runs on the same thread at once.
+//
+// It opens the pipe again through /proc, which makes a file description
+// of its own: setting O_NONBLOCK on f's would change it for every process
+// that shares f (a shell's terminal, a wrapper's pipe). Anything that is
+// not a pipe, or that cannot be reopened, is returned as it is; so is f
+// when the reopened file is not the same pipe.
+func PollPipe(f *os.File) *os.File {
+	info, err := f.Stat()
+	if err != nil || info.Mode()&os.ModeNamedPipe == 0 {
+		return f
+	}
+	conn, err := f.SyscallConn()
+	if err != nil {
+		return f
+	}
+	var fd int
+	var openErr error
+	if err := conn.Control(func(ffd uintptr) {
+		fd, openErr = syscall.Open("/proc/self/fd/"+strconv.Itoa(int(ffd)), syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	}); err != nil || openErr != nil {
+		return f
+	}
+	polled := os.NewFile(uintptr(fd), f.Name())
+	if same, err := polled.Stat(); err != nil || !os.SameFile(info, same) {
+		polled.Close()
+		return f
+	}
+	return polled
 }

@@ -246,6 +246,12 @@ func serveStdio(ctx context.Context, in io.Reader, out io.Writer, opts mcpserver
 	if f, ok := out.(*os.File); ok {
 		bridge.GrowPipe(f)
 	}
+	if f, ok := in.(*os.File); ok {
+		if polled := bridge.PollPipe(f); polled != f {
+			defer polled.Close()
+			in = polled
+		}
+	}
 	transport := &mcpserver.StdioTransport{Reader: in, Writer: out, Logger: logger.With("component", "stdio")}
 	err = srv.Run(ctx, transport)
 	if ctx.Err() != nil {

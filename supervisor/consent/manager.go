@@ -95,7 +95,7 @@ func New(opts Options) (*Manager, error) {
 	// behind it, as a request by that spelling would name it.
 	policy.Deny = expandSpellings(policy.Deny)
 	m.policy = policy
-	m.session.denied = policy.deniesIdentity
+	m.session.setDenied(policy.deniesIdentity)
 	m.denials = NewDenials(filepath.Join(m.configDir, DenialsFile))
 
 	pre, err := LoadPreapproval(m.PreapprovalPath())

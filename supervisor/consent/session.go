@@ -53,7 +53,17 @@ type Session struct {
 	stopped bool
 	// revoked counts the Revoke calls.
 	revoked int
+	// tiers remembers Tier's answers: a tier is a function of the app's
+	// identity, the grants and the policy, and the gates ask it for every
+	// window on the screen before every action, each answer costing a
+	// catalog lookup per grant. Whatever changes the grants or the policy
+	// forgets them.
+	tiers map[catalog.Identity]catalog.Tier
 }
+
+// maxTiers bounds the remembered tiers; past it they are forgotten and
+// remembered afresh. A desktop shows a few dozen apps.
+const maxTiers = 512
 
 // NewSession returns a session with no grants.
 func NewSession() *Session { return &Session{} }
@@ -62,11 +72,24 @@ func NewSession() *Session { return &Session{} }
 // is not approved, or when the catalog or the managed policy denies it.
 func (s *Session) Tier(app bridge.App) catalog.Tier {
 	id := catalog.IdentityOf(app)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.tiers[id]; ok {
+		return t
+	}
+	t := s.tier(id)
+	if s.tiers == nil || len(s.tiers) >= maxTiers {
+		s.tiers = map[catalog.Identity]catalog.Tier{}
+	}
+	s.tiers[id] = t
+	return t
+}
+
+// tier works out Tier's answer; s.mu is held.
+func (s *Session) tier(id catalog.Identity) catalog.Tier {
 	if catalog.Classify(id).PolicyDenied {
 		return catalog.TierNone
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.denied != nil && s.denied(id) {
 		return catalog.TierNone
 	}
@@ -77,6 +100,14 @@ func (s *Session) Tier(app bridge.App) catalog.Tier {
 		}
 	}
 	return best
+}
+
+// setDenied sets the managed policy's denial test.
+func (s *Session) setDenied(denied func(catalog.Identity) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.denied = denied
+	clear(s.tiers)
 }
 
 // Grant returns the grant that covers app, if any: the one with the
@@ -122,6 +153,7 @@ func (s *Session) Apps() []Grant {
 func (s *Session) Add(grants []Grant, flags Flags) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	clear(s.tiers)
 	for _, g := range grants {
 		if g.GrantedAt.IsZero() {
 			g.GrantedAt = time.Now()
@@ -154,6 +186,7 @@ func (s *Session) Revoke() {
 	defer s.mu.Unlock()
 	s.grants, s.flags, s.stopped = nil, Flags{}, true
 	s.revoked++
+	clear(s.tiers)
 }
 
 // Stopped reports whether the user's Escape revoked the grants and has not

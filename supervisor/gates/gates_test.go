@@ -71,6 +71,9 @@ func newDesktop() *fakeDesktop {
 }
 
 func (d *fakeDesktop) Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as the helper's client fails a call on a done context
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := &bridge.WindowList{}

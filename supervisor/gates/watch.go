@@ -102,6 +102,12 @@ func (g *Gates) keyGuard(a mcpserver.Action) *input.Guard {
 		probe := &a
 		defer g.forget(probe)
 		if err := g.checkFrontmost(ctx, probe); err != nil {
+			// A check cut short because the action was stopped (by the
+			// watch, which names what changed in the cause) found no
+			// change itself: pass the cause on.
+			if cause := stopped(ctx); cause != nil {
+				return nil, cause
+			}
 			return nil, &ChangedError{What: what, Err: err}
 		}
 		list, err := g.windows(ctx, probe)

@@ -73,3 +73,18 @@ func TestKeyGuardAllowsFullTierWindows(t *testing.T) {
 		t.Errorf("check with the browser in front = %v", err)
 	}
 }
+
+// TestKeyGuardPassesTheWatchCauseOn: when the watch stops an action, a
+// guard check in flight fails on the cancelled context; its error is the
+// watch's cause, which names what changed, not a change of its own that
+// names the cancelled listing.
+func TestKeyGuardPassesTheWatchCauseOn(t *testing.T) {
+	f := newFixture(t, consent.Flags{})
+	g := f.g.keyGuard(mcpserver.Action{Tool: "hold_key", Keys: "a"})
+	cause := &ChangedError{What: "holding keys", Err: errors.New("the focused window belongs to XTerm")}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	if _, err := g.Check(ctx); !errors.Is(err, cause) {
+		t.Errorf("guard check after the watch stopped the action = %v, want the watch's cause %v", err, cause)
+	}
+}

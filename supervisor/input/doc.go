@@ -19,9 +19,10 @@
 // drag steps and wheel clicks). The thread stays locked although the hop
 // to it costs thread wake-ups: Xlib keeps per-thread state after a lost
 // connection (see Input.loop). A click holds its button for the press
-// time to within the kernel's timer slack: the last 2 ms of the hold are
-// a nanosleep on that thread, since the runtime's timers wake up to a
-// millisecond late. An operation that sends pointer events only skips
+// time to within microseconds: the last 2 ms of the hold are a nanosleep
+// on that thread, since the runtime's timers wake up to a millisecond
+// late, and the last 150 µs of it the thread watches the clock, since a
+// thread woken from a sleep runs up to 100 µs late on a virtual machine. An operation that sends pointer events only skips
 // the keyboard guard's five round trips (guard.go), so a mouse move is
 // one round trip to the X server.
 //

@@ -1541,17 +1541,27 @@ func (kb *kbdSession) releaseCombo(o *op) error {
 // network poller's epoll_wait takes whole milliseconds).
 const holdTail = 2 * time.Millisecond
 
-// holdCtx waits d, to within the kernel's timer slack (50 µs) rather than
-// the runtime's millisecond, or until ctx ends: it waits on a timer,
-// watching ctx, until holdTail before the end, then sleeps the rest on
-// the thread, and checks ctx once more. So a cancel (Escape) is seen at
-// most holdTail later than during the rest of the hold.
+// holdSpin is how much of a hold's end the thread waits awake: a thread
+// woken from a sleep runs some 40–100 µs after its timer on a virtual
+// machine (the timer interrupt and the wake-up of an idle virtual CPU go
+// through the hypervisor), which every click would add to its press
+// time.
+const holdSpin = 150 * time.Microsecond
+
+// holdCtx waits d, to within microseconds rather than the runtime's
+// millisecond, or until ctx ends: it waits on a timer, watching ctx,
+// until holdTail before the end, then sleeps on the thread until holdSpin
+// before it, watches the clock for the rest, and checks ctx once more. So
+// a cancel (Escape) is seen at most holdTail later than during the rest
+// of the hold.
 func holdCtx(ctx context.Context, d time.Duration) error {
 	end := time.Now().Add(d)
 	if err := sleepCtx(ctx, d-holdTail); err != nil {
 		return err
 	}
-	preciseSleep(time.Until(end))
+	preciseSleep(time.Until(end) - holdSpin)
+	for time.Now().Before(end) {
+	}
 	return ctx.Err()
 }
 
