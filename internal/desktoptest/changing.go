@@ -16,24 +16,7 @@ import (
 // image again).
 func (d *Desktop) ChangingWindow(t testing.TB, x, y, w, h int) func(i int) {
 	t.Helper()
-	conn, err := xgb.NewConnDisplay(d.Display())
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", d.Display(), err)
-	}
-	t.Cleanup(conn.Close)
-	screen := xproto.Setup(conn).DefaultScreen(conn)
-	win, err := xproto.NewWindowId(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gc, err := xproto.NewGcontextId(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	xproto.CreateWindow(conn, screen.RootDepth, win, screen.Root, int16(x), int16(y), uint16(w), uint16(h), 0,
-		xproto.WindowClassInputOutput, screen.RootVisual,
-		xproto.CwBackPixel|xproto.CwOverrideRedirect, []uint32{0x808080, 1})
-	xproto.CreateGC(conn, gc, xproto.Drawable(win), 0, nil)
+	conn, _, win, gc := d.overrideWindow(t, x, y, w, h)
 	if err := xproto.MapWindowChecked(conn, win).Check(); err != nil {
 		t.Fatalf("mapping the changing window: %v", err)
 	}
@@ -59,24 +42,7 @@ func (d *Desktop) ChangingWindow(t testing.TB, x, y, w, h int) func(i int) {
 // with 32-bit pixels, as the benchmarks' Xvfb has.
 func (d *Desktop) ChangingScreen(t testing.TB, w, h int) func(i int) {
 	t.Helper()
-	conn, err := xgb.NewConnDisplay(d.Display())
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", d.Display(), err)
-	}
-	t.Cleanup(conn.Close)
-	screen := xproto.Setup(conn).DefaultScreen(conn)
-	win, err := xproto.NewWindowId(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gc, err := xproto.NewGcontextId(conn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	xproto.CreateWindow(conn, screen.RootDepth, win, screen.Root, 0, 0, uint16(w), uint16(h), 0,
-		xproto.WindowClassInputOutput, screen.RootVisual,
-		xproto.CwBackPixel|xproto.CwOverrideRedirect, []uint32{0x808080, 1})
-	xproto.CreateGC(conn, gc, xproto.Drawable(win), 0, nil)
+	conn, screen, win, gc := d.overrideWindow(t, 0, 0, w, h)
 	var pixmaps [2]xproto.Pixmap
 	// PutImage in bands that fit the largest plain request.
 	maxBytes := int(xproto.Setup(conn).MaximumRequestLength)*4 - 64
@@ -119,4 +85,30 @@ func busyPixel(x, y, k int) (r, g, b byte) {
 		return 20, 20, 30
 	}
 	return byte(x/8 + k*90), byte(y/5 + k*40), byte((x + y) / 12)
+}
+
+// overrideWindow opens a connection of its own to the display and creates
+// (but does not map) a grey override-redirect window of w×h at (x, y)
+// with a graphics context on it.
+func (d *Desktop) overrideWindow(t testing.TB, x, y, w, h int) (*xgb.Conn, *xproto.ScreenInfo, xproto.Window, xproto.Gcontext) {
+	t.Helper()
+	conn, err := xgb.NewConnDisplay(d.Display())
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", d.Display(), err)
+	}
+	t.Cleanup(conn.Close)
+	screen := xproto.Setup(conn).DefaultScreen(conn)
+	win, err := xproto.NewWindowId(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc, err := xproto.NewGcontextId(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xproto.CreateWindow(conn, screen.RootDepth, win, screen.Root, int16(x), int16(y), uint16(w), uint16(h), 0,
+		xproto.WindowClassInputOutput, screen.RootVisual,
+		xproto.CwBackPixel|xproto.CwOverrideRedirect, []uint32{0x808080, 1})
+	xproto.CreateGC(conn, gc, xproto.Drawable(win), 0, nil)
+	return conn, screen, win, gc
 }
