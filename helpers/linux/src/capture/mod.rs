@@ -353,19 +353,12 @@ impl Capturer {
                 return Err(e);
             }
         };
-        let previous = self.last.replace(Stored {
+        self.replace_last(Stored {
             id: req.capture_id,
             source: req.source,
             layout,
             pixels: store,
         });
-        if let Some(Stored {
-            pixels: Store::Owned(v),
-            ..
-        }) = previous
-        {
-            self.spare = v;
-        }
         self.served = Some(Served {
             shape: Shape::of(req),
             method,
@@ -514,10 +507,22 @@ impl Capturer {
     /// Drops the stored pixels: nothing is compared against them again.
     fn forget_last(&mut self) {
         self.served = None;
+        let last = self.last.take();
+        self.keep_spare(last);
+    }
+
+    /// Makes `stored` the last capture's pixels.
+    fn replace_last(&mut self, stored: Stored) {
+        let previous = self.last.replace(stored);
+        self.keep_spare(previous);
+    }
+
+    /// Keeps the buffer of pixels no longer stored for the next capture.
+    fn keep_spare(&mut self, old: Option<Stored>) {
         if let Some(Stored {
             pixels: Store::Owned(v),
             ..
-        }) = self.last.take()
+        }) = old
         {
             self.spare = v;
         }
@@ -566,32 +571,17 @@ impl Capturer {
         // grab fills the SHM slot the last capture does not use, so the old
         // pixels stay readable for the comparison.
         let (store, layout, _) = self.grab(conn, root, format, screen, source)?;
-        let len = source.width as usize * source.height as usize * 4;
         let differing = {
             let old = self.last().expect("checked above");
-            let new: &[u8] = match &store {
-                Store::Shm(slot) => self
-                    .shm
-                    .as_ref()
-                    .expect("an SHM capture has SHM buffers")
-                    .bytes(*slot, len),
-                Store::Owned(v) => &v[..len],
-            };
+            let new = stored_bytes(&self.shm, &store, source.size());
             count_differing(old.pixels, old.layout, new, layout, tolerance)
         };
-        let previous = self.last.replace(Stored {
+        self.replace_last(Stored {
             id,
             source,
             layout,
             pixels: store,
         });
-        if let Some(Stored {
-            pixels: Store::Owned(v),
-            ..
-        }) = previous
-        {
-            self.spare = v;
-        }
         Ok(Some((id, differing)))
     }
 
