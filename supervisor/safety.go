@@ -110,6 +110,9 @@ func newSafety(f *safetyConfig, plat desktopPlatform, helper *bridge.Client, exe
 	if ns, ok := plat.(interface{ NoStacking() error }); ok {
 		s.gateOpts.NoStacking = ns.NoStacking()
 	}
+	if d, ok := plat.(interface{ Drawn() gates.Drawn }); ok {
+		s.gateOpts.Drawn = d.Drawn()
+	}
 	s.gates, err = gates.New(s.gateOpts)
 	if err != nil {
 		s.close(cleanup.ReasonExit)

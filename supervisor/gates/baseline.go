@@ -137,7 +137,9 @@ func (g *Gates) settle(ctx context.Context, b baseliner, stop <-chan struct{}, s
 		g.mu.Lock()
 		g.baselineReads++
 		g.mu.Unlock()
+		read := g.markRead()
 		res, err := b.PatchBaseline(ctx, patchTolerance)
+		read(err == nil)
 		g.mu.Lock()
 		g.baselineReads++
 		g.mu.Unlock()

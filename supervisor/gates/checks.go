@@ -40,6 +40,7 @@ func (g *Gates) checkKillSwitch(ctx context.Context, a *mcpserver.Action) error 
 	if off, why := g.opts.KillSwitch(); off {
 		return fmt.Errorf("deskhand is switched off (%s), so it does nothing on this computer. Only the user can switch it on again; tell them, and do not try to act some other way", why)
 	}
+	g.noteChecking(a)
 	g.startPrefetch(ctx, a)
 	return nil
 }
@@ -283,17 +284,14 @@ func (g *Gates) checkPatch(ctx context.Context, a *mcpserver.Action, last bridge
 // helper's reference; last is the latest capture's source rectangle.
 func (g *Gates) checkPatches(ctx context.Context, a *mcpserver.Action, last bridge.Rect) error {
 	for _, pt := range points(a) {
-		size := patchSize
-		for size >= 1 {
-			half := size / 2
-			if pt.X-half >= last.X && pt.Y-half >= last.Y && pt.X+half < last.X+last.Width && pt.Y+half < last.Y+last.Height {
-				break
-			}
-			size -= 2
-		}
-		if size < 1 {
+		patch, ok := patchAround(pt, last)
+		if !ok {
 			return fmt.Errorf("screen point (%d, %d) lies outside the area of your latest screenshot or zoom, so it cannot be checked against what you saw; take a new screenshot, then use coordinates from it", pt.X, pt.Y)
 		}
+		if g.undrawn(a, patch, false) {
+			continue // the helper would find the same pixels
+		}
+		size := patch.Width
 		res, err := g.opts.Desktop.PatchCheck(ctx, bridge.PatchCheckRequest{X: pt.X, Y: pt.Y, Size: size, Tolerance: patchTolerance})
 		var be *bridge.Error
 		if errors.As(err, &be) && be.Name == "no_capture" {
@@ -311,6 +309,18 @@ func (g *Gates) checkPatches(ctx context.Context, a *mcpserver.Action, last brid
 		}
 	}
 	return nil
+}
+
+// patchAround is the patch the helper compares around pt: patchSize
+// square, or smaller near the edge of last; ok false when pt is outside.
+func patchAround(pt geometry.Point, last bridge.Rect) (geometry.Rect, bool) {
+	for size := patchSize; size >= 1; size -= 2 {
+		half := size / 2
+		if pt.X-half >= last.X && pt.Y-half >= last.Y && pt.X+half < last.X+last.Width && pt.Y+half < last.Y+last.Height {
+			return geometry.Rect{X: pt.X - half, Y: pt.Y - half, Width: size, Height: size}, true
+		}
+	}
+	return geometry.Rect{}, false
 }
 
 // 9. System shortcuts.

@@ -85,7 +85,9 @@ func (e *guarded) Capture(ctx context.Context, req bridge.CaptureRequest) (*brid
 		if g.opts.MaskColor != nil {
 			r.MaskColor = g.opts.MaskColor
 		}
+		read := g.markRead()
 		img, err := e.inner.Capture(ctx, r)
+		read(err == nil)
 		if err != nil {
 			return nil, err
 		}

@@ -132,6 +132,10 @@ type Options struct {
 	// (Wayland): a point inside more than one visible window is refused
 	// with it rather than given to whichever is listed first.
 	NoStacking error
+	// Drawn, when the display keeps one, is its record of where the
+	// screen was drawn, which spares the staleness gate most of its
+	// helper round trips (drawn.go); nil asks the helper every time.
+	Drawn Drawn
 	// MaskColor paints unapproved windows; nil means the helper's default.
 	MaskColor *[3]uint8
 	// Logger receives the records; nil discards them.
@@ -171,6 +175,10 @@ type Gates struct {
 	// pre is the patch check started ahead for the action being checked
 	// (prefetch.go).
 	pre *prefetch
+	// checking is the action the gates began checking at checkingSince
+	// (drawn.go).
+	checking      *mcpserver.Action
+	checkingSince time.Time
 }
 
 // New returns the gates.

@@ -56,6 +56,9 @@ func (g *Gates) startPrefetch(ctx context.Context, a *mcpserver.Action) {
 	}
 	p := &prefetch{action: a, points: points(a), last: last, settleGen: g.settleGen, reads: g.baselineReads, done: make(chan struct{})}
 	g.mu.Unlock()
+	if g.likelyUndrawn(a, *last) {
+		return // the display will most likely vouch for the target
+	}
 	p.epoch, p.epochOK = g.windowsEpoch(ctx)
 	if !p.epochOK {
 		return // without the epoch a window over the target would go unseen

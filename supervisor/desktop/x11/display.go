@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
 )
@@ -161,6 +162,9 @@ type DisplayCheck struct {
 	mu   sync.Mutex
 	ping *xping
 	conn *xgb.Conn
+	// drawn is where the screen was drawn, from the XCB connection's
+	// DAMAGE reports (drawn.go).
+	drawn drawnLog
 }
 
 // NewDisplayCheck returns a check of display.
@@ -174,9 +178,22 @@ func (d *DisplayCheck) Check(ctx context.Context) error {
 	defer d.mu.Unlock()
 	switch {
 	case d.ping != nil:
-		if err := d.ping.ping(ctx); err == nil {
+		follows := d.ping.followsDrawing()
+		if follows {
+			d.drawn.beginPing()
+		}
+		sent := time.Now()
+		var subtracted uint32
+		if err := d.ping.ping(ctx, &subtracted); err == nil {
+			d.drawn.subtracted(subtracted)
+			if follows && d.ping.drain(false, d.drawn.add) {
+				d.drawn.pinged(sent)
+			} else if follows {
+				d.stopFollowingLocked()
+			}
 			return nil
 		}
+		d.drawn.pingFailed()
 	case d.conn != nil:
 		conn := d.conn
 		if err := within(ctx, func() error { _, err := xproto.GetInputFocus(conn).Reply(); return err }); err == nil {
@@ -208,7 +225,55 @@ func (d *DisplayCheck) Close() {
 	d.closeLocked()
 }
 
+// Mark is taken before a read of the staleness reference starts (a
+// capture, a settling read), and handed back to Commit once the helper
+// answered, or to Abort when the read failed; ok false when the display
+// cannot vouch for a read yet.
+func (d *DisplayCheck) Mark() (mark uint64, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.drawn.mark()
+}
+
+// Commit says the read that took mark is the helper's reference now.
+func (d *DisplayCheck) Commit(mark uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.drawn.commit(mark)
+}
+
+// Abort says the read that took mark failed.
+func (d *DisplayCheck) Abort(mark uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.drawn.abort(mark)
+}
+
+// Undrawn reports whether no drawing reached any of rects (root window
+// coordinates) since the helper's reference was read, as of a check that
+// began at or after since; false whenever that is not certain.
+func (d *DisplayCheck) Undrawn(rects []geometry.Rect, since time.Time) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ping == nil || !d.ping.followsDrawing() {
+		return false
+	}
+	if !d.ping.drain(true, d.drawn.add) {
+		d.stopFollowingLocked()
+		return false
+	}
+	return d.drawn.undrawn(rects, since)
+}
+
+// stopFollowingLocked gives DAMAGE up on this connection after it
+// reported an error: reports may be missing from then on.
+func (d *DisplayCheck) stopFollowingLocked() {
+	d.drawn.lost()
+	d.ping.stopFollowing()
+}
+
 func (d *DisplayCheck) closeLocked() {
+	d.drawn.lost()
 	if d.ping != nil {
 		d.ping.close()
 		d.ping = nil

@@ -27,6 +27,7 @@ import (
 	"github.com/deskhand/deskhand/supervisor/desktop/freedesktop"
 	"github.com/deskhand/deskhand/supervisor/desktop/x11/vdisplay"
 	"github.com/deskhand/deskhand/supervisor/executor"
+	"github.com/deskhand/deskhand/supervisor/gates"
 	"github.com/deskhand/deskhand/supervisor/input"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
@@ -144,6 +145,10 @@ func (d *Desktop) HelperEnv() []string {
 // DisplayGate is gate 2: the X display answers, has XTEST and is not
 // XWayland.
 func (d *Desktop) DisplayGate(*bridge.Client) func(ctx context.Context) error { return d.check.Check }
+
+// Drawn is the display gate's record of where the screen was drawn
+// (DAMAGE), which the staleness gate asks before the helper.
+func (d *Desktop) Drawn() gates.Drawn { return d.check }
 
 // OpenInput opens the input package on the display; keyPress hears of
 // each key press before it is sent, by keycode.
