@@ -1,10 +1,12 @@
 package gates
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/consent"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
@@ -93,5 +95,35 @@ func TestDrawnSparesThePatchCheck(t *testing.T) {
 	f.d.mu.Unlock()
 	if got := f.staleChecks(click, "click on a target drawn over"); got < 1 {
 		t.Errorf("%d patch checks for a click the display did not vouch for, want at least 1", got)
+	}
+}
+
+// TestDrawnNotTakenAfterAHide: when the click's own gates hide a window,
+// the screen changed after the display check the record answers for, so
+// the helper compares the pixels even where the display vouches.
+func TestDrawnNotTakenAfterAHide(t *testing.T) {
+	f := newFixture(t, consent.Flags{})
+	d := &fakeDrawn{vouch: true}
+	f.g.opts.Drawn = d
+	click := mcpserver.Action{Tool: "left_click", Target: onZenity}
+	// The turn begins and the unapproved window is hidden; the user
+	// brings it back, and a screenshot follows.
+	f.mustCheck(click)
+	f.d.restore([]uint32{4})
+	f.d.mu.Lock()
+	f.d.hides = nil
+	f.d.mu.Unlock()
+	if _, err := f.exec.Capture(context.Background(), bridge.CaptureRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	// The next click's gates hide it again, which changed the target.
+	f.d.mu.Lock()
+	f.d.patch = bridge.PatchCheck{Changed: true, DifferingPixels: 225}
+	f.d.mu.Unlock()
+	if got := f.staleChecks(click, "click after the gates hid a window"); got != 1 {
+		t.Errorf("%d patch checks, want 1", got)
+	}
+	if len(f.d.hides) == 0 {
+		t.Fatal("the gates hid nothing; the test needs the unapproved window hidden")
 	}
 }

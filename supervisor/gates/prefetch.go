@@ -73,10 +73,12 @@ func (g *Gates) startPrefetch(ctx context.Context, a *mcpserver.Action) {
 }
 
 // dropPrefetch forgets the patch check started ahead, after the gates
-// changed the screen themselves.
+// changed the screen themselves; the display's word on drawing (drawn.go),
+// as of a check before that change, is not taken for this action either.
 func (g *Gates) dropPrefetch() {
 	g.mu.Lock()
 	g.pre = nil
+	g.checking = nil
 	g.mu.Unlock()
 }
 
