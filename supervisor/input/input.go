@@ -195,6 +195,13 @@ type Input struct {
 	// wl, when set, sends through the helper on Wayland (wayland.go)
 	// and there is no worker.
 	wl *wayland
+	// turn is held by whoever sends to the display: the worker for a
+	// whole operation, or a caller that moves the pointer itself
+	// (warpNow). The worker's fields below are used with it held.
+	turn sync.Mutex
+	// warp, when the backend has one, lets Move skip the worker
+	// (warp.go); set before New returns.
+	warp warper
 
 	// Owned by the worker goroutine.
 	be    backend
@@ -299,6 +306,9 @@ func (in *Input) loop(open func(string) (backend, string, error), ready chan<- e
 	if a, ok := be.(abandoner); ok {
 		in.abandon = a.abandon
 	}
+	if w, ok := be.(warper); ok {
+		in.warp = w
+	}
 	in.startGuard()
 	ready <- nil
 
@@ -315,8 +325,13 @@ func (in *Input) loop(open func(string) (backend, string, error), ready chan<- e
 				return
 			default:
 			}
-			c.result <- in.run(c)
+			// The turn is given back before the result: the caller's
+			// next move may then skip the worker.
+			in.turn.Lock()
+			err := in.run(c)
 			in.recoverStall()
+			in.turn.Unlock()
+			c.result <- err
 		}
 	}
 }
@@ -338,6 +353,8 @@ func (in *Input) recoverStall() {
 }
 
 func (in *Input) shutdown() {
+	in.turn.Lock()
+	defer in.turn.Unlock()
 	in.beginGuard() // a change since the last operation is the user's
 	in.shutErr = in.releaseAll()
 	in.be.close()
@@ -345,6 +362,9 @@ func (in *Input) shutdown() {
 
 // run executes one operation on the worker goroutine.
 func (in *Input) run(c call) error {
+	if err := in.settleWarp(); err != nil {
+		return err
+	}
 	if err := in.be.alive(); err != nil {
 		return err
 	}
@@ -622,6 +642,9 @@ func (in *Input) Move(ctx context.Context, x, y int) error {
 	}
 	if in.wl != nil {
 		return in.wlMove(ctx, x, y)
+	}
+	if ok, err := in.warpNow(ctx, x, y); ok {
+		return err
 	}
 	return in.doPointer(ctx, func(context.Context, *op) error {
 		return in.be.move(x, y)

@@ -423,6 +423,9 @@ type x11 struct {
 	dirty        bool
 	pointerDirty bool
 	pings        int64
+	// xw moves the pointer from callers' threads (warp_linux.go); nil
+	// when it could not connect.
+	xw *xwarp
 }
 
 var (
@@ -478,12 +481,15 @@ func openBackend(display string) (backend, string, error) {
 		return nil, "", fmt.Errorf("opening X display %q for robotgo: cannot connect", name)
 	}
 	robotgoInUse = true
-	return &x11{dpy: dpy, robotgo: C.XGetMainDisplay(), name: name}, name, nil
+	return &x11{dpy: dpy, robotgo: C.XGetMainDisplay(), name: name, xw: openWarp(name)}, name, nil
 }
 
 func (x *x11) close() {
 	robotgo.CloseMainDisplay()
 	C.XCloseDisplay(x.dpy)
+	if x.xw != nil {
+		x.xw.close()
+	}
 	robotgoMu.Lock()
 	robotgoInUse = false
 	robotgoMu.Unlock()
