@@ -228,6 +228,15 @@ static int dh_button(unsigned int button, Bool down, Bool sync) {
 	return st;
 }
 
+// dh_wake_robotgo sends a NoOperation request on robotgo's connection, so
+// that the server is awake for the request after it (see x11.wake).
+static void dh_wake_robotgo(void) {
+	Display *d = XGetMainDisplay();
+	if (d == NULL || dh_dead_robotgo) return;
+	XNoOp(d);
+	XFlush(d);
+}
+
 static void dh_sync_robotgo(void) {
 	Display *d = XGetMainDisplay();
 	if (d != NULL && !dh_dead_robotgo) XSync(d, False);
@@ -587,6 +596,10 @@ func (x *x11) position() (Point, error) {
 	x.pointerDirty = false // a round trip on robotgo's connection
 	return Point{px, py}, x.check()
 }
+
+// wake sends a request that does nothing on robotgo's connection, which
+// carries the release that follows (see holdCtx).
+func (x *x11) wake() { C.dh_wake_robotgo() }
 
 // The X buttons button sends: the three buttons and the wheel's four.
 // (robotgo's wheel names are upside down on X11: its "wheelDown" is
