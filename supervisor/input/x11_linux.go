@@ -414,7 +414,9 @@ import (
 // with no built-in sleep once robotgo.MouseSleep is 0) and this package's
 // own (for the keyboard, through XTEST and XKB directly: robotgo's key
 // functions assume a US layout and its TypeStr remaps keys for non-ASCII
-// text without restoring them).
+// text without restoring them). A third, over XCB, carries the moves sent
+// from callers' goroutines (warp_linux.go) while neither of the others
+// has anything in flight.
 //
 // The server orders requests only within one connection, so before a
 // pointer request goes out on robotgo's connection, pending keyboard
