@@ -24,4 +24,9 @@ import "C"
 // them, the atexit one and the worker's stuck one included, fails at once
 // as a lost connection, which the I/O error handlers turn into the dead
 // flag instead of an exit.
-func (x *x11) abandon() { C.dh_abandon(x.dpy, x.robotgo) }
+func (x *x11) abandon() {
+	C.dh_abandon(x.dpy, x.robotgo)
+	if x.xw != nil {
+		x.xw.abandon()
+	}
+}

@@ -11,6 +11,13 @@ type abandoner interface {
 	abandon()
 }
 
+// waker is a backend that can wake the display server ahead of a request
+// that must be answered fast: it sends a request that does nothing, on
+// the connection the next request goes on (see holdCtx). Worker only.
+type waker interface {
+	wake()
+}
+
 type backend interface {
 	// alive reports an error once the connection to the display is lost.
 	alive() error

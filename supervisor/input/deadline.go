@@ -67,6 +67,21 @@ func (w *stallWatch) check(display string) error {
 		ErrStalled, display, time.Since(w.stalled).Round(100*time.Millisecond))
 }
 
+// giveUp marks the Input stalled on the call in progress, for a caller
+// that waited on the display itself for the whole timeout (warpNow), and
+// returns the stall error.
+func (w *stallWatch) giveUp(display string) error {
+	w.mu.Lock()
+	if w.stalled.IsZero() {
+		w.stalled = w.busy
+		if w.stalled.IsZero() {
+			w.stalled = time.Now().Add(-w.timeout)
+		}
+	}
+	w.mu.Unlock()
+	return w.check(display)
+}
+
 // isStalled reports the mark without setting it.
 func (w *stallWatch) isStalled() bool {
 	w.mu.Lock()

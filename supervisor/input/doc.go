@@ -13,30 +13,38 @@
 //
 // # Threading
 //
-// Every X call runs on one goroutine locked to an OS thread, fed through a
-// channel; the methods of [Input] are safe for concurrent use, run one at a
-// time, take a context and check it between steps (between characters, clicks,
-// drag steps and wheel clicks). The thread stays locked although the hop
-// to it costs thread wake-ups: Xlib keeps per-thread state after a lost
-// connection (see Input.loop). A click holds its button for the press
-// time to within microseconds: the last 2 ms of the hold are a nanosleep
-// on that thread, since the runtime's timers wake up to a millisecond
-// late, and the last 150 µs of it the thread watches the clock, since a
-// thread woken from a sleep runs up to 100 µs late on a virtual machine. An operation that sends pointer events only skips
-// the keyboard guard's five round trips (guard.go), so a mouse move is
-// one round trip to the X server.
+// Every Xlib call runs on one goroutine locked to an OS thread, fed
+// through a channel; the methods of [Input] are safe for concurrent use,
+// run one at a time, take a context and check it between steps (between
+// characters, clicks, drag steps and wheel clicks). The thread stays locked
+// although the hop to it costs thread wake-ups: Xlib keeps per-thread state
+// after a lost connection (see Input.loop). A click holds its button for
+// the press time to within microseconds: the last 2 ms of the hold are a
+// nanosleep on that thread, since the runtime's timers wake up to a
+// millisecond late, and the last 150 µs of it the thread watches the
+// clock, since a thread woken from a sleep runs up to 100 µs late on a
+// virtual machine; as that begins, a request that does nothing wakes the
+// X server for the release. An operation that sends pointer events only
+// skips the keyboard guard's five round trips (guard.go), so a mouse move
+// is one round trip to the X server. A move skips the hop as well when no
+// operation is in flight and the worker would not check the keyboard
+// guard (no key held): it is sent from the caller's goroutine on an XCB
+// connection of the package's own, and waited for there (warp.go).
 //
 // # Deadlines
 //
 // Xlib has no timeouts, so the worker's X calls are timed instead: when one
 // has waited for the server longer than the stall timeout (3 s), the caller
 // gets [ErrStalled], and so does every call after it, at once, while the
-// worker stays blocked. The abandoned operation's context is cancelled and
+// worker stays blocked. A move sent from the caller's goroutine waits for
+// its answer up to the same timeout, and one that gets none stalls the
+// Input the same way; the worker then waits for that answer before it
+// sends anything else. The abandoned operation's context is cancelled and
 // it may press nothing more. When the server answers again, the worker
 // finishes that operation, releases every button and key the Input holds
 // and takes calls again. Opening the display is bounded too (10 s), and
 // Close gives up on a worker stuck on the display: it shuts the X
-// connections' sockets, so the stuck call fails as a lost connection and
+// connections' sockets (the XCB one included), so the stuck call fails as a lost connection and
 // nothing, robotgo's atexit XCloseDisplay included, waits on the server
 // after that.
 //

@@ -195,6 +195,16 @@ type Input struct {
 	// wl, when set, sends through the helper on Wayland (wayland.go)
 	// and there is no worker.
 	wl *wayland
+	// turn is held by whoever sends to the display: the worker for a
+	// whole operation, or a caller that moves the pointer itself
+	// (warpNow). The worker's fields below are used with it held.
+	turn sync.Mutex
+	// warp, when the backend has one, lets Move skip the worker
+	// (warp.go); set before New returns.
+	warp warper
+	// wake, when the backend has one, wakes the display server just
+	// before a click's release (holdCtx); worker only.
+	wake func()
 
 	// Owned by the worker goroutine.
 	be    backend
@@ -299,6 +309,16 @@ func (in *Input) loop(open func(string) (backend, string, error), ready chan<- e
 	if a, ok := be.(abandoner); ok {
 		in.abandon = a.abandon
 	}
+	if w, ok := be.(warper); ok {
+		in.warp = w
+	}
+	if w, ok := be.(waker); ok {
+		in.wake = func() {
+			in.watch.enter()
+			defer in.watch.leave()
+			w.wake()
+		}
+	}
 	in.startGuard()
 	ready <- nil
 
@@ -315,8 +335,13 @@ func (in *Input) loop(open func(string) (backend, string, error), ready chan<- e
 				return
 			default:
 			}
-			c.result <- in.run(c)
+			// The turn is given back before the result: the caller's
+			// next move may then skip the worker.
+			in.turn.Lock()
+			err := in.run(c)
 			in.recoverStall()
+			in.turn.Unlock()
+			c.result <- err
 		}
 	}
 }
@@ -338,6 +363,8 @@ func (in *Input) recoverStall() {
 }
 
 func (in *Input) shutdown() {
+	in.turn.Lock()
+	defer in.turn.Unlock()
 	in.beginGuard() // a change since the last operation is the user's
 	in.shutErr = in.releaseAll()
 	in.be.close()
@@ -345,6 +372,9 @@ func (in *Input) shutdown() {
 
 // run executes one operation on the worker goroutine.
 func (in *Input) run(c call) error {
+	if err := in.settleWarp(); err != nil {
+		return err
+	}
 	if err := in.be.alive(); err != nil {
 		return err
 	}
@@ -623,6 +653,9 @@ func (in *Input) Move(ctx context.Context, x, y int) error {
 	if in.wl != nil {
 		return in.wlMove(ctx, x, y)
 	}
+	if ok, err := in.warpNow(ctx, x, y); ok {
+		return err
+	}
 	return in.doPointer(ctx, func(context.Context, *op) error {
 		return in.be.move(x, y)
 	})
@@ -715,7 +748,7 @@ func (in *Input) click(ctx context.Context, at *Point, button Button, count int,
 			}
 			// The press has reached the server: the backend's button
 			// syncs its connection, so the hold counts from here.
-			if err := holdCtx(ctx, in.clickHold()); err != nil {
+			if err := holdCtx(ctx, in.clickHold(), in.wake); err != nil {
 				return err
 			}
 			if err := o.release(b); err != nil {
@@ -1554,12 +1587,22 @@ const holdSpin = 150 * time.Microsecond
 // before it, watches the clock for the rest, and checks ctx once more. So
 // a cancel (Escape) is seen at most holdTail later than during the rest
 // of the hold.
-func holdCtx(ctx context.Context, d time.Duration) error {
+//
+// wake, unless nil, runs as the clock watch begins, when the hold is
+// long enough to have slept. The display server has slept through the
+// hold as well, and its wake-up is as slow as this thread's: woken by the
+// release itself, it answered the release's round trip about 60 µs later
+// on a virtual machine than when a request that does nothing had woken
+// it a moment before.
+func holdCtx(ctx context.Context, d time.Duration, wake func()) error {
 	end := time.Now().Add(d)
 	if err := sleepCtx(ctx, d-holdTail); err != nil {
 		return err
 	}
 	preciseSleep(time.Until(end) - holdSpin)
+	if wake != nil && d >= holdTail {
+		wake()
+	}
 	for time.Now().Before(end) {
 	}
 	return ctx.Err()

@@ -228,6 +228,15 @@ static int dh_button(unsigned int button, Bool down, Bool sync) {
 	return st;
 }
 
+// dh_wake_robotgo sends a NoOperation request on robotgo's connection, so
+// that the server is awake for the request after it (see x11.wake).
+static void dh_wake_robotgo(void) {
+	Display *d = XGetMainDisplay();
+	if (d == NULL || dh_dead_robotgo) return;
+	XNoOp(d);
+	XFlush(d);
+}
+
 static void dh_sync_robotgo(void) {
 	Display *d = XGetMainDisplay();
 	if (d != NULL && !dh_dead_robotgo) XSync(d, False);
@@ -405,7 +414,9 @@ import (
 // with no built-in sleep once robotgo.MouseSleep is 0) and this package's
 // own (for the keyboard, through XTEST and XKB directly: robotgo's key
 // functions assume a US layout and its TypeStr remaps keys for non-ASCII
-// text without restoring them).
+// text without restoring them). A third, over XCB, carries the moves sent
+// from callers' goroutines (warp_linux.go) while neither of the others
+// has anything in flight.
 //
 // The server orders requests only within one connection, so before a
 // pointer request goes out on robotgo's connection, pending keyboard
@@ -423,6 +434,9 @@ type x11 struct {
 	dirty        bool
 	pointerDirty bool
 	pings        int64
+	// xw moves the pointer from callers' threads (warp_linux.go); nil
+	// when it could not connect.
+	xw *xwarp
 }
 
 var (
@@ -478,12 +492,15 @@ func openBackend(display string) (backend, string, error) {
 		return nil, "", fmt.Errorf("opening X display %q for robotgo: cannot connect", name)
 	}
 	robotgoInUse = true
-	return &x11{dpy: dpy, robotgo: C.XGetMainDisplay(), name: name}, name, nil
+	return &x11{dpy: dpy, robotgo: C.XGetMainDisplay(), name: name, xw: openWarp(name)}, name, nil
 }
 
 func (x *x11) close() {
 	robotgo.CloseMainDisplay()
 	C.XCloseDisplay(x.dpy)
+	if x.xw != nil {
+		x.xw.close()
+	}
 	robotgoMu.Lock()
 	robotgoInUse = false
 	robotgoMu.Unlock()
@@ -581,6 +598,10 @@ func (x *x11) position() (Point, error) {
 	x.pointerDirty = false // a round trip on robotgo's connection
 	return Point{px, py}, x.check()
 }
+
+// wake sends a request that does nothing on robotgo's connection, which
+// carries the release that follows (see holdCtx).
+func (x *x11) wake() { C.dh_wake_robotgo() }
 
 // The X buttons button sends: the three buttons and the wheel's four.
 // (robotgo's wheel names are upside down on X11: its "wheelDown" is
