@@ -2,34 +2,10 @@ package input
 
 /*
 #cgo LDFLAGS: -lxcb
-#include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <xcb/xcb.h>
 #include <xcb/xcbext.h>
-
-// dh_xw_open connects to display name for warps and finds the root window
-// of its screen; NULL when that fails. It waits for the server's setup
-// reply: the caller runs it within New's open timeout.
-static xcb_connection_t *dh_xw_open(const char *name, unsigned int *root, int *fd) {
-	int screen = 0;
-	xcb_connection_t *c = xcb_connect(name, &screen);
-	if (xcb_connection_has_error(c)) {
-		xcb_disconnect(c);
-		return NULL;
-	}
-	xcb_screen_iterator_t it = xcb_setup_roots_iterator(xcb_get_setup(c));
-	for (; it.rem > 0 && screen > 0; screen--) xcb_screen_next(&it);
-	if (it.rem == 0) {
-		xcb_disconnect(c);
-		return NULL;
-	}
-	*root = it.data->root;
-	*fd = xcb_get_file_descriptor(c);
-	return c;
-}
 
 // dh_xw_send sends WarpPointer to (x, y) in dst, and GetInputFocus behind
 // it, whose reply shows that the server has processed the warp, in one
@@ -38,36 +14,6 @@ static int dh_xw_send(xcb_connection_t *c, unsigned int dst, int x, int y, unsig
 	xcb_warp_pointer(c, XCB_NONE, dst, 0, 0, 0, 0, (int16_t)x, (int16_t)y);
 	*seq = xcb_get_input_focus(c).sequence;
 	return xcb_flush(c) > 0;
-}
-
-static long long dh_xw_now_us(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
-}
-
-// dh_xw_wait waits up to wait_us (forever if negative) for the reply to
-// request seq: 1 answered, 0 not in time, -1 the connection broke.
-static int dh_xw_wait(xcb_connection_t *c, unsigned int seq, long long wait_us) {
-	long long deadline = dh_xw_now_us() + wait_us;
-	for (;;) {
-		void *reply = NULL;
-		xcb_generic_error_t *err = NULL;
-		if (xcb_poll_for_reply(c, seq, &reply, &err)) {
-			free(reply);
-			free(err);
-			return 1;
-		}
-		if (xcb_connection_has_error(c)) return -1;
-		int ms = -1;
-		if (wait_us >= 0) {
-			long long left = deadline - dh_xw_now_us();
-			if (left <= 0) return 0;
-			ms = (int)((left + 999) / 1000);
-		}
-		struct pollfd p = {.fd = xcb_get_file_descriptor(c), .events = POLLIN};
-		if (poll(&p, 1, ms) < 0 && errno != EINTR) return -1;
-	}
 }
 
 // dh_xw_error discards the events queued on c (MappingNotify reaches
@@ -99,6 +45,8 @@ import (
 	"fmt"
 	"time"
 	"unsafe"
+
+	"github.com/deskhand/deskhand/supervisor/desktop/x11/xcb"
 )
 
 // xwarp is the X11 backend's connection for warpNow (warp.go): XCB, whose
@@ -118,15 +66,12 @@ type xwarp struct {
 // openWarp connects to display name; nil when that fails, and then
 // every move goes through the worker.
 func openWarp(name string) *xwarp {
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	var root C.uint
-	var fd C.int
-	c := C.dh_xw_open(cname, &root, &fd)
-	if c == nil {
+	conn, root, err := xcb.Open(name)
+	if err != nil {
 		return nil
 	}
-	return &xwarp{c: c, fd: fd, root: uint32(root)}
+	c := (*C.xcb_connection_t)(conn)
+	return &xwarp{c: c, fd: C.xcb_get_file_descriptor(c), root: root}
 }
 
 func (w *xwarp) close() { C.xcb_disconnect(w.c) }
@@ -150,11 +95,11 @@ func (x *x11) warp(px, py int, wait time.Duration) (bool, error) {
 	if C.dh_xw_send(w.c, C.uint(w.root), C.int(px), C.int(py), &w.seq) == 0 {
 		return true, x.warpLost()
 	}
-	switch C.dh_xw_wait(w.c, w.seq, C.longlong(wait.Microseconds())) {
-	case 0:
+	switch xcb.Wait(unsafe.Pointer(w.c), uint32(w.seq), wait) {
+	case xcb.NotYet:
 		w.stuck = true
 		return false, nil
-	case -1:
+	case xcb.Broken:
 		return true, x.warpLost()
 	}
 	return true, x.warpError()
@@ -165,7 +110,7 @@ func (x *x11) pending() bool { return x.xw != nil && x.xw.stuck }
 func (x *x11) settle() error {
 	w := x.xw
 	w.stuck = false
-	if C.dh_xw_wait(w.c, w.seq, -1) != 1 {
+	if xcb.Wait(unsafe.Pointer(w.c), uint32(w.seq), -1) != xcb.Answered {
 		return x.warpLost()
 	}
 	return x.warpError()

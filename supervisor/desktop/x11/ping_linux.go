@@ -2,26 +2,12 @@ package x11
 
 /*
 #cgo LDFLAGS: -lxcb
-#include <errno.h>
-#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <xcb/xcb.h>
 #include <xcb/xcbext.h>
-
-// dh_xping_open connects to display name; NULL when that fails. It waits
-// for the server's setup reply, so the caller bounds it (see openPing).
-static xcb_connection_t *dh_xping_open(const char *name, int *screen) {
-	xcb_connection_t *c = xcb_connect(name, screen);
-	if (xcb_connection_has_error(c)) {
-		xcb_disconnect(c);
-		return NULL;
-	}
-	return c;
-}
 
 // DAMAGE, sent raw (libxcb-damage is not among the build's libraries):
 // XCB writes the major opcode and the length, the body the rest.
@@ -38,11 +24,11 @@ static unsigned int dh_damage_send(xcb_connection_t *c, uint8_t major, uint8_t m
 	return xcb_send_request(c, checked ? XCB_REQUEST_CHECKED : 0, parts + 2, &req);
 }
 
-// dh_damage_start follows DAMAGE on the root window of screen at the
+// dh_damage_start follows DAMAGE on the root window at the
 // DeltaRectangles level: 1 with the extension's major opcode, first event
 // and the damage object's id filled in, 0 where the server has no DAMAGE
 // 1.1 or refused. It waits for replies; the caller bounds it.
-static int dh_damage_start(xcb_connection_t *c, int screen, uint8_t *major, uint8_t *first_event, uint32_t *damage) {
+static int dh_damage_start(xcb_connection_t *c, uint32_t root, uint8_t *major, uint8_t *first_event, uint32_t *damage) {
 	xcb_query_extension_reply_t *ext = xcb_query_extension_reply(c, xcb_query_extension(c, 6, "DAMAGE"), NULL);
 	if (ext == NULL) return 0;
 	int present = ext->present;
@@ -50,10 +36,6 @@ static int dh_damage_start(xcb_connection_t *c, int screen, uint8_t *major, uint
 	*first_event = ext->first_event;
 	free(ext);
 	if (!present) return 0;
-	xcb_screen_iterator_t it = xcb_setup_roots_iterator(xcb_get_setup(c));
-	for (int i = 0; i < screen && it.rem; i++) xcb_screen_next(&it);
-	if (!it.rem) return 0;
-	uint32_t root = it.data->root;
 
 	uint32_t version[3] = { 0, 1, 1 };
 	unsigned int seq = dh_damage_send(c, *major, dh_damage_query_version, version, 3, 1, 1);
@@ -115,12 +97,6 @@ static int dh_damage_drain(xcb_connection_t *c, uint8_t first_event, int read, i
 	return n;
 }
 
-static long dh_xping_now_ms(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 // dh_xping_send sends GetInputFocus (a request every server answers at
 // once) and flushes it; 0 when the connection is broken. With damage set,
 // a DamageSubtract that empties its region goes first (see drawn.go).
@@ -134,35 +110,16 @@ static unsigned int dh_xping_send(xcb_connection_t *c, uint8_t damage_major, uin
 	return ck.sequence;
 }
 
-// dh_xping_wait waits up to wait_ms for the reply to request seq:
-// 1 answered, 0 not yet, -1 the connection broke.
-static int dh_xping_wait(xcb_connection_t *c, unsigned int seq, int wait_ms) {
-	long deadline = dh_xping_now_ms() + wait_ms;
-	for (;;) {
-		void *reply = NULL;
-		xcb_generic_error_t *err = NULL;
-		if (xcb_poll_for_reply(c, seq, &reply, &err)) {
-			free(reply);
-			free(err);
-			return 1;
-		}
-		if (xcb_connection_has_error(c)) return -1;
-		long left = deadline - dh_xping_now_ms();
-		if (left <= 0) return 0;
-		struct pollfd p = { .fd = xcb_get_file_descriptor(c), .events = POLLIN };
-		if (poll(&p, 1, (int)left) < 0 && errno != EINTR) return -1;
-	}
-}
 */
 import "C"
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 	"unsafe"
 
+	"github.com/deskhand/deskhand/supervisor/desktop/x11/xcb"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 )
 
@@ -186,15 +143,13 @@ type xping struct {
 // openPing connects to display, bounded as connect is.
 func openPing(ctx context.Context, display string) (*xping, error) {
 	return openWithin(ctx, func() (*xping, error) {
-		name := C.CString(display)
-		defer C.free(unsafe.Pointer(name))
-		var screen C.int
-		c := C.dh_xping_open(name, &screen)
-		if c == nil {
-			return nil, fmt.Errorf("XCB cannot connect to %s", display)
+		conn, root, err := xcb.Open(display)
+		if err != nil {
+			return nil, err
 		}
+		c := (*C.xcb_connection_t)(conn)
 		p := &xping{c: c}
-		if C.dh_damage_start(c, screen, &p.damageMajor, &p.damageEvent, &p.damage) == 0 {
+		if C.dh_damage_start(c, C.uint32_t(root), &p.damageMajor, &p.damageEvent, &p.damage) == 0 {
 			p.damage = 0
 		}
 		return p, nil
@@ -215,10 +170,10 @@ func (p *xping) ping(ctx context.Context, subtracted *uint32) error {
 	*subtracted = uint32(seq) - 1
 	deadline := time.Now().Add(time.Second)
 	for {
-		switch C.dh_xping_wait(p.c, seq, C.int(pingSlice/time.Millisecond)) {
-		case 1:
+		switch xcb.Wait(unsafe.Pointer(p.c), uint32(seq), pingSlice) {
+		case xcb.Answered:
 			return nil
-		case -1:
+		case xcb.Broken:
 			return errors.New("the connection is broken")
 		}
 		if err := ctx.Err(); err != nil {
