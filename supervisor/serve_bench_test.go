@@ -112,13 +112,9 @@ func TestBenchMCP(t *testing.T) {
 	}
 	server := e.cmd.Process.Pid
 	rss := rssKiB(t, server)
-	for _, child := range childPids(server) {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", child)); err == nil && strings.TrimSpace(string(b)) == "deskhand-helper" {
-			helperRSS := rssKiB(t, child)
-			report("helper_rss_after_1000_screenshots_mib", float64(helperRSS)/1024, "MiB")
-			rss += helperRSS
-		}
-	}
+	helperRSS := rssKiB(t, helperPid(t, e))
+	report("helper_rss_after_1000_screenshots_mib", float64(helperRSS)/1024, "MiB")
+	rss += helperRSS
 	report("mcp_server_plus_helper_rss_after_1000_screenshots_mib", float64(rss)/1024, "MiB")
 
 	// The computer-use lock passes to the next server once this one is gone.
