@@ -28,6 +28,7 @@ pub mod ghosts;
 pub mod mask;
 pub mod masklist;
 pub mod pixfmt;
+pub mod pool;
 pub mod resize;
 pub mod shm;
 pub mod strips;
