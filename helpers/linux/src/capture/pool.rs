@@ -125,6 +125,32 @@ impl Pool {
     }
 }
 
+impl Pool {
+    /// Runs `f` on `bands` runs of whole rows of `data` (rows of
+    /// `row_bytes`) at once, each with the index of its first row, and
+    /// returns when all are done. Every row is in exactly one run.
+    pub fn for_bands(
+        &mut self,
+        bands: usize,
+        data: &mut [u8],
+        row_bytes: usize,
+        f: &(dyn Fn(usize, &mut [u8]) + Sync),
+    ) {
+        let rows = data.len() / row_bytes.max(1);
+        let per = rows.div_ceil(bands.max(1)).max(1);
+        let jobs: Vec<Box<dyn FnOnce() + Send + '_>> = data
+            .chunks_mut(per * row_bytes.max(1))
+            .enumerate()
+            .map(|(i, band)| Box::new(move || f(i * per, band)) as Box<dyn FnOnce() + Send>)
+            .collect();
+        for outcome in self.run(jobs) {
+            if let Err(panic) = outcome {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    }
+}
+
 /// The workers that were sent a task of this run; dropping it waits for
 /// each to finish its task.
 #[derive(Default)]
@@ -180,6 +206,23 @@ mod tests {
         ];
         pool.run(jobs);
         assert_eq!(slow, 7);
+    }
+
+    #[test]
+    fn bands_cover_every_row_once_with_its_index() {
+        let mut pool = Pool::default();
+        for (rows, bands) in [(10, 2), (7, 3), (1, 2), (5, 1), (4, 8)] {
+            let mut data = vec![0u8; rows * 3];
+            pool.for_bands(bands, &mut data, 3, &|top, band| {
+                for (i, row) in band.chunks_mut(3).enumerate() {
+                    for b in row {
+                        *b += (top + i) as u8 + 1;
+                    }
+                }
+            });
+            let want: Vec<u8> = (0..rows).flat_map(|r| [r as u8 + 1; 3]).collect();
+            assert_eq!(data, want, "{rows} rows in {bands} bands");
+        }
     }
 
     #[test]

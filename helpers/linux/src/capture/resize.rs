@@ -51,6 +51,17 @@ impl Scaler {
         self.resizers = (0..n).map(|_| Resizer::new()).collect();
     }
 
+    /// Runs `f` on runs of whole rows of `data`, one per thread the
+    /// scaler uses (see `Pool::for_bands`).
+    pub fn in_bands(
+        &mut self,
+        data: &mut [u8],
+        row_bytes: usize,
+        f: &(dyn Fn(usize, &mut [u8]) + Sync),
+    ) {
+        self.pool.for_bands(self.resizers.len(), data, row_bytes, f)
+    }
+
     /// Scales tightly packed 4-byte pixels `src` of size `from` into `dst`
     /// (resized to fit `to`; its allocation is reused), in one band of
     /// rows per thread.
