@@ -145,6 +145,60 @@ pub fn paint(
     }
 }
 
+/// Copies `src` into `dst`, images of 4-byte pixels whose top-left pixel
+/// is at `origin` and whose rows are `width` pixels wide, with `rects`
+/// painted over: `dst` ends up as a copy that `paint` then painted, but the
+/// pixels painted are only filled, never copied first, so a mostly masked
+/// screen costs a fill rather than a copy and a fill.
+pub fn copy_painted(
+    dst: &mut [u8],
+    src: &[u8],
+    width: u32,
+    origin: Rect,
+    rects: &[Rect],
+    layout: Layout4,
+    color: [u8; 3],
+) {
+    let px = layout.pixel(color);
+    let stride = width as usize * 4;
+    let rects: Vec<Rect> = rects.iter().filter_map(|r| r.intersect(&origin)).collect();
+    // The painted columns of a row, as pixel ranges from the left edge.
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(rects.len());
+    for (y, (d, s)) in dst
+        .chunks_exact_mut(stride)
+        .zip(src.chunks_exact(stride))
+        .enumerate()
+    {
+        let row = origin.y as i64 + y as i64;
+        spans.clear();
+        spans.extend(
+            rects
+                .iter()
+                .filter(|r| r.y as i64 <= row && row < r.y as i64 + r.height as i64)
+                .map(|r| {
+                    let x0 = (r.x - origin.x) as usize;
+                    (x0, x0 + r.width as usize)
+                }),
+        );
+        spans.sort_unstable();
+        // Pixels left of `done` are written.
+        let mut done = 0;
+        for &(x0, x1) in &spans {
+            if x0 > done {
+                d[done * 4..x0 * 4].copy_from_slice(&s[done * 4..x0 * 4]);
+            }
+            let from = x0.max(done);
+            if x1 > from {
+                for p in d[from * 4..x1 * 4].chunks_exact_mut(4) {
+                    p.copy_from_slice(&px);
+                }
+            }
+            done = done.max(x1);
+        }
+        d[done * 4..].copy_from_slice(&s[done * 4..]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +222,50 @@ mod tests {
             .iter()
             .filter(|r| r.contains(crate::types::Point { x, y }))
             .count()
+    }
+
+    /// Copying around the painted pixels gives what copying everything
+    /// and painting over it gives, for overlapping rectangles, ones that
+    /// reach past the image and an image that is not at the origin.
+    #[test]
+    fn copy_painted_is_a_copy_painted_over() {
+        let (width, height) = (37u32, 23u32);
+        let src: Vec<u8> = (0..width * height * 4)
+            .map(|i| (i * 7 % 251) as u8)
+            .collect();
+        let mut seed = 0x2545_f491u32;
+        let mut next = |n: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed % n
+        };
+        for case in 0..300 {
+            let origin = rect(100, 200, width, height);
+            let rects: Vec<Rect> = (0..case % 6)
+                .map(|_| {
+                    rect(
+                        90 + next(50) as i32,
+                        190 + next(40) as i32,
+                        1 + next(30),
+                        1 + next(20),
+                    )
+                })
+                .collect();
+            let mut want = src.clone();
+            paint(&mut want, width, origin, &rects, Layout4::BGRX, [1, 2, 3]);
+            let mut got = vec![0xee; src.len()];
+            copy_painted(
+                &mut got,
+                &src,
+                width,
+                origin,
+                &rects,
+                Layout4::BGRX,
+                [1, 2, 3],
+            );
+            assert!(got == want, "case {case}: {rects:?}");
+        }
     }
 
     #[test]

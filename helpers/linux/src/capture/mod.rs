@@ -28,6 +28,7 @@ pub mod ghosts;
 pub mod mask;
 pub mod masklist;
 pub mod pixfmt;
+pub mod pool;
 pub mod resize;
 pub mod shm;
 pub mod strips;
@@ -778,14 +779,14 @@ impl Pipeline {
                 Some(rows) if work.len() == native.len() => {
                     for r in rows {
                         let bytes = r.start as usize * width..r.end as usize * width;
-                        work[bytes.clone()].copy_from_slice(&native[bytes.clone()]);
                         let origin = Rect {
                             y: req.source.y + r.start as i32,
                             height: r.len() as u32,
                             ..req.source
                         };
-                        mask::paint(
-                            &mut work[bytes],
+                        mask::copy_painted(
+                            &mut work[bytes.clone()],
+                            &native[bytes],
                             native_size.width,
                             origin,
                             req.mask,
@@ -796,16 +797,27 @@ impl Pipeline {
                 }
                 Some(_) => return Err(Error::internal("updating a masked image without its copy")),
                 None => {
-                    work.clear();
-                    work.extend_from_slice(native);
-                    mask::paint(
-                        work,
-                        native_size.width,
-                        req.source,
-                        req.mask,
-                        layout,
-                        req.mask_color,
-                    );
+                    // Only the first capture at a size pays for this fill.
+                    work.resize(native.len(), 0);
+                    // Shared out among the scaler's threads: a whole
+                    // screen is megabytes to copy.
+                    scaler.in_bands(work, width, &|top, band| {
+                        let bytes = top * width..top * width + band.len();
+                        let origin = Rect {
+                            y: req.source.y + top as i32,
+                            height: (band.len() / width) as u32,
+                            ..req.source
+                        };
+                        mask::copy_painted(
+                            band,
+                            &native[bytes],
+                            native_size.width,
+                            origin,
+                            req.mask,
+                            layout,
+                            req.mask_color,
+                        );
+                    });
                 }
             }
             frame = work;

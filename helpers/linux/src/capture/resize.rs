@@ -3,6 +3,7 @@
 use fast_image_resize::images::{Image, ImageRef};
 use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
 
+use crate::capture::pool::Pool;
 use crate::error::{Error, Result};
 use crate::types::Size;
 
@@ -23,6 +24,8 @@ pub struct Scaler {
     /// The source scaled vertically only, full width: the strips' first
     /// pass.
     mid: Vec<u8>,
+    /// The threads besides the caller's.
+    pool: Pool,
 }
 
 impl Default for Scaler {
@@ -38,6 +41,7 @@ impl Scaler {
             resizers: (0..threads).map(|_| Resizer::new()).collect(),
             filter,
             mid: Vec::new(),
+            pool: Pool::default(),
         }
     }
 
@@ -45,6 +49,17 @@ impl Scaler {
     #[cfg(test)]
     pub fn force_threads(&mut self, n: usize) {
         self.resizers = (0..n).map(|_| Resizer::new()).collect();
+    }
+
+    /// Runs `f` on runs of whole rows of `data`, one per thread the
+    /// scaler uses (see `Pool::for_bands`).
+    pub fn in_bands(
+        &mut self,
+        data: &mut [u8],
+        row_bytes: usize,
+        f: &(dyn Fn(usize, &mut [u8]) + Sync),
+    ) {
+        self.pool.for_bands(self.resizers.len(), data, row_bytes, f)
     }
 
     /// Scales tightly packed 4-byte pixels `src` of size `from` into `dst`
@@ -222,26 +237,19 @@ impl Scaler {
             }
             Ok(done)
         };
-        let mut jobs = jobs.into_iter();
-        let first = jobs.next().expect("at least one strip");
         if threads == 1 {
-            return work(first);
+            return work(jobs.pop().expect("at least one strip"));
         }
         let work = &work;
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = jobs.map(|job| scope.spawn(move || work(job))).collect();
-            let mut result = work(first);
-            for handle in handles {
-                let run = handle
-                    .join()
-                    .unwrap_or_else(|_| Err(Error::internal("a resize thread panicked")));
-                result = match (result, run) {
-                    (Ok(a), Ok(b)) => Ok(a + b),
-                    (Err(e), _) | (_, Err(e)) => Err(e),
-                };
-            }
-            result
-        })
+        let runs: Vec<Box<dyn FnOnce() -> Result<usize> + Send + '_>> = jobs
+            .into_iter()
+            .map(|job| Box::new(move || work(job)) as Box<dyn FnOnce() -> Result<usize> + Send>)
+            .collect();
+        let mut done = 0;
+        for outcome in self.pool.run(runs) {
+            done += outcome.unwrap_or_else(|_| Err(Error::internal("a resize thread panicked")))?;
+        }
+        Ok(done)
     }
 }
 
@@ -295,6 +303,7 @@ mod tests {
             resizers: (0..3).map(|_| Resizer::new()).collect(),
             filter: FILTER,
             mid: Vec::new(),
+            pool: Pool::default(),
         };
         scaler.scale(&src, from, to, &mut banded).unwrap();
         let mut single = Vec::new();
