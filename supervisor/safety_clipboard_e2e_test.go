@@ -11,8 +11,10 @@ package supervisor_test
 //	cargo build --release -p deskhand-helper && go test ./supervisor -run SafetyClipboard -v
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,11 +33,25 @@ const (
 )
 
 // selection reads an X selection ("clipboard", "primary", or
-// "buffer-cut" for the cut buffer) with xclip; "" when it is empty.
+// "buffer-cut" for the cut buffer) with xclip; "" when it is empty. xclip
+// waits for ever for an owner that dies before it answers (a helper that
+// goes with a killed server), so each read is bounded and, cut short,
+// made again: by then the selection has a live owner or none.
 func selection(t *testing.T, d *desktoptest.Desktop, sel string) string {
 	t.Helper()
-	out, _ := d.Command("xclip", "-o", "-selection", sel).Output()
-	return string(out)
+	for range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cmd := exec.CommandContext(ctx, "xclip", "-o", "-selection", sel)
+		cmd.Env = d.Env()
+		out, _ := cmd.Output()
+		timedOut := ctx.Err() != nil
+		cancel()
+		if !timedOut {
+			return string(out)
+		}
+	}
+	t.Fatalf("xclip could not read the %s selection: the owner never answered", sel)
+	return ""
 }
 
 // setSelection gives a selection to a background xclip, as a user's copy
