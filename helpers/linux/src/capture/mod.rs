@@ -700,6 +700,18 @@ impl Capturer {
 }
 
 /// The native pixels in `store`, of a capture of `size`.
+/// Copies the source rows from `top` that `src` holds into `dst`, with
+/// the request's mask painted over them.
+fn copy_masked_rows(dst: &mut [u8], src: &[u8], top: usize, req: &Request<'_>, layout: Layout4) {
+    let width = req.source.width;
+    let origin = Rect {
+        y: req.source.y + top as i32,
+        height: (src.len() / (width as usize * 4)) as u32,
+        ..req.source
+    };
+    mask::copy_painted(dst, src, width, origin, req.mask, layout, req.mask_color);
+}
+
 fn stored_bytes<'a>(shm: &'a Option<ShmBuffers>, store: &'a Store, size: Size) -> &'a [u8] {
     let len = size.width as usize * size.height as usize * 4;
     match store {
@@ -779,19 +791,12 @@ impl Pipeline {
                 Some(rows) if work.len() == native.len() => {
                     for r in rows {
                         let bytes = r.start as usize * width..r.end as usize * width;
-                        let origin = Rect {
-                            y: req.source.y + r.start as i32,
-                            height: r.len() as u32,
-                            ..req.source
-                        };
-                        mask::copy_painted(
+                        copy_masked_rows(
                             &mut work[bytes.clone()],
                             &native[bytes],
-                            native_size.width,
-                            origin,
-                            req.mask,
+                            r.start as usize,
+                            req,
                             layout,
-                            req.mask_color,
                         );
                     }
                 }
@@ -803,20 +808,7 @@ impl Pipeline {
                     // screen is megabytes to copy.
                     scaler.in_bands(work, width, &|top, band| {
                         let bytes = top * width..top * width + band.len();
-                        let origin = Rect {
-                            y: req.source.y + top as i32,
-                            height: (band.len() / width) as u32,
-                            ..req.source
-                        };
-                        mask::copy_painted(
-                            band,
-                            &native[bytes],
-                            native_size.width,
-                            origin,
-                            req.mask,
-                            layout,
-                            req.mask_color,
-                        );
+                        copy_masked_rows(band, &native[bytes], top, req, layout);
                     });
                 }
             }
