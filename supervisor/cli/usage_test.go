@@ -88,8 +88,11 @@ func TestHelpNamesNoInternalDocuments(t *testing.T) {
 		texts = append(texts, []string{"help", c.name})
 	}
 	for _, args := range texts {
-		_, out, _ := runMain(t, args...)
-		if m := jargon.FindString(out); m != "" {
+		_, out, errOut := runMain(t, args...)
+		if len(out) < 200 {
+			t.Errorf("deskhand %s printed %d bytes of help", strings.Join(args, " "), len(out))
+		}
+		if m := jargon.FindString(out + errOut); m != "" {
 			t.Errorf("deskhand %s says %q", strings.Join(args, " "), m)
 		}
 	}
