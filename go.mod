@@ -2,6 +2,8 @@ module github.com/deskhand/deskhand
 
 go 1.26
 
+toolchain go1.26.8
+
 require (
 	github.com/go-vgo/robotgo v1.1.0
 	github.com/godbus/dbus/v5 v5.2.2

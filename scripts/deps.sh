@@ -1,29 +1,52 @@
 #!/usr/bin/env bash
-# Installs (as root) or names (otherwise) the Debian packages deskhand's
-# build and tests need. Called by `make deps`; safe to run repeatedly.
+# Installs (as root) or names (otherwise) the Debian packages deskhand
+# needs, in two sets:
+#
+#   build  building deskhand and its helper, and running it on X11
+#          (make deps, make build)
+#   test   the build set and what the tests drive: the reference tools,
+#          the GUI apps, the Wayland compositors, Chromium (make check-deps,
+#          make test, make check)
+#
+# Usage: scripts/deps.sh [build|test]        install or name the missing ones
+#        scripts/deps.sh --list [build|test] print the set, one a line
+#
+# Safe to run repeatedly.
 set -euo pipefail
 
-packages=(
+build=(
   # building the helper: the bundled libjpeg-turbo needs cmake and nasm
   cmake nasm pkg-config gcc
-  # robotgo's X11 input (cgo); the input tests switch layouts (setxkbmap)
-  # and check pointer and keyboard state (xinput)
-  libx11-dev libxtst-dev x11-xkb-utils xinput
+  # robotgo's X11 input (cgo)
+  libx11-dev libxtst-dev
   # the display gate's round trip goes over XCB (cgo)
   libxcb1-dev
-  # the key safety tests read and set XKB controls (StickyKeys, MouseKeys)
-  xkbset
-  # the Escape watcher reads XInput 2 raw key events (cgo); turn-end
-  # notifications are tested on a private session bus (dbus-daemon)
-  libxi-dev dbus
-  # the real-desktop test harness and its reference tools
-  xvfb openbox xterm zenity wmctrl xclip xdotool
-  x11-apps x11-utils x11-xserver-utils imagemagick procps xfonts-base
-  # a Tk REPL window (wish) for the interpreter-classification test
-  tk
+  # the Escape watcher reads XInput 2 raw key events (cgo)
+  libxi-dev
+  # the helper's crates link these even for an X11-only user: pipewire
+  # binds libpipewire through bindgen, which needs libclang; xkbcommon
+  # links libxkbcommon
+  libpipewire-0.3-dev libclang-dev libxkbcommon-dev
+  # the private virtual desktop deskhand starts when DISPLAY is unset
+  # (--virtual-display)
+  xvfb openbox
   # the teaching tooltip's text (the helper finds it through fontconfig or
   # its known path)
   fonts-dejavu-core fontconfig
+)
+
+test_only=(
+  # the input tests switch layouts (setxkbmap) and check pointer and
+  # keyboard state (xinput); the key safety tests read and set XKB
+  # controls (StickyKeys, MouseKeys)
+  x11-xkb-utils xinput xkbset
+  # turn-end notifications are tested on a private session bus
+  dbus
+  # the real-desktop test harness and its reference tools
+  xterm zenity wmctrl xclip xdotool
+  x11-apps x11-utils x11-xserver-utils imagemagick procps xfonts-base
+  # a Tk REPL window (wish) for the interpreter-classification test
+  tk
   # the Wayland tests: headless sway, a terminal and a GTK 3 probe, and
   # the reference tools for screenshots, the clipboard and typing
   sway foot grim wl-clipboard wtype python3-gi gir1.2-gtk-3.0
@@ -32,16 +55,31 @@ packages=(
   # PyQt5 (a Qt 5 app)
   at-spi2-core libglib2.0-bin gtk-3-examples gtk-4-examples chromium python3-pyqt5
   # the GNOME tests: headless mutter with PipeWire (and its session
-  # manager) for ScreenCast frames; the helper's pipewire crate binds
-  # libpipewire through bindgen, which needs libclang
-  mutter pipewire wireplumber libpipewire-0.3-dev libclang-dev
+  # manager) for ScreenCast frames
+  mutter pipewire wireplumber
   # the KDE tests: headless KWin (kwin_wayland --virtual) and wayland-info,
   # which shows which globals KWin grants a client
   kwin-wayland wayland-utils
-  # KWin input: the helper reads the compositor's keymap with libxkbcommon
-  # (the xkbcommon crate links it) to find the key that types each character
-  libxkbcommon-dev
 )
+
+list=false
+if [[ ${1:-} == --list ]]; then
+  list=true
+  shift
+fi
+case ${1:-build} in
+  build) packages=("${build[@]}") ;;
+  test) packages=("${build[@]}" "${test_only[@]}") ;;
+  *)
+    echo "usage: scripts/deps.sh [--list] [build|test]" >&2
+    exit 2
+    ;;
+esac
+
+if $list; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

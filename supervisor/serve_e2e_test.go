@@ -466,8 +466,8 @@ func TestServeToolsAndHelp(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("tools = %q, want %q", names, want)
 	}
-	if got := e.cs.InitializeResult().ServerInfo.Name; got != "computer-use" {
-		t.Errorf("server name %q, want computer-use", got)
+	if got := e.cs.InitializeResult().ServerInfo.Name; got != "deskhand" {
+		t.Errorf("server name %q, want deskhand", got)
 	}
 }
 

@@ -23,14 +23,17 @@
 //	                        turn journal and paths, and say how to fix each
 //	                        problem; --repair gives back the windows and
 //	                        clipboard a killed deskhand left
-//	version                 print the version
-//	help [COMMAND]          print this help, or a command's flags
+//	version                 print the version (also --version and -v)
+//	help [COMMAND]          print this help, or a command's flags, on
+//	                        stdout (also --help and -h)
 //
 // One more command is internal, started by deskhand itself and not for
 // people: on X11, clipboard-keeper keeps the clipboard text a turn put
 // back after deskhand exits.
 //
-// Run `deskhand help <command>` for a command's flags. The commands live
+// Run `deskhand help <command>` for a command's flags. A mistyped flag
+// gets a short usage and the nearest flag on stderr, and exit status 2.
+// The commands live
 // in package supervisor/cli; the composition they drive is package
 // supervisor. This file only sets up the signals and calls run.
 package main

@@ -175,8 +175,8 @@ func checkServes(t *testing.T, cmd *exec.Cmd, wantW, wantH int) {
 		t.Fatalf("connecting to %v: %v", cmd.Args, err)
 	}
 	defer cs.Close()
-	if got := cs.InitializeResult().ServerInfo.Name; got != "computer-use" {
-		t.Errorf("server name %q, want computer-use", got)
+	if got := cs.InitializeResult().ServerInfo.Name; got != "deskhand" {
+		t.Errorf("server name %q, want deskhand", got)
 	}
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {

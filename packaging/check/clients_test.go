@@ -103,6 +103,12 @@ func TestClientSnippets(t *testing.T) {
 				if typ, ok := entry["type"]; ok && typ != "stdio" && typ != "http" {
 					t.Errorf("%s: server %q has type %v; deskhand serves stdio and http", f.file, name, typ)
 				}
+				// Claude Code refuses some names (computer-use is
+				// reserved); the one the README registers works in every
+				// client.
+				if want := "deskhand"; name != want && name != want+"-remote" {
+					t.Errorf("%s: server %q, want %q (or %q for a remote one)", f.file, name, want, want+"-remote")
+				}
 				if hasCmd {
 					local = true
 					checkLocalEntry(t, f.file, name, entry, flags)
@@ -234,8 +240,8 @@ func checkClaudeCodeCommands(t *testing.T, path string, flags map[string]bool) {
 			opts[rest[0]] = rest[1]
 			rest = rest[2:]
 		}
-		if len(rest) < 2 || rest[0] != "computer-use" {
-			t.Errorf("%q: want the server name computer-use after the options", line)
+		if len(rest) < 2 || rest[0] != "deskhand" {
+			t.Errorf("%q: want the server name deskhand after the options", line)
 			continue
 		}
 		switch opts["--transport"] {

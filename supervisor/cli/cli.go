@@ -18,8 +18,9 @@ import (
 	"github.com/deskhand/deskhand/supervisor"
 )
 
-// Stdio is the process's standard streams; stdout belongs to the protocol
-// a command speaks, so everything human goes to Err.
+// Stdio is the process's standard streams. Stdout belongs to the protocol
+// a command speaks, so logs and errors go to Err; what the user asked to
+// see (help, the version, doctor's report) goes to Out.
 type Stdio struct {
 	In  io.Reader
 	Out io.Writer
@@ -43,7 +44,11 @@ func commands() []command {
 		{"install", "download, verify and activate the capture helper for this platform (or --rollback)", runInstallCommand},
 		{"grants", "list, forget, allow or disallow pre-approved and declined apps (the consent outside a session)", runGrantsCommand},
 		{"doctor", "check the display, extensions, helper, lock, turn journal and paths, and say how to fix each problem (--repair: give back what a killed deskhand left)", runDoctorCommand},
-		{"version", "print the version", func(_ context.Context, _ []string, io Stdio) error {
+		{"version", "print the version (also --version, -v)", func(_ context.Context, args []string, io Stdio) error {
+			fs := newFlagSet("version", "version\n\nPrints deskhand's version; deskhand --version and -v do the same.\n", io)
+			if err := parseFlags(fs, args); err != nil {
+				return err
+			}
 			fmt.Fprintf(io.Out, "deskhand %s\n", supervisor.Version)
 			return nil
 		}},
@@ -53,12 +58,17 @@ func commands() []command {
 // Main runs one deskhand command and returns the process exit status.
 // Without a command (no arguments, or only flags) it serves MCP on stdio.
 func Main(ctx context.Context, args []string, io Stdio) int {
-	if len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-		if len(args) > 1 {
-			return Main(ctx, []string{args[1], "--help"}, io)
+	if len(args) > 0 {
+		switch args[0] {
+		case "help", "-h", "--help", "-help":
+			if len(args) > 1 {
+				return Main(ctx, []string{args[1], "--help"}, io)
+			}
+			printUsage(io.Out)
+			return 0
+		case "-v", "--version", "-version":
+			args = []string{"version"}
 		}
-		printUsage(io.Err)
-		return 0
 	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		args = append([]string{"serve"}, args...)
@@ -80,8 +90,7 @@ func Main(ctx context.Context, args []string, io Stdio) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(io.Err, "deskhand: unknown command %q\n\n", args[0])
-	printUsage(io.Err)
+	fmt.Fprintf(io.Err, "deskhand: unknown command %q\nRun 'deskhand help' for the commands.\n", args[0])
 	return 2
 }
 
@@ -93,27 +102,114 @@ func printUsage(w io.Writer) {
 	fmt.Fprintf(w, "\nRun `deskhand help <command>` for a command's flags.\n")
 }
 
-// newFlagSet returns a flag set whose errors and help go to stderr with a
-// usage line for the command.
-func newFlagSet(name, usage string, io Stdio) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+// flagSet is a command's flags with its help text: the usage line, the
+// text that explains the command, and "Flags:" (the flags follow).
+type flagSet struct {
+	*flag.FlagSet
+	help string
+	io   Stdio
+}
+
+// newFlagSet returns a command's flag set. Asked for help (-h, --help,
+// deskhand help COMMAND) it prints the whole help on stdout, so that it
+// pipes into a pager; a mistake gets a short usage on stderr instead
+// (fs.Usage), which does not bury the error under the help.
+func newFlagSet(name, help string, io Stdio) *flagSet {
+	fs := &flagSet{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), help: help, io: io}
 	fs.SetOutput(io.Err)
 	fs.Usage = func() {
-		fmt.Fprintf(io.Err, "Usage: deskhand %s\n\n", usage)
-		fs.PrintDefaults()
+		line, _, _ := strings.Cut(help, "\n")
+		fmt.Fprintf(io.Err, "usage: deskhand %s\nRun 'deskhand help %s' for the flags.\n", line, name)
 	}
 	return fs
 }
 
-// parseFlags parses args, mapping a bad flag to errUsage.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
+// printHelp prints the command's whole help on stdout.
+func (fs *flagSet) printHelp() {
+	fmt.Fprintf(fs.io.Out, "Usage: deskhand %s\n\n", fs.help)
+	fs.SetOutput(fs.io.Out)
+	fs.PrintDefaults()
+	fs.SetOutput(fs.io.Err)
+}
+
+// parseFlags parses args. Help is printed and returned as flag.ErrHelp; a
+// bad flag is said on stderr, with the flag the user may have meant and
+// the short usage, and returned as errUsage.
+func parseFlags(fs *flagSet, args []string) error {
+	usage := fs.Usage
+	fs.Usage = func() {} // the flag package would print it before we can
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(fs.io.Err)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.printHelp()
+		return err
 	}
-	return nil
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+		fmt.Fprintf(fs.io.Err, "deskhand %s: unknown flag --%s\n", fs.Name(), name)
+		if near := nearestFlag(fs.FlagSet, name); near != "" {
+			fmt.Fprintf(fs.io.Err, "did you mean --%s?\n", near)
+		}
+	} else {
+		fmt.Fprintf(fs.io.Err, "deskhand %s: %v\n", fs.Name(), err)
+	}
+	fs.Usage()
+	return errUsage
+}
+
+// nearestFlag is the flag of fs that the mistyped name most likely
+// meant: the nearest within two edits (a typo), else the only flag that
+// contains the name (--virtual for --virtual-display, --allow-origin for
+// --http-allow-origin), else the only one the name starts with
+// (--config-directory for --config-dir).
+func nearestFlag(fs *flag.FlagSet, name string) string {
+	best, bestDist := "", 3 // further than two edits is a guess, not a typo
+	var containing, started []string
+	fs.VisitAll(func(f *flag.Flag) { // in name order, so a tie goes one way
+		if d := editDistance(name, f.Name); d < bestDist {
+			best, bestDist = f.Name, d
+		}
+		if len(name) >= 3 && strings.Contains(f.Name, name) {
+			containing = append(containing, f.Name)
+		}
+		if len(f.Name) >= 3 && strings.HasPrefix(name, f.Name) {
+			started = append(started, f.Name)
+		}
+	})
+	switch {
+	case best != "":
+		return best
+	case len(containing) == 1:
+		return containing[0]
+	case len(started) == 1:
+		return started[0]
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // newLogger logs to stderr at the level named by level.

@@ -23,7 +23,7 @@ func TestServeContractFlags(t *testing.T) {
 		}
 	}
 	var help strings.Builder
-	Main(t.Context(), []string{"serve", "--help"}, Stdio{Out: &strings.Builder{}, Err: &help})
+	Main(t.Context(), []string{"serve", "--help"}, Stdio{Out: &help, Err: &strings.Builder{}})
 	for _, want := range []string{"-tool-profile", "-image-preset", "computer_toolset_20260801", "computer_call_output", `"scale" receipt`} {
 		if !strings.Contains(help.String(), want) {
 			t.Errorf("serve --help lacks %q", want)

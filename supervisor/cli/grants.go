@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -251,7 +250,7 @@ func editPreapproval(stdio Stdio, path string, allow bool, apps, flags []string)
 
 // parseInterspersed parses flags anywhere among the arguments and returns
 // the others in order.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+func parseInterspersed(fs *flagSet, args []string) ([]string, error) {
 	var rest []string
 	for {
 		if err := parseFlags(fs, args); err != nil {

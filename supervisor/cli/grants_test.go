@@ -117,9 +117,9 @@ func TestGrantsListAndForget(t *testing.T) {
 }
 
 func TestGrantsListsInHelp(t *testing.T) {
-	var errOut bytes.Buffer
-	Main(context.Background(), []string{"help"}, Stdio{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &errOut})
-	if !strings.Contains(errOut.String(), "grants") {
-		t.Errorf("deskhand help does not list grants:\n%s", errOut.String())
+	var out bytes.Buffer
+	Main(context.Background(), []string{"help"}, Stdio{In: strings.NewReader(""), Out: &out, Err: &bytes.Buffer{}})
+	if !strings.Contains(out.String(), "grants") {
+		t.Errorf("deskhand help does not list grants:\n%s", out.String())
 	}
 }

@@ -16,8 +16,9 @@ import (
 const serveUsage = `serve [flags]
 
 Serves the computer-use tools over MCP on stdin and stdout (the MCP stdio
-transport), as the server "computer-use": clients show the tools as
-mcp__computer-use__screenshot, mcp__computer-use__left_click, and so on.
+transport), as the server "deskhand": register it under that name, and
+clients show the tools as mcp__deskhand__screenshot,
+mcp__deskhand__left_click, and so on.
 This is also what deskhand does when run without a command. Logs go to
 stderr only.
 
@@ -56,7 +57,7 @@ Examples:
   deskhand serve --allow xterm --allow org.gnome.Calculator --grant clipboardRead
   deskhand serve --tool-profile openai --image-preset openai
   deskhand serve --tools elements
-  claude mcp add computer-use -- deskhand serve
+  claude mcp add deskhand -- deskhand serve
   deskhand serve --http :8765
 
 With --http ADDR it serves MCP's Streamable HTTP transport instead, at
@@ -86,9 +87,9 @@ and always returns a screenshot for the computer_call_output.
 
 Tool families: --tools all (the default) offers the coordinate tools above
 and the element tools; --tools coordinates only the former; --tools
-elements exactly the tools of seed 002 (list_apps, get_app_state,
-launch_app, click, scroll, drag, type_text, press_key, perform_action,
-set_value), which read an app's accessibility tree and act on its elements
+elements only the element tools (list_apps, get_app_state, launch_app,
+click, scroll, drag, type_text, press_key, perform_action, set_value),
+which read an app's accessibility tree and act on its elements
 by id, in the background where the accessibility API can. With both
 families scroll takes either form, and wait_for waits for an element, a
 window or a still region instead of a fixed time.
@@ -151,7 +152,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 		fs.Usage()
 		return errUsage
 	}
-	if err := f.check(fs, o); err != nil {
+	if err := f.check(fs.FlagSet, o); err != nil {
 		return err
 	}
 	press, err := f.input.clickPress()
@@ -170,7 +171,7 @@ func runServe(ctx context.Context, args []string, stdio Stdio) error {
 // serveFlagSet defines serve's flags: the plain ones into f, to be checked,
 // and those that need no checking, or check themselves (HTTPOptions.Check),
 // straight into o.
-func serveFlagSet(stdio Stdio) (*flag.FlagSet, *serveFlags, *supervisor.ServeOptions) {
+func serveFlagSet(stdio Stdio) (*flagSet, *serveFlags, *supervisor.ServeOptions) {
 	fs := newFlagSet("serve", serveUsage, stdio)
 	f := &serveFlags{}
 	o := &supervisor.ServeOptions{}
@@ -183,16 +184,16 @@ func serveFlagSet(stdio Stdio) (*flag.FlagSet, *serveFlags, *supervisor.ServeOpt
 	fs.IntVar(&f.maxTokens, "max-tokens", geometry.DefaultMaxTokens, "largest screenshot size in vision `tokens` of 28x28 pixels (⌈w/28⌉·⌈h/28⌉)")
 	fs.StringVar(&f.imagePreset, "image-preset", "", "screenshot size `preset` of a model family: "+strings.Join(geometry.PresetNames(), ", ")+" (default: anthropic's limits)")
 	fs.StringVar(&o.ToolProfile, "tool-profile", mcpserver.ProfileDefault, "tool `profile`: default (deskhand's tools, named as in Anthropic's computer toolset) or openai (one computer tool taking OpenAI's actions)")
-	fs.StringVar(&o.Tools, "tools", mcpserver.ToolsAll, "tool `families`: all, coordinates (the screenshot and pointer tools of Anthropic's computer toolset) or elements (the accessibility-tree tools of seed 002: list_apps, get_app_state, click by element id …)")
+	fs.StringVar(&o.Tools, "tools", mcpserver.ToolsAll, "tool `families`: all, coordinates (the screenshot and pointer tools of Anthropic's computer toolset) or elements (the accessibility-tree tools: list_apps, get_app_state, click by element id …)")
 	fs.StringVar(&o.Format, "format", mcpserver.FormatJPEG, "screenshot image `format`: jpeg or png")
 	fs.IntVar(&o.JPEGQuality, "jpeg-quality", mcpserver.DefaultJPEGQuality, "JPEG `quality`, 1-100")
 	fs.StringVar(&o.StateDir, "state-dir", "", "`directory` of the state files: the last screenshot's geometry and the selected display, kept across restarts, and the turn journal, which lets a restarted deskhand show again the windows and put back the clipboard a crashed one took (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand; \"none\" keeps nothing)")
 	fs.StringVar(&f.logLevel, "log-level", envOr("DESKHAND_LOG", "info"), "stderr log `level`: debug, info, warn or error")
 	fs.StringVar(&o.Teach, "teach", supervisor.TeachAuto, "teaching tools (request_teach_access, teach_step, teach_batch): `auto` offers them when the capture helper can show the tooltip overlay, on always, off never")
-	addConsentFlags(fs, &o.Consent)
-	addSafetyFlags(fs, &o.Safety)
-	addHTTPFlags(fs, &o.HTTP)
-	f.input = addInputFlags(fs)
+	addConsentFlags(fs.FlagSet, &o.Consent)
+	addSafetyFlags(fs.FlagSet, &o.Safety)
+	addHTTPFlags(fs.FlagSet, &o.HTTP)
+	f.input = addInputFlags(fs.FlagSet)
 	return fs, f, o
 }
 

@@ -12,8 +12,4 @@ func TestMainServesByDefault(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr.String(), "deskhand serve: --coordinates") {
 		t.Errorf("Main(--coordinates percent) = %d, stderr %q; want serve's error about --coordinates", code, stderr.String())
 	}
-	stderr.Reset()
-	if code := Main(t.Context(), []string{"serve", "--help"}, Stdio{Out: &strings.Builder{}, Err: &stderr}); code != 0 || !strings.Contains(stderr.String(), "--virtual-display") && !strings.Contains(stderr.String(), "-virtual-display") {
-		t.Errorf("serve --help = %d, %q", code, stderr.String())
-	}
 }

@@ -57,9 +57,10 @@ import (
 	"github.com/deskhand/deskhand/supervisor/geometry"
 )
 
-// ServerName is the MCP server name; clients prefix the tools with it, as
-// in mcp__computer-use__screenshot.
-const ServerName = "computer-use"
+// ServerName is the MCP server name, and the name deskhand's docs register
+// it under, so clients show the tools as mcp__deskhand__screenshot. Not
+// "computer-use": Claude Code reserves that name and refuses to add it.
+const ServerName = "deskhand"
 
 // Image formats for screenshots.
 const (
