@@ -19,6 +19,9 @@ packages=(
   # the real-desktop test harness and its reference tools
   xvfb openbox xterm zenity wmctrl xclip xdotool
   x11-apps x11-utils x11-xserver-utils imagemagick procps xfonts-base
+  # a terminal whose preferences window is a program of its own (the
+  # app-family test)
+  gnome-terminal
   # a Tk REPL window (wish) for the interpreter-classification test
   tk
   # the teaching tooltip's text (the helper finds it through fontconfig or
