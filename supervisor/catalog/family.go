@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -55,7 +56,17 @@ func bundleFamily(path string) (family, bool) {
 		return family{}, false
 	}
 	bundle := path[:i+len(".app")]
-	f := family{where: bundle, members: []Identity{{Name: strings.TrimSuffix(filepath.Base(bundle), ".app")}}}
+	f := family{where: bundle}
+	// The bundle id, when Info.plist is XML; a binary one leaves the
+	// bundle's name, a weaker clue ("Terminal" is also GNOME Terminal's).
+	if b, err := os.ReadFile(filepath.Join(bundle, "Contents", "Info.plist")); err == nil {
+		if m := bundleIDKey.FindSubmatch(b); m != nil {
+			f.members = append(f.members, Identity{BundleID: string(m[1])})
+		}
+	}
+	if len(f.members) == 0 {
+		f.members = append(f.members, Identity{Name: strings.TrimSuffix(filepath.Base(bundle), ".app")})
+	}
 	if ents, err := os.ReadDir(filepath.Join(bundle, "Contents", "MacOS")); err == nil {
 		for _, e := range ents {
 			f.members = append(f.members, Identity{Exe: e.Name()})
@@ -63,6 +74,8 @@ func bundleFamily(path string) (family, bool) {
 	}
 	return f, true
 }
+
+var bundleIDKey = regexp.MustCompile(`<key>CFBundleIdentifier</key>\s*<string>([^<]+)</string>`)
 
 // dpkgIndex knows which Debian package installed each file, read once
 // from the dpkg database's file lists (/var/lib/dpkg/info/*.list) and

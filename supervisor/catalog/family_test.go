@@ -89,6 +89,11 @@ func TestClassifyFamily(t *testing.T) {
 	loner := mkexe("opt/loner/loner")
 	bundleHelper := mkexe("Kitty.app/Contents/Frameworks/Helper.app/Contents/MacOS/Helper")
 	mkexe("Kitty.app/Contents/MacOS/kitty")
+	termHelper := mkexe("Utilities/Terminal.app/Contents/MacOS/Terminal Helper")
+	plist := "<plist version=\"1.0\">\n<dict>\n\t<key>CFBundleIdentifier</key>\n\t<string>com.apple.Terminal</string>\n</dict>\n</plist>\n"
+	if err := os.WriteFile(filepath.Join(tmp, "Utilities/Terminal.app/Contents/Info.plist"), []byte(plist), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		id           Identity
@@ -105,6 +110,7 @@ func TestClassifyFamily(t *testing.T) {
 		{Identity{Class: "Crash-reporter", Exe: "crash-reporter", Path: ideHelper}, "Visual Studio Code", "directory " + filepath.Dir(ideHelper), TierClick, ""},
 		{Identity{Class: "Loner", Exe: "loner", Path: loner}, "", "", TierFull, ""},
 		{Identity{BundleID: "net.kovidgoyal.kitty.helper", Exe: "Helper", Path: bundleHelper}, "kitty", filepath.Join(tmp, "Kitty.app"), TierClick, SensitiveShell},
+		{Identity{BundleID: "com.apple.Terminal.helper", Exe: "Terminal Helper", Path: termHelper}, "Terminal (macOS)", filepath.Join(tmp, "Utilities/Terminal.app"), TierClick, SensitiveShell},
 	} {
 		e := Classify(tc.id)
 		if e.Name != tc.name || e.Family != tc.family || e.DefaultTier != tc.tier || e.Sensitive != tc.sensitive {
