@@ -8,7 +8,9 @@
 // Besides apps, it lists families of programs that host apps (script
 // interpreters and shells, runtimes such as java): a window whose
 // executable is one of them takes that family's tier and warning, so a
-// Python or Tk REPL is a shell whatever it calls itself.
+// Python or Tk REPL is a shell whatever it calls itself. And an app is
+// its family, the package or bundle its executable ships in (family.go):
+// a program that ships with a terminal is part of that terminal.
 package catalog
 
 import (

@@ -13,7 +13,7 @@ import (
 
 // A family is the package or bundle an executable ships in: GNOME
 // Terminal's preferences window is a program of its own
-// (/usr/libexec/gnome-terminal-preferences), but it runs commands the
+// (/usr/libexec/gnome-terminal-preferences), but it sets the command the
 // terminal runs, so it must not be a stranger to the terminal's tier.
 // Every program of a family takes the strictest verdict the catalog gives
 // any member; see Catalog.Classify.

@@ -139,7 +139,7 @@ func buildDialog(reason string, apps []candidate, flags []string) (*Dialog, []di
 		}
 		switch program := DisplayName(firstNonEmpty(c.ref.Identity.Path, c.ref.Identity.Exe)); {
 		case c.entry.Family != "":
-			desc = append(desc, fmt.Sprintf("Its program, %s, is part of %s (%s), so it is approved and limited as %s.", program, c.entry.Name, c.entry.Family, c.entry.Name))
+			desc = append(desc, fmt.Sprintf("Its program, %s, is part of %s (%s), so it is approved and limited as %s.", program, c.entry.Name, DisplayName(c.entry.Family), c.entry.Name))
 		case c.entry.Name == "" && !c.ref.Literal && program != "":
 			desc = append(desc, fmt.Sprintf("Unknown app: no catalog entry and no package or bundle deskhand knows covers its program, %s.", program))
 		case c.entry.Name == "" && !c.ref.Literal:
