@@ -47,6 +47,9 @@ test_only=(
   x11-apps x11-utils x11-xserver-utils imagemagick procps xfonts-base
   # a Tk REPL window (wish) for the interpreter-classification test
   tk
+  # a terminal whose preferences window is a program of its own (the
+  # app-family test)
+  gnome-terminal
   # the Wayland tests: headless sway, a terminal and a GTK 3 probe, and
   # the reference tools for screenshots, the clipboard and typing
   sway foot grim wl-clipboard wtype python3-gi gir1.2-gtk-3.0

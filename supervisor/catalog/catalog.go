@@ -8,7 +8,9 @@
 // Besides apps, it lists families of programs that host apps (script
 // interpreters and shells, runtimes such as java): a window whose
 // executable is one of them takes that family's tier and warning, so a
-// Python or Tk REPL is a shell whatever it calls itself.
+// Python or Tk REPL is a shell whatever it calls itself. And an app is
+// its family, the package or bundle its executable ships in (family.go):
+// a program that ships with a terminal is part of that terminal.
 package catalog
 
 import (
@@ -96,14 +98,21 @@ type Identity struct {
 	Exe       string `json:"exe,omitempty"`        // executable base name
 	BundleID  string `json:"bundle_id,omitempty"`  // macOS bundle id
 	Name      string `json:"name,omitempty"`       // display name
+	// Path is the executable's full path: it finds the app's family (the
+	// package or bundle it ships in), and the dialog shows it for an
+	// app nothing knows.
+	Path string `json:"path,omitempty"`
 }
 
 // IdentityOf takes the identity of a helper's app description. Exe is
-// reduced to its base name.
+// reduced to its base name; Path keeps it whole.
 func IdentityOf(app bridge.App) Identity {
-	exe := app.Exe
+	exe, path := app.Exe, ""
 	if exe != "" {
 		exe = filepath.Base(exe)
+	}
+	if filepath.IsAbs(app.Exe) {
+		path = app.Exe
 	}
 	return Identity{
 		DesktopID: app.DesktopID,
@@ -112,6 +121,7 @@ func IdentityOf(app bridge.App) Identity {
 		Exe:       exe,
 		BundleID:  app.BundleID,
 		Name:      app.Name,
+		Path:      path,
 	}
 }
 
@@ -139,6 +149,10 @@ type Entry struct {
 	// identify an app, so two windows it classifies are the same app only
 	// when their other identifiers say so.
 	Generic bool
+	// Family is set when the verdict is not the app's own but its
+	// family's (see Catalog.Classify): where the family is ("Debian
+	// package gnome-terminal"). Name is then the family's catalogued app.
+	Family string
 }
 
 // Classify looks an app up in the embedded catalog. Apps the catalog does

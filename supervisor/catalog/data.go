@@ -187,6 +187,13 @@ func validSensitive(s string) bool {
 // wins. A window sets its own WM_CLASS, and the desktop entry is found
 // from it, so a Python REPL calling itself org.gnome.Nautilus is still
 // an interpreter; the executable it cannot choose.
+//
+// Last, the app's family (the package or bundle its executable ships in;
+// see family.go) has its say the same way: an app takes its family's
+// strictest verdict when that restricts more, and an app the catalog
+// does not know takes its family's catalogued app outright, so that
+// gnome-terminal-preferences is part of GNOME Terminal: the same app for
+// grants, at the same tier, with the same warning.
 func (c *Catalog) Classify(id Identity) Entry {
 	a := c.lookup(id)
 	if id.Exe != "" {
@@ -194,10 +201,14 @@ func (c *Catalog) Classify(id Identity) Entry {
 			a = byExe
 		}
 	}
+	e := Entry{DefaultTier: TierFull}
 	if a != nil {
-		return c.entry(a)
+		e = c.entry(a)
 	}
-	return Entry{DefaultTier: TierFull}
+	if fam, ok := c.familyEntry(id.Path); ok && (a == nil && !fam.Generic || fam.restricts(e)) {
+		return fam
+	}
+	return e
 }
 
 // restricts reports whether e allows less than o: a policy denial, a

@@ -682,3 +682,47 @@ func TestPolicyAndForgetBySpelling(t *testing.T) {
 		t.Errorf("Forget(xterm.desktop) = %v, %v; want the XTerm denial", removed, err)
 	}
 }
+
+// TestDialogNamesFamily: a program that ships with a catalogued app (here
+// beside it in the app's own directory) is shown as part of that app, at
+// its tier and with its warning; a program nothing knows is shown as
+// unknown, with its path.
+func TestDialogNamesFamily(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"gnome-terminal-server", "gnome-terminal-preferences"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prefsExe := filepath.Join(dir, "gnome-terminal-preferences")
+	prefs := bridge.App{Name: "Preferences", Instance: "gnome-terminal-preferences", Class: "Gnome-terminal-preferences", Exe: prefsExe, PID: 13}
+	e := newEnv(t)
+	e.apps.running = append(e.apps.running, prefs)
+	m := e.manager(t, nil, nil)
+	r := &recorder{answer: acceptExcept()}
+	out, err := m.RequestAccess(context.Background(), Request{Apps: []string{"gnome-terminal-preferences", "zenity"}}, r.ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := r.dialogs[0].Message
+	for _, want := range []string{
+		"- GNOME Terminal (click: ",
+		"Its program, " + prefsExe + ", is part of GNOME Terminal (directory " + dir + ")",
+		"Warning: this is a shell.",
+		"Unknown app: no catalog entry and no package or bundle deskhand knows covers its program, /usr/bin/zenity.",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the dialog does not say %q:\n%s", want, msg)
+		}
+	}
+	if got := names(out.Granted); got["GNOME Terminal"] != catalog.TierClick {
+		t.Errorf("granted %v, want GNOME Terminal at the click tier", got)
+	}
+	// The grant covers the terminal itself: one family, one app.
+	if tier := m.Session().Tier(bridge.App{Instance: "gnome-terminal-server", Class: "Gnome-terminal-server", Exe: "/usr/libexec/gnome-terminal-server"}); tier != catalog.TierClick {
+		t.Errorf("the terminal's tier after approving its preferences = %s, want click", tier)
+	}
+	if tier := m.Session().Tier(prefs); tier != catalog.TierClick {
+		t.Errorf("the preferences' tier = %s, want click", tier)
+	}
+}

@@ -137,6 +137,14 @@ func buildDialog(reason string, apps []candidate, flags []string) (*Dialog, []di
 		if w := sensitiveWarning(c.entry.Sensitive); w != "" {
 			desc = append(desc, w)
 		}
+		switch program := DisplayName(firstNonEmpty(c.ref.Identity.Path, c.ref.Identity.Exe)); {
+		case c.entry.Family != "":
+			desc = append(desc, fmt.Sprintf("Its program, %s, is part of %s (%s), so it is approved and limited as %s.", program, c.entry.Name, DisplayName(c.entry.Family), c.entry.Name))
+		case c.entry.Name == "" && !c.ref.Literal && program != "":
+			desc = append(desc, fmt.Sprintf("Unknown app: no catalog entry and no package or bundle deskhand knows covers its program, %s.", program))
+		case c.entry.Name == "" && !c.ref.Literal:
+			desc = append(desc, "Unknown app: deskhand does not know it or its program.")
+		}
 		if c.ref.Literal {
 			desc = append(desc, fmt.Sprintf("No running or installed app is called \"%s\"; this covers any window whose class or program is named so.", c.ref.Name))
 		}

@@ -465,7 +465,7 @@ func resolve(q string, running, installed []bridge.App) AppRef {
 	}
 	if exe != "" {
 		if base := filepath.Base(exe); !hostsApps(base) {
-			return AppRef{Name: DisplayName(base), Identity: catalog.Identity{Exe: base}}
+			return AppRef{Name: DisplayName(base), Identity: catalog.Identity{Exe: base, Path: exe}}
 		}
 	}
 	name := DisplayName(trimDesktopFold(q))
