@@ -171,6 +171,16 @@ func canonicalKey(k input.Keysym) input.Keysym {
 	return k
 }
 
+// impliesShift reports whether the key tools may press Shift to send k:
+// upper-case letters (as keysyms or their Unicode spellings; on X11
+// "ctrl+T" is ctrl+shift+t) and ISO_Left_Tab, which is Shift+Tab.
+func impliesShift(k input.Keysym) bool {
+	if k >= unicodeBase+0x20 && k <= unicodeBase+0xff {
+		k -= unicodeBase
+	}
+	return k >= 'A' && k <= 'Z' || k >= 0xc0 && k <= 0xde && k != 0xd7 || k == symISOLeftTab
+}
+
 // Chord is a normalised key combination: modifiers and other keys, each
 // key once, sorted.
 type Chord struct {
@@ -301,7 +311,13 @@ func (l *List) CheckCombo(s string) error {
 	if err != nil {
 		return nil
 	}
-	return l.check(s, ChordOf(c))
+	ch := ChordOf(c)
+	err = l.check(s, ch)
+	if err == nil && slices.ContainsFunc(c.Keys, impliesShift) {
+		ch.Mods |= Shift
+		err = l.check(s, ch)
+	}
+	return err
 }
 
 // CheckKeys checks a whitespace-separated sequence of combinations, as
