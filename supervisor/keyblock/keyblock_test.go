@@ -2,6 +2,7 @@ package keyblock
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -312,4 +313,60 @@ func TestMacPlatformList(t *testing.T) {
 	if err := Linux().CheckCombo("ctrl+Up"); err != nil {
 		t.Errorf("ctrl+Up blocked on Linux: %v", err)
 	}
+}
+
+// TestLinuxRulesEverySpelling: every rule of the list is refused in the
+// spellings models and people use for its modifiers (OpenAI's CTRL,
+// Control, Win, Meta, the left and right keys) and its key (any case),
+// in any order.
+func TestLinuxRulesEverySpelling(t *testing.T) {
+	aliases := []struct {
+		mod   Mod
+		names []string
+	}{
+		{Ctrl, []string{"ctrl", "CTRL", "Control", "Control_R", "control_l"}},
+		{Alt, []string{"alt", "ALT", "Alt_R", "option", "Meta_L"}},
+		{Shift, []string{"shift", "SHIFT", "Shift_R", "shift_l", "Shift"}},
+		{Super, []string{"super", "WIN", "cmd", "meta", "Super_R"}},
+	}
+	l := Linux()
+	tried, skipped := 0, 0
+	for _, r := range l.Rules() {
+		keys := []string{""}
+		if r.Key != 0 {
+			name := r.Key.String()
+			keys = []string{name, strings.ToUpper(name), strings.ToLower(name)}
+		}
+		for i := range 5 {
+			var parts []string
+			for _, a := range aliases {
+				if r.Mods&a.mod != 0 {
+					parts = append(parts, a.names[i])
+				}
+			}
+			for _, k := range keys {
+				combo := slices.Clone(parts)
+				if k != "" {
+					combo = append(combo, k)
+				}
+				if i%2 == 1 {
+					slices.Reverse(combo)
+				}
+				s := strings.Join(combo, "+")
+				tried++
+				if _, err := input.ParseCombo(s); err != nil {
+					skipped++
+					continue // an ambiguous case spelling: the key tools refuse it anyway
+				}
+				if err := l.CheckCombo(s); err == nil {
+					t.Errorf("Linux().CheckCombo(%q) = nil, want it blocked as %s", s, r.Name)
+				}
+			}
+		}
+	}
+	// Only case spellings the key tools call ambiguous may be skipped.
+	if skipped*4 > tried {
+		t.Errorf("%d of %d spellings did not parse", skipped, tried)
+	}
+	t.Logf("%d spellings, %d ambiguous", tried, skipped)
 }
