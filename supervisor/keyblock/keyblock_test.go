@@ -370,3 +370,24 @@ func TestLinuxRulesEverySpelling(t *testing.T) {
 	}
 	t.Logf("%d spellings, %d ambiguous", tried, skipped)
 }
+
+// kdeCompiledIn are KDE Plasma 5.27's default global shortcuts that no
+// file of its packages states (KWin's kwinbindings.cpp, virtual
+// desktops, ksmserver, the ksysguard kded module, plasmashell): the hand
+// file must cover them.
+var kdeCompiledIn = []string{
+	"alt+F3", "alt+F4", "super+Prior", "super+Next", "ctrl+alt+a", "super+Left", "super+Up", "alt+super+Right",
+	"ctrl+shift+super+Left", "shift+super+Right", "super+d", "ctrl+alt+Escape", "shift+alt+F12",
+	"ctrl+F1", "ctrl+F4", "ctrl+F7", "ctrl+F8", "ctrl+F9", "ctrl+F10", "ctrl+F12", "alt+Tab", "alt+shift+Tab", "alt+grave",
+	"super+Tab", "ctrl+Escape", "ctrl+alt+Delete", "ctrl+alt+shift+Delete", "ctrl+alt+shift+Prior", "ctrl+alt+shift+Next",
+	"super+l", "ctrl+alt+l", "alt+F1", "alt+F2", "alt+space", "super", "super+w", "super+v", "super+equal", "super+minus",
+	"super+0", "super+q", "super+1", "super+9", "shift+super+Print",
+}
+
+func TestKDECompiledIn(t *testing.T) {
+	for _, s := range kdeCompiledIn {
+		if Linux().CheckCombo(s) == nil {
+			t.Errorf("KDE's %s is not blocked", s)
+		}
+	}
+}
