@@ -7,16 +7,15 @@
 //
 // Usage:
 //
-//	go run ./supervisor/keyblock/gen [-dir supervisor/keyblock] [-check]
+//	go run ./supervisor/keyblock/gen [-dir supervisor/keyblock]
 //
-// A package that is installed is read from /; otherwise `apt-get
-// download` fetches it and `dpkg-deb -x` unpacks it into a temporary
-// folder. -check writes nothing and exits 1 when the committed file is
-// not what the packages and the hand file make.
+// `apt-get download` fetches the packages and `dpkg-deb -x` unpacks them
+// into a temporary folder; where the archive cannot be reached, installed
+// packages are read from /. TestCommittedListCurrent fails when the
+// committed file is not what the packages and the hand file make.
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -25,15 +24,14 @@ import (
 
 func main() {
 	dir := flag.String("dir", ".", "the keyblock package folder, which holds the hand file and the output")
-	check := flag.Bool("check", false, "compare with the committed file instead of writing it")
 	flag.Parse()
-	if err := run(*dir, *check); err != nil {
+	if err := run(*dir); err != nil {
 		fmt.Fprintln(os.Stderr, "keyblock gen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, check bool) error {
+func run(dir string) error {
 	roots, cleanup, err := fetchPackages(packageNames())
 	defer cleanup()
 	if err != nil {
@@ -47,16 +45,5 @@ func run(dir string, check bool) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, outFile)
-	if check {
-		old, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(old, out) {
-			return fmt.Errorf("%s is stale: run go generate ./supervisor/keyblock", path)
-		}
-		return nil
-	}
-	return os.WriteFile(path, out, 0o644)
+	return os.WriteFile(filepath.Join(dir, outFile), out, 0o644)
 }
