@@ -12,7 +12,7 @@ SWIFT_LINT := helpers/macos/lint
 PACKAGING_TOOLS := packaging/tools
 
 .PHONY: help deps check-deps build helper go-build test go-test go-race go-test-exit rust-test lint swift-lint-deps macos-helper bench check clean \
-  package package-tools package-test fuzz go-fuzz rust-fuzz
+  package package-tools package-test fuzz go-fuzz rust-fuzz keyblock-gen
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -129,6 +129,9 @@ bench: build check-deps ## run the benchmarks; prints `BENCH <name> <value> <uni
 	@DESKHAND_BENCH=1 DESKHAND_HELPER=$(CURDIR)/$(HELPER) DESKHAND_BIN=$(CURDIR)/$(BIN)/deskhand $(GO) test -count=1 -timeout 30m \
 	  -run '^TestBench' ./internal/bench ./supervisor -v 2>&1 | tee .bench.log | grep -E '^(BENCH|NOTE|---|FAIL|ok|panic)|^ +[a-z_]+\.go:[0-9]+: the TypeScript' ; \
 	  test $${PIPESTATUS[0]} -eq 0
+
+keyblock-gen: ## regenerate the Linux shortcut blocklist from the desktops' Debian packages (apt-get download)
+	cd supervisor/keyblock && $(GO) generate .
 
 clean: ## remove build outputs
 	rm -rf $(BIN) target .bench.log dist

@@ -822,7 +822,7 @@ func TestGatesEscape(t *testing.T) {
 	e.ok("computer_batch", map[string]any{"actions": []any{
 		map[string]any{"action": "key", "text": "Escape"},
 		map[string]any{"action": "wait", "duration": 0.3},
-		map[string]any{"action": "key", "text": "ctrl+Escape"},
+		map[string]any{"action": "key", "text": "shift+Escape"},
 		map[string]any{"action": "wait", "duration": 0.3},
 		map[string]any{"action": "hold_key", "text": "Escape", "duration": 0.3},
 		map[string]any{"action": "wait", "duration": 0.3},

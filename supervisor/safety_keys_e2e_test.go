@@ -22,6 +22,7 @@ import (
 
 	"github.com/deskhand/deskhand/internal/desktoptest"
 	"github.com/deskhand/deskhand/supervisor/desktop/x11/vdisplay"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // keysDesktop starts a desktop whose openbox runs deskhand's own
@@ -374,6 +375,72 @@ func TestSafetyKeysShortcutList(t *testing.T) {
 	e.access([]string{"zenity"}, "systemKeyCombos")
 	for _, c := range chords {
 		e.ok("key", map[string]any{"text": c.spellings[0]})
+		waitFor(t, "openbox to see "+c.binding, 10*time.Second, func() bool { return exists(filepath.Join(markers, c.binding)) })
+	}
+}
+
+// TestSafetyKeysDesktopDefaults: chords the desktops bind by default in
+// their own files (issue 24: openbox ran its Ctrl+Escape binding when the
+// model sent keypress ["CTRL", "ESC"]) are refused without
+// systemKeyCombos, through the openai profile's keypress in OpenAI's key
+// names and through the key and hold_key tools in deskhand's; openbox,
+// which binds each here to touch a marker, sees none of them. With the
+// grant the chord goes through and the marker appears, which shows the
+// binding would have seen an escape.
+func TestSafetyKeysDesktopDefaults(t *testing.T) {
+	markers := t.TempDir()
+	chords := []struct {
+		binding string     // openbox's spelling
+		openAI  [][]string // keypress keys
+		key     []string   // the key tool's text
+	}{
+		{"C-Escape", [][]string{{"CTRL", "ESC"}, {"ctrl", "Escape"}, {"CONTROL", "ESCAPE"}}, []string{"ctrl+Escape", "Control_R+esc", "CTRL+ESC"}},
+		{"C-S-Escape", [][]string{{"CTRL", "SHIFT", "ESC"}}, []string{"ctrl+shift+Escape"}},
+		{"C-F4", [][]string{{"CTRL", "F4"}}, []string{"ctrl+F4", "Control_L+KP_F4"}},
+		{"Print", [][]string{{"PRINTSCREEN"}}, []string{"Print"}},
+	}
+	var bindings []string
+	for _, c := range chords {
+		bindings = append(bindings, c.binding)
+	}
+	d := keysDesktop(t, markers, bindings...)
+	full := fullTierEntry(t, d)
+	d.Focus(t, full.ID)
+	refused := func(what string, res *mcp.CallToolResult) {
+		t.Helper()
+		if msg := resultText(res); !res.IsError || !strings.Contains(msg, "system shortcut") || !strings.Contains(msg, "systemKeyCombos") {
+			t.Errorf("%s = %q (error %v), want it refused as a system shortcut", what, msg, res.IsError)
+		}
+	}
+
+	o := gatedServer(t, d, nil, "--allow", "zenity", "--tool-profile", "openai")
+	o.access([]string{"zenity"})
+	o.ok("computer", map[string]any{"actions": []any{}})
+	for _, c := range chords {
+		for _, keys := range c.openAI {
+			res := o.call("computer", map[string]any{"actions": []any{map[string]any{"type": "keypress", "keys": keys}}})
+			refused(fmt.Sprintf("keypress %q", keys), res)
+		}
+	}
+	o.cs.Close()
+
+	e := gatedServer(t, d, nil, "--allow", "zenity", "--grant", "systemKeyCombos")
+	e.access([]string{"zenity"})
+	e.screenshot("screenshot", nil)
+	for _, c := range chords {
+		for _, s := range c.key {
+			refused(fmt.Sprintf("key %q", s), e.call("key", map[string]any{"text": s}))
+		}
+		refused(fmt.Sprintf("hold_key %q", c.key[0]), e.call("hold_key", map[string]any{"text": c.key[0], "duration": 0.1}))
+	}
+	time.Sleep(500 * time.Millisecond)
+	if got := markersIn(markers); len(got) > 0 {
+		t.Fatalf("openbox saw refused shortcuts: %v", got)
+	}
+
+	e.access([]string{"zenity"}, "systemKeyCombos")
+	for _, c := range chords {
+		e.ok("key", map[string]any{"text": c.key[0]})
 		waitFor(t, "openbox to see "+c.binding, 10*time.Second, func() bool { return exists(filepath.Join(markers, c.binding)) })
 	}
 }

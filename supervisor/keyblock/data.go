@@ -11,8 +11,10 @@ import (
 )
 
 // linuxShortcutsJSON is the Linux blocklist, kept as data so that a change
-// to it is a reviewed diff of one file, as the app catalog is.
+// to it is a reviewed diff of one file, as the app catalog is. gen writes
+// it from the desktops' Debian packages and linux_shortcuts_hand.json.
 //
+//go:generate go run ./gen
 //go:embed linux_shortcuts.json
 var linuxShortcutsJSON []byte
 
@@ -25,6 +27,8 @@ type shortcutEntry struct {
 	Name string   `json:"name"`
 	Why  string   `json:"why"`
 	Keys []string `json:"keys"`
+	// Sources name where the shortcut comes from (see gen); not used here.
+	Sources []string `json:"sources"`
 }
 
 var linuxRules = sync.OnceValue(func() []Rule {
@@ -86,6 +90,9 @@ func displayName(c Chord) string {
 	}
 	for _, k := range c.Keys {
 		name := k.String()
+		if k == symSysReq {
+			name = "Print" // the key's label; Sys_Req is its Alt level
+		}
 		r, size := utf8.DecodeRuneInString(name)
 		name = string(unicode.ToUpper(r)) + name[size:]
 		parts = append(parts, name)

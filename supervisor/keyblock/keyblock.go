@@ -9,13 +9,17 @@
 // lower case, keypad and Unicode spellings folded to the key they stand
 // for, and the order of the keys ignored. "ctrl+alt+Delete",
 // "Delete+Alt_R+Control_R", "CTRL+ALT+KP_Delete" and "ctrl+alt+0xffff" are
-// one chord. A rule matches a chord that holds at least the rule's
-// modifiers and the rule's key, so extra modifiers do not slip past either
-// (alt+shift+Tab is still alt+Tab).
+// one chord. An upper-case letter, which the key tools send with Shift,
+// is checked with and without it. A rule matches a chord that holds at
+// least the rule's modifiers and the rule's key, so extra modifiers do
+// not slip past either (alt+shift+Tab is still alt+Tab).
 //
 // The Linux list is data: linux_shortcuts.json, embedded and reviewed like
-// the app catalog. Keys that act on the X server itself (Terminate_Server,
-// XF86Switch_VT_*, the MouseKeys and AccessX keysyms) are not on it:
+// the app catalog, and generated (go generate, package gen) from the
+// default key bindings in the desktops' Debian packages and the reviewed
+// additions and exceptions of linux_shortcuts_hand.json. Keys that act on
+// the X server itself (Terminate_Server, XF86Switch_VT_*, the MouseKeys
+// and AccessX keysyms) are not on it:
 // package input refuses to send them at all, grant or not, and CheckCombo
 // passes that refusal on.
 package keyblock
@@ -171,6 +175,16 @@ func canonicalKey(k input.Keysym) input.Keysym {
 	return k
 }
 
+// impliesShift reports whether the key tools may press Shift to send k:
+// upper-case letters (as keysyms or their Unicode spellings; on X11
+// "ctrl+T" is ctrl+shift+t) and ISO_Left_Tab, which is Shift+Tab.
+func impliesShift(k input.Keysym) bool {
+	if k >= unicodeBase+0x20 && k <= unicodeBase+0xff {
+		k -= unicodeBase
+	}
+	return k >= 'A' && k <= 'Z' || k >= 0xc0 && k <= 0xde && k != 0xd7 || k == symISOLeftTab
+}
+
 // Chord is a normalised key combination: modifiers and other keys, each
 // key once, sorted.
 type Chord struct {
@@ -301,7 +315,13 @@ func (l *List) CheckCombo(s string) error {
 	if err != nil {
 		return nil
 	}
-	return l.check(s, ChordOf(c))
+	ch := ChordOf(c)
+	err = l.check(s, ch)
+	if err == nil && slices.ContainsFunc(c.Keys, impliesShift) {
+		ch.Mods |= Shift
+		err = l.check(s, ch)
+	}
+	return err
 }
 
 // CheckKeys checks a whitespace-separated sequence of combinations, as

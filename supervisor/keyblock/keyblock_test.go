@@ -2,6 +2,7 @@ package keyblock
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,7 +25,9 @@ var linuxBlocked = map[string][]string{
 	"Ctrl+Alt+T":         {"ctrl+alt+t", "ctrl+alt+T", "Alt+Control+t", "Control_R+Alt_R+U0074", "ctrl+alt+0x1000074", "ctrl+alt+shift+t"},
 	"Alt+F2":             {"alt+F2", "ALT+f2", "Alt_R+F2", "Meta_L+F2", "option+F2"},
 	"Alt+F4":             {"alt+F4", "alt+f4", "F4+alt", "Alt_R+F4", "shift+alt+F4"},
-	"Alt+Tab":            {"alt+Tab", "alt+tab", "Tab+Alt_L", "Alt_R+Tab", "alt+shift+Tab", "alt+ISO_Left_Tab", "alt+KP_Tab", "ctrl+alt+tab"},
+	"Alt+Tab":            {"alt+Tab", "alt+tab", "Tab+Alt_L", "Alt_R+Tab", "alt+KP_Tab", "alt+ISO_Left_Tab"},
+	"Alt+Shift+Tab":      {"alt+shift+Tab", "Shift_R+Alt_R+KP_Tab"},
+	"Ctrl+Alt+Tab":       {"ctrl+alt+tab", "Control_R+Alt_L+ISO_Left_Tab"},
 	"Super":              {"super", "Super_L", "Super_R", "SUPER", "win", "cmd", "meta", "windows", "Hyper_L", "super+shift", "Super_L+Super_R"},
 	"Super+L":            {"super+l", "super+L", "Super_R+l", "win+l", "cmd+L", "l+super"},
 	"Alt+SysRq":          {"alt+Sys_Req", "alt+Print", "alt+print+b", "Alt_R+Sys_Req+o", "alt+printscreen", "alt+sys_req+r"},
@@ -38,7 +41,7 @@ var linuxBlocked = map[string][]string{
 	"Super+Space":     {"super+space", "super+U0020"},
 	"Super+Up":        {"super+Up", "super+KP_Up"},
 	"Alt+Space":       {"alt+space", "Alt_R+space", "alt+KP_Space", "Meta_L+space"},
-	"Ctrl+Alt+Left":   {"ctrl+alt+Left", "ctrl+alt+KP_Left", "Control_R+Alt_R+Left", "ctrl+alt+shift+Left"},
+	"Ctrl+Alt+Left":   {"ctrl+alt+Left", "ctrl+alt+KP_Left", "Control_R+Alt_R+Left"},
 	"Ctrl+Alt+Right":  {"ctrl+alt+Right", "alt+ctrl+right"},
 	"Ctrl+Alt+Up":     {"ctrl+alt+Up"},
 	"Ctrl+Alt+Down":   {"ctrl+alt+Down", "ctrl+alt+KP_Down"},
@@ -64,6 +67,22 @@ var linuxBlocked = map[string][]string{
 	"XF86Mail":        {"XF86Mail"},
 	"XF86Calculator":  {"XF86Calculator"},
 	"XF86Search":      {"XF86Search"},
+	// From the desktops' default key binding files (issue 24, class 5),
+	// in the spellings models use: OpenAI's CTRL and ESC, Control, Win.
+	"Ctrl+Escape":         {"ctrl+Escape", "CTRL+ESC", "Control+esc", "Control_R+Escape", "ctrl+KP_F1+Escape"},
+	"Ctrl+Shift+Escape":   {"ctrl+shift+Escape", "SHIFT+CTRL+ESC"},
+	"Ctrl+F4":             {"ctrl+F4", "CTRL+f4", "Control_R+KP_F4"},
+	"Ctrl+F7":             {"ctrl+F7"},
+	"Ctrl+Alt+Shift+Left": {"ctrl+alt+shift+Left", "shift+ctrl+alt+KP_Left"},
+	"Ctrl+Alt+A":          {"ctrl+alt+a", "CTRL+ALT+A"},
+	"Print":               {"Print", "printscreen", "PRTSC"},
+	"Shift+Super+Print":   {"shift+super+Print", "win+shift+Sys_Req"},
+	"Alt+Super+S":         {"alt+super+s", "Meta_L+s", "ALT+WIN+S"},
+	"Super+F1":            {"super+F1", "WIN+F1"},
+	"Alt+F6":              {"alt+F6", "Alt_R+F6"},
+	"Ctrl+Alt+Shift+R":    {"ctrl+alt+shift+r", "ctrl+alt+R"},
+	"Alt+Shift+Left":      {"alt+shift+Left", "Shift_L+Alt_R+KP_Left"},
+	"Super+Period":        {"super+period", "super+.", "WIN+PERIOD"},
 }
 
 // linuxNeverSent are keys that act on the X server itself: the key tools
@@ -135,11 +154,12 @@ var macBlocked = map[string][]string{
 // allowed are everyday combinations that must pass.
 var linuxAllowed = []string{
 	"ctrl+c", "ctrl+v", "ctrl+shift+t", "ctrl+t", "alt+f", "shift+Tab", "Tab", "Delete", "BackSpace",
-	"ctrl+BackSpace", "Print", "F4", "F2", "ctrl+F4", "ctrl+alt+a", "Escape", "Return", "ctrl+l", "shift",
+	"ctrl+BackSpace", "F4", "F2", "ctrl+alt+b", "Escape", "Return", "ctrl+l", "shift",
 	"ctrl", "alt", "ctrl+shift", "l", "super_is_not_a_key_here",
-	"ctrl+Left", "ctrl+shift+Right", "alt+Left", "shift+Up", "ctrl+space", "shift+space", "alt+e", "alt+F", "ctrl+F7",
+	"ctrl+Left", "ctrl+shift+Right", "alt+Left", "shift+Up", "ctrl+space", "shift+space", "alt+e", "alt+F",
 	"F7", "F8", "shift+F10", "ctrl+Return", "shift+Return", "ctrl+alt+Return", "ctrl+grave", "XF86AudioMute",
-	"XF86AudioRaiseVolume", "XF86MonBrightnessUp", "ctrl+alt+e",
+	"XF86AudioRaiseVolume", "XF86MonBrightnessUp", "ctrl+alt+e", "XF86AudioPlay", "ctrl+XF86AudioLowerVolume", "XF86KbdBrightnessUp",
+	"Left", "shift+Escape",
 }
 
 var macAllowed = []string{"cmd+c", "cmd+v", "cmd+w", "cmd+t", "q", "Tab", "ctrl+q", "alt+q", "Escape", "space"}
@@ -292,5 +312,82 @@ func TestMacPlatformList(t *testing.T) {
 	}
 	if err := Linux().CheckCombo("ctrl+Up"); err != nil {
 		t.Errorf("ctrl+Up blocked on Linux: %v", err)
+	}
+}
+
+// TestLinuxRulesEverySpelling: every rule of the list is refused in the
+// spellings models and people use for its modifiers (OpenAI's CTRL,
+// Control, Win, Meta, the left and right keys) and its key (any case),
+// in any order.
+func TestLinuxRulesEverySpelling(t *testing.T) {
+	aliases := []struct {
+		mod   Mod
+		names []string
+	}{
+		{Ctrl, []string{"ctrl", "CTRL", "Control", "Control_R", "control_l"}},
+		{Alt, []string{"alt", "ALT", "Alt_R", "option", "Meta_L"}},
+		{Shift, []string{"shift", "SHIFT", "Shift_R", "shift_l", "Shift"}},
+		{Super, []string{"super", "WIN", "cmd", "meta", "Super_R"}},
+	}
+	l := Linux()
+	tried, skipped := 0, 0
+	for _, r := range l.Rules() {
+		keys := []string{""}
+		if r.Key != 0 {
+			name := r.Key.String()
+			keys = []string{name, strings.ToUpper(name), strings.ToLower(name)}
+		}
+		for i := range 5 {
+			var parts []string
+			for _, a := range aliases {
+				if r.Mods&a.mod != 0 {
+					parts = append(parts, a.names[i])
+				}
+			}
+			for _, k := range keys {
+				combo := slices.Clone(parts)
+				if k != "" {
+					combo = append(combo, k)
+				}
+				if i%2 == 1 {
+					slices.Reverse(combo)
+				}
+				s := strings.Join(combo, "+")
+				tried++
+				if _, err := input.ParseCombo(s); err != nil {
+					skipped++
+					continue // an ambiguous case spelling: the key tools refuse it anyway
+				}
+				if err := l.CheckCombo(s); err == nil {
+					t.Errorf("Linux().CheckCombo(%q) = nil, want it blocked as %s", s, r.Name)
+				}
+			}
+		}
+	}
+	// Only case spellings the key tools call ambiguous may be skipped.
+	if skipped*4 > tried {
+		t.Errorf("%d of %d spellings did not parse", skipped, tried)
+	}
+	t.Logf("%d spellings, %d ambiguous", tried, skipped)
+}
+
+// kdeCompiledIn are KDE Plasma 5.27's default global shortcuts that no
+// file of its packages states (KWin's kwinbindings.cpp, virtual
+// desktops, ksmserver, the ksysguard kded module, plasmashell): the hand
+// file must cover them.
+var kdeCompiledIn = []string{
+	"alt+F3", "alt+F4", "super+Prior", "super+Next", "ctrl+alt+a", "super+Left", "super+Up", "alt+super+Right",
+	"ctrl+shift+super+Left", "shift+super+Right", "super+d", "ctrl+alt+Escape", "shift+alt+F12",
+	"ctrl+F1", "ctrl+F4", "ctrl+F7", "ctrl+F8", "ctrl+F9", "ctrl+F10", "ctrl+F12", "alt+Tab", "alt+shift+Tab", "alt+grave",
+	"super+Tab", "ctrl+Escape", "ctrl+alt+Delete", "ctrl+alt+shift+Delete", "ctrl+alt+shift+Prior", "ctrl+alt+shift+Next",
+	"super+l", "ctrl+alt+l", "alt+F1", "alt+F2", "alt+space", "super", "super+w", "super+v", "super+equal", "super+minus",
+	"super+0", "super+q", "super+1", "super+9", "shift+super+Print",
+}
+
+func TestKDECompiledIn(t *testing.T) {
+	for _, s := range kdeCompiledIn {
+		if Linux().CheckCombo(s) == nil {
+			t.Errorf("KDE's %s is not blocked", s)
+		}
 	}
 }
