@@ -11,7 +11,7 @@ SWIFT_LINT := helpers/macos/lint
 
 PACKAGING_TOOLS := packaging/tools
 
-.PHONY: help deps check-deps build helper go-build test go-test go-race go-test-exit rust-test lint swift-lint-deps macos-helper bench check clean \
+.PHONY: help deps check-deps build helper go-build test go-test go-race go-test-exit rust-test swift-test lint swift-lint-deps macos-helper bench check clean \
   package package-tools package-test fuzz go-fuzz rust-fuzz keyblock-gen
 
 help: ## list the targets
@@ -36,7 +36,7 @@ helper: deps
 	$(CARGO) build --release --locked -p deskhand-helper
 	install -m 0755 target/release/deskhand-helper $(HELPER)
 
-test: build check-deps go-test go-race go-test-exit rust-test package-test ## run every Go and Rust test (real Xvfb desktops; CI=true makes missing tools fail)
+test: build check-deps go-test go-race go-test-exit rust-test swift-test package-test ## run every Go and Rust test (real Xvfb desktops; CI=true makes missing tools fail)
 
 # The packages whose goroutines share state: the bridge's pipes, cleanup's
 # watchers and keepers, the lock, the MCP server, the gates, input and its
@@ -63,6 +63,12 @@ go-test-exit:
 
 rust-test:
 	$(WITH_DESKTOP) $(CARGO) test --locked --workspace
+
+# The Swift helper's core (Foundation only) and its transcript replay,
+# built and run on Linux in a Debian trixie root with swiftlang (made once
+# per machine, then cached with its build directory).
+swift-test: ## build and test the macOS helper's portable core with Swift 6 on Linux (needs root)
+	bash scripts/swift.sh
 
 # Every package, its tests included, is vetted for darwin too: vet
 # type-checks the _test.go files, so a Linux-only field or function in a

@@ -135,57 +135,213 @@ public struct JSONParseError: LocalizedError, Equatable {
 
 extension JSON {
     /// Parses one JSON text (any value at the top level, as RFC 8259 allows).
-    /// Foundation's parser does the reading; the result is converted so that
-    /// numbers keep their integer-or-float nature and booleans stay booleans.
+    /// The parser is ours rather than Foundation's: Apple's and the open
+    /// source Foundation disagree on how a number says it is a boolean or a
+    /// float, so reading the text itself is the one way both platforms give
+    /// the same value. A number is an integer when it has no fraction and
+    /// no exponent and fits in Int64; any other number is a Double.
     public static func parse(_ bytes: [UInt8]) throws -> JSON {
         if bytes.isEmpty {
             throw JSONParseError(reason: "the body is empty")
         }
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
-        } catch {
-            let nsError = error as NSError
-            let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String ?? nsError.localizedDescription
-            throw JSONParseError(reason: detail)
+        var reader = JSONReader(bytes: bytes)
+        let value = try reader.value(depth: 0)
+        reader.skipSpace()
+        if reader.index != bytes.count {
+            throw reader.failure("unexpected text after the JSON value")
         }
-        return try JSON(foundation: object)
+        return value
     }
 
     public static func parse(_ text: String) throws -> JSON {
         try parse(Array(text.utf8))
     }
+}
 
-    init(foundation value: Any) throws {
-        switch value {
-        case is NSNull:
-            self = .null
-        case let decimal as NSDecimalNumber:
-            self = .double(decimal.doubleValue)
-        case let number as NSNumber:
-            if CFGetTypeID(number) == CFBooleanGetTypeID() {
-                self = .bool(number.boolValue)
-            } else if CFNumberIsFloatType(number as CFNumber) {
-                self = .double(number.doubleValue)
-            } else if number.int64Value < 0 || number.uint64Value <= UInt64(Int64.max) {
-                self = .int(number.int64Value)
-            } else {
-                // Above Int64.max: no protocol field takes such a number.
-                self = .double(number.doubleValue)
-            }
-        case let string as String:
-            self = .string(string)
-        case let array as [Any]:
-            self = .array(try array.map { try JSON(foundation: $0) })
-        case let dictionary as [String: Any]:
-            var object = JSONObject()
-            for key in dictionary.keys.sorted() {
-                object[key] = try JSON(foundation: dictionary[key] as Any)
-            }
-            self = .object(object)
-        default:
-            throw JSONParseError(reason: "unexpected value of type \(type(of: value)) from the JSON parser")
+/// A recursive-descent reader of RFC 8259 JSON over UTF-8 bytes.
+struct JSONReader {
+    let bytes: [UInt8]
+    var index = 0
+
+    /// Deeper nesting than this is refused rather than risking the stack.
+    static let maxDepth = 512
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    func failure(_ reason: String) -> JSONParseError {
+        JSONParseError(reason: "\(reason) at byte \(index)")
+    }
+
+    mutating func skipSpace() {
+        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) {
+            index += 1
         }
+    }
+
+    mutating func expect(_ literal: String, _ value: JSON) throws -> JSON {
+        let word = Array(literal.utf8)
+        guard index + word.count <= bytes.count, Array(bytes[index..<index + word.count]) == word else {
+            throw failure("invalid literal")
+        }
+        index += word.count
+        return value
+    }
+
+    mutating func value(depth: Int) throws -> JSON {
+        guard depth < JSONReader.maxDepth else { throw failure("nesting too deep") }
+        skipSpace()
+        guard index < bytes.count else { throw failure("unexpected end of the text") }
+        switch bytes[index] {
+        case UInt8(ascii: "n"): return try expect("null", .null)
+        case UInt8(ascii: "t"): return try expect("true", .bool(true))
+        case UInt8(ascii: "f"): return try expect("false", .bool(false))
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "["): return try array(depth: depth)
+        case UInt8(ascii: "{"): return try object(depth: depth)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        default: throw failure("unexpected character")
+        }
+    }
+
+    mutating func array(depth: Int) throws -> JSON {
+        index += 1
+        var items: [JSON] = []
+        skipSpace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(items)
+        }
+        while true {
+            items.append(try value(depth: depth + 1))
+            skipSpace()
+            guard index < bytes.count else { throw failure("unterminated array") }
+            let byte = bytes[index]
+            index += 1
+            if byte == UInt8(ascii: "]") { return .array(items) }
+            if byte != UInt8(ascii: ",") { throw failure("expected , or ] in an array") }
+        }
+    }
+
+    mutating func object(depth: Int) throws -> JSON {
+        index += 1
+        var object = JSONObject()
+        skipSpace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(object)
+        }
+        while true {
+            skipSpace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw failure("expected a member name")
+            }
+            let key = try string()
+            skipSpace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected :") }
+            index += 1
+            object[key] = try value(depth: depth + 1)
+            skipSpace()
+            guard index < bytes.count else { throw failure("unterminated object") }
+            let byte = bytes[index]
+            index += 1
+            if byte == UInt8(ascii: "}") { return .object(object) }
+            if byte != UInt8(ascii: ",") { throw failure("expected , or } in an object") }
+        }
+    }
+
+    mutating func number() throws -> JSON {
+        let start = index
+        var integral = true
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let digitsStart = index
+        while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+        let intDigits = index - digitsStart
+        guard intDigits > 0, !(intDigits > 1 && bytes[digitsStart] == UInt8(ascii: "0")) else {
+            throw failure("invalid number")
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            integral = false
+            index += 1
+            let fraction = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            guard index > fraction else { throw failure("invalid number") }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            integral = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            let exponent = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            guard index > exponent else { throw failure("invalid number") }
+        }
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        // An integer beyond Int64 becomes a Double, never a wrapped value:
+        // no protocol field takes one, and the parameter checks refuse a
+        // Double where an integer is needed.
+        if integral, let int = Int64(text) {
+            return .int(int)
+        }
+        guard let double = Double(text), double.isFinite else { throw failure("number out of range") }
+        return .double(double)
+    }
+
+    mutating func string() throws -> String {
+        index += 1
+        var out: [UInt8] = []
+        while true {
+            guard index < bytes.count else { throw failure("unterminated string") }
+            let byte = bytes[index]
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                guard let text = String(bytes: out, encoding: .utf8) else {
+                    throw failure("a string that is not UTF-8")
+                }
+                return text
+            case UInt8(ascii: "\\"):
+                guard index < bytes.count else { throw failure("unterminated string") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escape)
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0C)
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "u"): out.append(contentsOf: try unicodeEscape())
+                default: throw failure("invalid escape")
+                }
+            case 0x00..<0x20:
+                throw failure("a control character in a string")
+            default:
+                out.append(byte)
+            }
+        }
+    }
+
+    /// The UTF-8 bytes of a \u escape, joining a surrogate pair.
+    mutating func unicodeEscape() throws -> [UInt8] {
+        var scalar = try hex4()
+        if (0xD800..<0xDC00).contains(scalar) {
+            guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                throw failure("a lone surrogate")
+            }
+            index += 2
+            let low = try hex4()
+            guard (0xDC00..<0xE000).contains(low) else { throw failure("a lone surrogate") }
+            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+        }
+        guard let unicode = Unicode.Scalar(scalar) else { throw failure("a lone surrogate") }
+        return Array(String(Character(unicode)).utf8)
+    }
+
+    mutating func hex4() throws -> UInt32 {
+        guard index + 4 <= bytes.count,
+            let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16)
+        else { throw failure("invalid \\u escape") }
+        index += 4
+        return value
     }
 }
 

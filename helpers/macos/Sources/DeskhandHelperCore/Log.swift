@@ -37,8 +37,10 @@ public struct Log: Sendable {
         case "error": level = .error
         default: level = .info
         }
+        // FileHandle, not the C global `stderr`, which Swift 6 refuses to
+        // share between threads; each line is still one write.
         return Log(threshold: level) { line in
-            fputs(line, stderr)
+            FileHandle.standardError.write(Data(line.utf8))
         }
     }
 

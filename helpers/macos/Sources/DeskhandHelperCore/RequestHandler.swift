@@ -38,7 +38,7 @@ public final class RequestHandler {
 
     /// The methods that need the handshake first.
     static let methods: Set<String> = [
-        "displays", "capture", "windows", "window_at", "patch_check", "clipboard_read", "clipboard_write",
+        "displays", "capture", "windows", "window_at", "patch_check", "patch_baseline", "clipboard_read", "clipboard_write",
         "hide", "restore", "permissions", "apps", "key_layout", "a11y_apps", "a11y_tree", "a11y_element", "a11y_act",
         "teach_show", "teach_poll", "teach_hide", "watch_escape",
     ]
@@ -48,7 +48,7 @@ public final class RequestHandler {
 
     private struct LastCapture {
         let id: UInt64
-        let frame: CapturedFrame
+        var frame: CapturedFrame
     }
 
     private let configuration: Configuration
@@ -135,6 +135,8 @@ public final class RequestHandler {
             result = ["window": .optional(window) { $0.json }, "app": .optional(window) { $0.app.json }]
         case "patch_check":
             result = try await patchCheck(p)
+        case "patch_baseline":
+            result = try await patchBaseline(p)
         case "clipboard_read":
             try Self.checkSelection(p)
             result = ["text": .string(try await desktop.readClipboard())]
@@ -351,7 +353,9 @@ public final class RequestHandler {
         let requested = try Geometry.outputSize(width: width, height: height, native: Size(width: 1, height: 1))
         let quality = try p.int("quality", in: 1...100) ?? 80
         let maskColor = try p.color("mask_color") ?? (24, 24, 24)
-        let mask = try p.windowIDs("mask") ?? []
+        var mask = try p.windowIDs("mask") ?? []
+        let maskOthers = try p.bool("mask_others") ?? false
+        let keep = try p.windowIDs("keep") ?? []
         let includeApps = try p.strings("include_apps")
         let display = try p.int("display", in: 0...Int64(UInt32.max)).map { DisplayID($0) }
         let target: CaptureTarget
@@ -359,6 +363,11 @@ public final class RequestHandler {
             target = .rect(rect)
         } else {
             target = .display(display)
+        }
+        if maskOthers {
+            // Fail closed: every listed window the caller did not name in
+            // `keep` is left out, unknown owners and new popups included.
+            mask = MaskPlan.maskOthers(mask: mask, keep: keep, windows: try await desktop.windows(includeHidden: false))
         }
         let request = CaptureRequest(target: target, mask: mask, maskColor: maskColor, includeApps: includeApps)
 
@@ -382,7 +391,7 @@ public final class RequestHandler {
         log.debug(
             "capture \(captureID): \(frame.source) (\(frame.pixels.width)x\(frame.pixels.height) px) -> \(output.width)x\(output.height) \(format.rawValue), encoded in \(String(format: "%.2f", Date().timeIntervalSince(started) * 1000)) ms, \(data.utf8.count) base64 bytes"
         )
-        let result: JSON = [
+        var result: JSON = [
             "format": .string(format.rawValue),
             "data": .string(data),
             "width": JSON(output.width),
@@ -392,7 +401,14 @@ public final class RequestHandler {
             "masked": .array(frame.masked.map { JSON($0) }),
             "method": .string(frame.method),
             "capture_id": JSON(captureID),
+            // ScreenCaptureKit gives a new frame for every capture; serving
+            // the previous image again is the X11 helper's, from DAMAGE.
+            "reused": false,
         ]
+        if maskOthers, case .object(var object) = result {
+            object["mask_others"] = true
+            result = .object(object)
+        }
         return successBody(id: id, result: result)
     }
 
@@ -427,6 +443,31 @@ public final class RequestHandler {
             "differing_pixels": JSON(comparison.differingPixels),
             "max_delta": JSON(comparison.maxDelta),
             "capture_id": JSON(last.id),
+        ]
+    }
+
+    /// Reads the last capture's source again, the way it was captured, and
+    /// keeps those pixels as the reference for `patch_check`, under the
+    /// same capture id; counts how many pixels moved past `tolerance`.
+    private func patchBaseline(_ p: Params) async throws -> JSON {
+        let tolerance = try p.int("tolerance", in: 0...255) ?? 0
+        guard var current = last else {
+            throw ProtocolError(
+                .noCapture, "patch_baseline reads the last capture's area again, and there has been none",
+                hint: "Call capture first.")
+        }
+        let before = current.frame.pixels
+        let live = try await desktop.recapture(
+            current.frame.source, pixelSize: Size(width: before.width, height: before.height), like: current.frame)
+        guard let comparison = PatchComparison.compare(before, live, tolerance: tolerance) else {
+            throw ProtocolError.captureFailed(
+                "the live source is \(live.width)x\(live.height) pixels, the capture's \(before.width)x\(before.height)")
+        }
+        current.frame.pixels = live
+        last = current
+        return [
+            "differing_pixels": JSON(comparison.differingPixels),
+            "capture_id": JSON(current.id),
         ]
     }
 

@@ -163,10 +163,14 @@ public struct Window: Equatable, Sendable {
     public var focused: Bool
     /// The virtual desktop; macOS Spaces have no public API, so nil there.
     public var desktop: Int?
+    /// A window the window manager does not manage (PROTOCOL.md, `windows`):
+    /// on macOS, one above the normal window layer (menus, popovers,
+    /// tooltips, panels of other levels).
+    public var overrideRedirect: Bool
 
     public init(
         id: WindowID, title: String, app: App, bounds: Rect, client: Rect, minimized: Bool, hidden: Bool,
-        focused: Bool, desktop: Int?
+        focused: Bool, desktop: Int?, overrideRedirect: Bool = false
     ) {
         self.id = id
         self.title = title
@@ -177,6 +181,7 @@ public struct Window: Equatable, Sendable {
         self.hidden = hidden
         self.focused = focused
         self.desktop = desktop
+        self.overrideRedirect = overrideRedirect
     }
 
     /// Visible on screen right now.
@@ -193,6 +198,7 @@ public struct Window: Equatable, Sendable {
             "hidden": .bool(hidden),
             "focused": .bool(focused),
             "desktop": .optional(desktop) { JSON($0) },
+            "override_redirect": .bool(overrideRedirect),
         ]
     }
 }

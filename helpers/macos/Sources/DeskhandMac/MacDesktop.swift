@@ -8,13 +8,8 @@ import Foundation
 /// NSRunningApplication for windows and apps, NSPasteboard for text.
 @MainActor
 public final class MacDesktop: Desktop {
-    /// Every capability this helper has, in the order the handshake lists
-    /// them. `capture.include_apps` and `permissions` are macOS extensions
-    /// of the protocol (see helpers/macos/README.md).
-    public static let capabilities = [
-        "displays", "capture", "capture.mask", "capture.include_apps", "capture.png", "capture.jpeg", "windows",
-        "window_at", "patch_check", "clipboard", "hide", "permissions", "key_layout", "a11y", "teach", "watch_escape",
-    ]
+    /// Every capability this helper has (`MacCapabilities.all`).
+    public static let capabilities = MacCapabilities.all
 
     private let log: Log
     private let content: ShareableContentCache

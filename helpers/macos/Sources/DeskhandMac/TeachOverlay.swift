@@ -197,17 +197,13 @@ final class TeachOverlay {
             cocoaAnchor.flatMap { point in screens.first(where: { NSMouseInRect(point, $0.frame, false) }) }
             ?? NSScreen.main ?? screens.first
         let visible = screen?.visibleFrame ?? NSRect(x: 0, y: 0, width: 1440, height: 900)
-        var origin: CGPoint
-        if let point = cocoaAnchor {
-            origin = CGPoint(x: point.x + anchorGap, y: point.y - anchorGap - size.height)
-            if origin.x + size.width > visible.maxX { origin.x = point.x - anchorGap - size.width }
-            if origin.y < visible.minY { origin.y = point.y + anchorGap }
-        } else {
-            origin = CGPoint(x: visible.maxX - size.width - 24, y: visible.maxY - size.height - 24)
-        }
-        origin.x = min(max(origin.x, visible.minX), visible.maxX - size.width)
-        origin.y = min(max(origin.y, visible.minY), visible.maxY - size.height)
-        return NSRect(origin: origin, size: size)
+        let placed = OverlayPlacement.place(
+            width: size.width, height: size.height,
+            anchor: cocoaAnchor.map { (x: Double($0.x), y: Double($0.y)) },
+            visible: OverlayPlacement.Frame(
+                minX: visible.minX, minY: visible.minY, maxX: visible.maxX, maxY: visible.maxY),
+            gap: anchorGap)
+        return NSRect(x: placed.x, y: placed.y, width: size.width, height: size.height)
     }
 
     private static func screenFrame(of view: NSView, in panel: NSPanel) -> NSRect {

@@ -180,6 +180,7 @@ struct WindowCatalog {
             minimized: !info.isOnScreen && !hidden,
             hidden: hidden,
             focused: focused,
-            desktop: nil)
+            desktop: nil,
+            overrideRedirect: info.layer != 0)
     }
 }

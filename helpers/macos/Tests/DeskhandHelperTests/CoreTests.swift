@@ -1,5 +1,4 @@
 import DeskhandHelperCore
-import DeskhandMac
 import Foundation
 import XCTest
 
@@ -15,8 +14,29 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(value["big"], .int(4_294_967_294))
     }
 
+    func testNumbersBeyondInt64AreNeverWrapped() throws {
+        let value = try JSON.parse(#"[9223372036854775807, 9223372036854775808, 18446744073709551615, -9223372036854775808, -9223372036854775809, 1e2, -0, 0.5e-3]"#)
+        XCTAssertEqual(value.arrayValue?[0], .int(Int64.max))
+        XCTAssertEqual(value.arrayValue?[1], .double(9_223_372_036_854_775_808), "one past Int64.max is a float, not a negative integer")
+        XCTAssertEqual(value.arrayValue?[2], .double(18_446_744_073_709_551_616))
+        XCTAssertEqual(value.arrayValue?[3], .int(Int64.min))
+        XCTAssertEqual(value.arrayValue?[4], .double(-9_223_372_036_854_775_808))
+        XCTAssertEqual(value.arrayValue?[5], .double(100), "an exponent makes a float, as serde_json reads it")
+        XCTAssertEqual(value.arrayValue?[6], .int(0))
+        XCTAssertEqual(value.arrayValue?[7], .double(0.0005))
+    }
+
+    func testReadsEscapesAndKeepsMemberOrder() throws {
+        let value = try JSON.parse(#"{"z": "a\u00e9\ud83d\ude80\/\n", "a": [], "m": {}}"#)
+        XCTAssertEqual(value["z"], .string("aé🚀/\n"))
+        XCTAssertEqual(value.objectValue?.keys, ["z", "a", "m"])
+    }
+
     func testRejectsWhatIsNotJSON() {
-        for text in ["", "this is not json", #"{"jsonrpc": "2.0", "id": 1, "method": "#, "[1,"] {
+        for text in [
+            "", "this is not json", #"{"jsonrpc": "2.0", "id": 1, "method": "#, "[1,", "01", "1.", "-", "[1] x",
+            #""\ud83d""#, "\"tab\t\"", "{\"a\" 1}", "tru", String(repeating: "[", count: 600),
+        ] {
             XCTAssertThrowsError(try JSON.parse(text), "JSON.parse(\(text.debugDescription))")
         }
     }
@@ -151,7 +171,7 @@ final class GeometryTests: XCTestCase {
     }
 }
 
-final class RequestHandlerTests: XCTestCase {
+final class RequestHandlerTests: XCTestCase, @unchecked Sendable {
     @MainActor
     private func call(_ handler: RequestHandler, _ request: JSON) async throws -> JSON {
         let outcome = await handler.handle(request.serialized())

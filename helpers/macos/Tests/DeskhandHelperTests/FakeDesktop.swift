@@ -1,5 +1,4 @@
 import DeskhandHelperCore
-import DeskhandMac
 import Foundation
 
 /// A deterministic desktop: one 1920x1080 display at scale 2, three windows,
@@ -36,7 +35,7 @@ final class FakeDesktop: Desktop {
 
     func platformInfo() async -> PlatformInfo {
         PlatformInfo(
-            platform: "macos", capabilities: MacDesktop.capabilities, display: Self.display.name,
+            platform: "macos", capabilities: MacCapabilities.all, display: Self.display.name,
             extensions: ["fake": true], displayError: nil)
     }
 

@@ -1,4 +1,3 @@
-import DeskhandHelperCore
 import Foundation
 
 /// System Settings panes, by the URL that opens each one.
