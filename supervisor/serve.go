@@ -67,12 +67,22 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	// A problem found before the MCP handshake (no display, no window
+	// manager, a corrupt pre-approval file, no helper) is served to the
+	// client instead of ending the process, which a client shows only as
+	// "disconnected": every tool call returns it, with its fix.
+	fail := func(err error) error {
+		if o.HTTP.Addr != "" || ctx.Err() != nil {
+			return err
+		}
+		return serveUnavailable(ctx, o, err, logger)
+	}
 	// Tells connected clients of a helper download in progress, once
 	// the transport is up.
 	var notify atomic.Pointer[func(string)]
 	locator, helperOpts, local, err := findHelper(ctx, o.Helper, logger, &notify)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	// The helper is found again, and so verified again, before every
 	// start: restarts after a crash too.
@@ -81,22 +91,22 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	// The display: the user's, or a private virtual one.
 	plat, err := openPlatform(ctx, o.VirtualDisplay, logger)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	defer plat.Close()
 	statePath, journalDir, err := stateFiles(o.StateDir, plat)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 
 	var escape atomic.Pointer[func(uint8)]
 	in, err := openInput(plat, &escape)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	defer in.Close()
 	if err := in.SetClickPress(o.ClickPress); err != nil {
-		return err
+		return fail(err)
 	}
 	helperOpts.Env = plat.HelperEnv()
 	helper := bridge.New(helperOpts)
@@ -107,15 +117,15 @@ func Serve(ctx context.Context, o ServeOptions) error {
 
 	exec, err := executor.New(executor.Options{Helper: helper, Input: in, Launcher: plat.Launcher(helper), Logger: logger.With("component", "executor")})
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	consentMgr, err := newConsent(o.Consent, helper, logger.With("component", "consent"))
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	safe, err := newSafety(&safetyConfig{SafetyOptions: o.Safety, journalDir: journalDir}, plat, helper, exec, consentMgr.Session(), logger)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	// Runs before the helper and the input close: the turn's end needs
 	// them to give the desktop back.
@@ -126,7 +136,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	safe.repairLeftovers(ctx)
 	teach, err := newTeachSwitch(ctx, o.Teach, helper, local != nil, logger.With("component", "teach"))
 	if err != nil {
-		return err
+		return fail(err)
 	}
 
 	serverOpts := mcpserver.Options{
@@ -264,6 +274,33 @@ func serveStdio(ctx context.Context, in io.Reader, out io.Writer, opts mcpserver
 	}
 	logger.Info("client disconnected; stopping")
 	return nil
+}
+
+// serveUnavailable serves MCP on stdio with every tool answering why
+// deskhand could not start, until the client disconnects, then returns
+// that reason, so the exit status and stderr still carry it.
+func serveUnavailable(ctx context.Context, o ServeOptions, reason error, logger *slog.Logger) error {
+	logger.Error("deskhand could not start; serving MCP so that every tool call returns the reason", "err", reason)
+	srv, err := mcpserver.New(mcpserver.Options{
+		Unavailable: reason,
+		Mode:        o.Mode,
+		Limits:      o.Limits,
+		ImagePreset: o.ImagePreset,
+		ToolProfile: o.ToolProfile,
+		Tools:       o.Tools,
+		Format:      o.Format,
+		JPEGQuality: o.JPEGQuality,
+		Logger:      logger.With("component", "mcp"),
+		Version:     Version,
+	})
+	if err != nil {
+		return errors.Join(reason, err)
+	}
+	transport := &mcpserver.StdioTransport{Reader: o.In, Writer: o.Out, Logger: logger.With("component", "stdio")}
+	if err := srv.Run(ctx, transport); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+		logger.Warn("serving MCP", "err", err)
+	}
+	return reason
 }
 
 // helperCallTimeout bounds each capture helper call. Every method answers
