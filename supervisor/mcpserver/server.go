@@ -149,8 +149,8 @@ type Server struct {
 	// down is Options.Unavailable: every tool call answers it.
 	down  error
 	tools []*toolSpec
-	mcp     *mcp.Server
-	teach   teachState
+	mcp   *mcp.Server
+	teach teachState
 	// splice is set while Run serves a StdioTransport (see imageSplicer).
 	splice atomic.Pointer[imageSplicer]
 	// shotDisplays is the display list the last screenshot's capture
