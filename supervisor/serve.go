@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/input"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
+	"github.com/deskhand/deskhand/supervisor/record"
 )
 
 // ServeOptions configure Serve: what `deskhand serve`'s flags say, already
@@ -46,8 +48,11 @@ type ServeOptions struct {
 	// StateDir keeps the state file and the turn journal: "" the
 	// default, "none" nothing.
 	StateDir string
-	Consent  ConsentOptions
-	Safety   SafetyOptions
+	// RecordText keeps typed text and clipboard contents in the action
+	// record, which redacts them by default.
+	RecordText bool
+	Consent    ConsentOptions
+	Safety     SafetyOptions
 	// HTTP serves Streamable HTTP when its Addr is set (Check it first),
 	// else In and Out carry MCP stdio.
 	HTTP HTTPOptions
@@ -153,6 +158,14 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		Consent:     consentMgr,
 		Logger:      logger.With("component", "mcp"),
 		Version:     Version,
+	}
+	if statePath != "" {
+		rec, err := record.Open(filepath.Dir(statePath), o.RecordText, 0)
+		if err != nil {
+			return fail(err)
+		}
+		defer rec.Close()
+		serverOpts.Record = rec
 	}
 	if o.HTTP.Addr != "" {
 		return serveHTTP(ctx, httpServe{flags: &o.HTTP, base: serverOpts, consent: o.Consent, stateless: consentMgr,

@@ -187,6 +187,7 @@ func serveFlagSet(stdio Stdio) (*flag.FlagSet, *serveFlags, *supervisor.ServeOpt
 	fs.StringVar(&o.Format, "format", mcpserver.FormatJPEG, "screenshot image `format`: jpeg or png")
 	fs.IntVar(&o.JPEGQuality, "jpeg-quality", mcpserver.DefaultJPEGQuality, "JPEG `quality`, 1-100")
 	fs.StringVar(&o.StateDir, "state-dir", "", "`directory` of the state files: the last screenshot's geometry and the selected display, kept across restarts, and the turn journal, which lets a restarted deskhand show again the windows and put back the clipboard a crashed one took (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand; \"none\" keeps nothing)")
+	fs.BoolVar(&o.RecordText, "record-text", false, "keep typed text and clipboard contents in the action record (`deskhand log`), which redacts them by default")
 	fs.StringVar(&f.logLevel, "log-level", envOr("DESKHAND_LOG", "info"), "stderr log `level`: debug, info, warn or error")
 	fs.StringVar(&o.Teach, "teach", supervisor.TeachAuto, "teaching tools (request_teach_access, teach_step, teach_batch): `auto` offers them when the capture helper can show the tooltip overlay, on always, off never")
 	addConsentFlags(fs, &o.Consent)

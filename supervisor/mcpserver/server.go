@@ -55,6 +55,7 @@ import (
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/consent"
 	"github.com/deskhand/deskhand/supervisor/geometry"
+	"github.com/deskhand/deskhand/supervisor/record"
 )
 
 // ServerName is the MCP server name; clients prefix the tools with it, as
@@ -120,6 +121,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported to clients as the server version.
 	Version string
+	// Record, when set, gets a line per tool call: arguments, the gates'
+	// decisions, the result and the duration (package record).
+	Record *record.Log
 	// Teach offers the teaching tools (request_teach_access, teach_step,
 	// teach_batch; teach.go) from the start; EnableTeaching offers them
 	// later. The Executor must be able to show the overlay.
@@ -319,6 +323,9 @@ func New(opts Options) (*Server, error) {
 		Logger:       slog.New(demote{s.log.Handler()}),
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
+	if opts.Record != nil {
+		s.mcp.AddReceivingMiddleware(recordCalls(opts.Record, s.log))
+	}
 	s.tools = s.toolSpecs()
 	offered := s.tools
 	if s.profile == ProfileOpenAI {
@@ -598,13 +605,16 @@ func (s *Server) checkGates(ctx context.Context, a *Action) error {
 	// The tooltip is deskhand's own: aiming at it is refused whatever
 	// the gates would say about the window under the point.
 	if err := s.checkOverlay(a); err != nil {
+		record.Note(ctx, "teaching tooltip", a.Tool, err)
 		return fmt.Errorf("teaching tooltip: %w", err)
 	}
 	timed := s.log.Enabled(ctx, slog.LevelDebug)
 	var took []any
 	start := time.Now()
 	for _, g := range s.gates {
-		if err := g.Check(ctx, a); err != nil {
+		err := g.Check(ctx, a)
+		record.Note(ctx, g.Name(), a.Tool, err)
+		if err != nil {
 			return fmt.Errorf("%s: %w", g.Name(), err)
 		}
 		if timed {
