@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/input"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
+	"github.com/deskhand/deskhand/supervisor/record"
 )
 
 // ServeOptions configure Serve: what `deskhand serve`'s flags say, already
@@ -46,8 +48,11 @@ type ServeOptions struct {
 	// StateDir keeps the state file and the turn journal: "" the
 	// default, "none" nothing.
 	StateDir string
-	Consent  ConsentOptions
-	Safety   SafetyOptions
+	// RecordText keeps typed text and clipboard contents in the action
+	// record, which redacts them by default.
+	RecordText bool
+	Consent    ConsentOptions
+	Safety     SafetyOptions
 	// HTTP serves Streamable HTTP when its Addr is set (Check it first),
 	// else In and Out carry MCP stdio.
 	HTTP HTTPOptions
@@ -67,12 +72,22 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	// A problem found before the MCP handshake (no display, no window
+	// manager, a corrupt pre-approval file, no helper) is served to the
+	// client instead of ending the process, which a client shows only as
+	// "disconnected": every tool call returns it, with its fix.
+	fail := func(err error) error {
+		if o.HTTP.Addr != "" || ctx.Err() != nil {
+			return err
+		}
+		return serveUnavailable(ctx, o, err, logger)
+	}
 	// Tells connected clients of a helper download in progress, once
 	// the transport is up.
 	var notify atomic.Pointer[func(string)]
 	locator, helperOpts, local, err := findHelper(ctx, o.Helper, logger, &notify)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	// The helper is found again, and so verified again, before every
 	// start: restarts after a crash too.
@@ -81,22 +96,22 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	// The display: the user's, or a private virtual one.
 	plat, err := openPlatform(ctx, o.VirtualDisplay, logger)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	defer plat.Close()
 	statePath, journalDir, err := stateFiles(o.StateDir, plat)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 
 	var escape atomic.Pointer[func(uint8)]
 	in, err := openInput(plat, &escape)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	defer in.Close()
 	if err := in.SetClickPress(o.ClickPress); err != nil {
-		return err
+		return fail(err)
 	}
 	helperOpts.Env = plat.HelperEnv()
 	helper := bridge.New(helperOpts)
@@ -107,15 +122,15 @@ func Serve(ctx context.Context, o ServeOptions) error {
 
 	exec, err := executor.New(executor.Options{Helper: helper, Input: in, Launcher: plat.Launcher(helper), Logger: logger.With("component", "executor")})
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	consentMgr, err := newConsent(o.Consent, helper, logger.With("component", "consent"))
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	safe, err := newSafety(&safetyConfig{SafetyOptions: o.Safety, journalDir: journalDir}, plat, helper, exec, consentMgr.Session(), logger)
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	// Runs before the helper and the input close: the turn's end needs
 	// them to give the desktop back.
@@ -126,7 +141,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	safe.repairLeftovers(ctx)
 	teach, err := newTeachSwitch(ctx, o.Teach, helper, local != nil, logger.With("component", "teach"))
 	if err != nil {
-		return err
+		return fail(err)
 	}
 
 	serverOpts := mcpserver.Options{
@@ -143,6 +158,14 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		Consent:     consentMgr,
 		Logger:      logger.With("component", "mcp"),
 		Version:     Version,
+	}
+	if statePath != "" {
+		rec, err := record.Open(filepath.Dir(statePath), o.RecordText, 0)
+		if err != nil {
+			return fail(err)
+		}
+		defer rec.Close()
+		serverOpts.Record = rec
 	}
 	if o.HTTP.Addr != "" {
 		return serveHTTP(ctx, httpServe{flags: &o.HTTP, base: serverOpts, consent: o.Consent, stateless: consentMgr,
@@ -264,6 +287,33 @@ func serveStdio(ctx context.Context, in io.Reader, out io.Writer, opts mcpserver
 	}
 	logger.Info("client disconnected; stopping")
 	return nil
+}
+
+// serveUnavailable serves MCP on stdio with every tool answering why
+// deskhand could not start, until the client disconnects, then returns
+// that reason, so the exit status and stderr still carry it.
+func serveUnavailable(ctx context.Context, o ServeOptions, reason error, logger *slog.Logger) error {
+	logger.Error("deskhand could not start; serving MCP so that every tool call returns the reason", "err", reason)
+	srv, err := mcpserver.New(mcpserver.Options{
+		Unavailable: reason,
+		Mode:        o.Mode,
+		Limits:      o.Limits,
+		ImagePreset: o.ImagePreset,
+		ToolProfile: o.ToolProfile,
+		Tools:       o.Tools,
+		Format:      o.Format,
+		JPEGQuality: o.JPEGQuality,
+		Logger:      logger.With("component", "mcp"),
+		Version:     Version,
+	})
+	if err != nil {
+		return errors.Join(reason, err)
+	}
+	transport := &mcpserver.StdioTransport{Reader: o.In, Writer: o.Out, Logger: logger.With("component", "stdio")}
+	if err := srv.Run(ctx, transport); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+		logger.Warn("serving MCP", "err", err)
+	}
+	return reason
 }
 
 // helperCallTimeout bounds each capture helper call. Every method answers

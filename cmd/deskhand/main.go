@@ -19,6 +19,8 @@
 //	                        (or --rollback to the previous one)
 //	grants SUBCOMMAND       list, forget, allow or disallow pre-approved and
 //	                        declined apps, outside a session
+//	log [-f] [--session ID] show the action record: every tool call, its
+//	                        arguments, the gates' decisions and the result
 //	doctor                  check the display, extensions, helper, lock,
 //	                        turn journal and paths, and say how to fix each
 //	                        problem; --repair gives back the windows and

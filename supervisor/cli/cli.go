@@ -43,6 +43,7 @@ func commands() []command {
 		{"helper", "start the capture helper, call one protocol method and print its result", runHelperCommand},
 		{"install", "download, verify and activate the capture helper for this platform (or --rollback)", runInstallCommand},
 		{"grants", "list, forget, allow or disallow pre-approved and declined apps (the consent outside a session)", runGrantsCommand},
+		{"log", "show the action record: every tool call, its arguments, the gates' decisions and the result (-f follows it)", runLogCommand},
 		{"doctor", "check the display, extensions, helper, lock, turn journal and paths, and say how to fix each problem (--repair: give back what a killed deskhand left)", runDoctorCommand},
 		{"version", "print the version (also --version, -v)", func(_ context.Context, args []string, io Stdio) error {
 			fs := newFlagSet("version", "version\n\nPrints deskhand's version; deskhand --version and -v do the same.\n", io)

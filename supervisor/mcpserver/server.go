@@ -55,6 +55,7 @@ import (
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/consent"
 	"github.com/deskhand/deskhand/supervisor/geometry"
+	"github.com/deskhand/deskhand/supervisor/record"
 )
 
 // ServerName is the MCP server name, and the name deskhand's docs register
@@ -73,8 +74,13 @@ const DefaultJPEGQuality = 80
 
 // Options configure a Server.
 type Options struct {
-	// Executor performs the actions. Required.
+	// Executor performs the actions. Required unless Unavailable is set.
 	Executor Executor
+	// Unavailable, when set, is why this server cannot act: a problem
+	// found at startup (no display, a corrupt pre-approval file), with its
+	// fix. The tools are offered as usual, so the client connects and the
+	// model is told, and every call returns this as a tool error.
+	Unavailable error
 	// Mode is the coordinate convention; empty means geometry.ModePixels.
 	Mode geometry.Mode
 	// Limits bound screenshot sizes; zero fields take ImagePreset's, else
@@ -116,6 +122,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported to clients as the server version.
 	Version string
+	// Record, when set, gets a line per tool call: arguments, the gates'
+	// decisions, the result and the duration (package record).
+	Record *record.Log
 	// Teach offers the teaching tools (request_teach_access, teach_step,
 	// teach_batch; teach.go) from the start; EnableTeaching offers them
 	// later. The Executor must be able to show the overlay.
@@ -142,9 +151,11 @@ type Server struct {
 	consent *consent.Manager
 	log     *slog.Logger
 	display string
-	tools   []*toolSpec
-	mcp     *mcp.Server
-	teach   teachState
+	// down is Options.Unavailable: every tool call answers it.
+	down  error
+	tools []*toolSpec
+	mcp   *mcp.Server
+	teach teachState
 	// splice is set while Run serves a StdioTransport (see imageSplicer).
 	splice atomic.Pointer[imageSplicer]
 	// shotDisplays is the display list the last screenshot's capture
@@ -191,7 +202,7 @@ func (ss *session) snapshot() (last *geometry.Shot, verified bool, selected *uin
 // New returns a Server for opts. It reads the state file but touches
 // neither the display nor the executor.
 func New(opts Options) (*Server, error) {
-	if opts.Executor == nil {
+	if opts.Executor == nil && opts.Unavailable == nil {
 		return nil, errors.New("mcpserver: Options.Executor is required")
 	}
 	s := &Server{
@@ -209,6 +220,7 @@ func New(opts Options) (*Server, error) {
 		sessions:  map[*mcp.ServerSession]*session{},
 		statePath: opts.StatePath,
 		oneView:   opts.OneView,
+		down:      opts.Unavailable,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -312,12 +324,21 @@ func New(opts Options) (*Server, error) {
 		Logger:       slog.New(demote{s.log.Handler()}),
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
+	if opts.Record != nil {
+		s.mcp.AddReceivingMiddleware(recordCalls(opts.Record, s.log))
+	}
 	s.tools = s.toolSpecs()
 	offered := s.tools
 	if s.profile == ProfileOpenAI {
 		// The computer tool runs deskhand's own tools, which stay known
 		// to it but are not offered.
 		offered = []*toolSpec{s.openAIToolSpec()}
+	}
+	if s.down != nil {
+		for _, spec := range append(offered, requestAccessSpec, listGrantedSpec) {
+			s.mcp.AddTool(spec.tool(s.mode), s.unavailable)
+		}
+		return s, nil
 	}
 	for _, spec := range offered {
 		s.mcp.AddTool(spec.tool(s.mode), s.handler(spec))
@@ -436,6 +457,9 @@ func (s *Server) sessionFor(ss *mcp.ServerSession) *session {
 // releaseAll releases every mouse button and key the executor holds. It
 // runs even when ctx is done.
 func (s *Server) releaseAll(ctx context.Context, why string) {
+	if s.exec == nil { // an unavailable server never acted
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := s.exec.ReleaseAll(ctx); err != nil {
@@ -484,6 +508,11 @@ func (s *Server) persist(sess *session) {
 // handler adapts a tool to the go-sdk's low-level handler: arguments are
 // checked here, with messages a model can act on, rather than by schema
 // validation.
+// unavailable answers a call to a server that could not start.
+func (s *Server) unavailable(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return errorResult(fmt.Errorf("%s: deskhand could not start, so it cannot act: %w. Ask the user to fix this and restart the deskhand MCP server; `deskhand doctor` checks the whole setup", req.Params.Name, s.down)), nil
+}
+
 func (s *Server) handler(spec *toolSpec) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		sess := s.sessionFor(req.Session)
@@ -577,13 +606,16 @@ func (s *Server) checkGates(ctx context.Context, a *Action) error {
 	// The tooltip is deskhand's own: aiming at it is refused whatever
 	// the gates would say about the window under the point.
 	if err := s.checkOverlay(a); err != nil {
+		record.Note(ctx, "teaching tooltip", a.Tool, err)
 		return fmt.Errorf("teaching tooltip: %w", err)
 	}
 	timed := s.log.Enabled(ctx, slog.LevelDebug)
 	var took []any
 	start := time.Now()
 	for _, g := range s.gates {
-		if err := g.Check(ctx, a); err != nil {
+		err := g.Check(ctx, a)
+		record.Note(ctx, g.Name(), a.Tool, err)
+		if err != nil {
 			return fmt.Errorf("%s: %w", g.Name(), err)
 		}
 		if timed {
