@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,18 +26,11 @@ did. The record is actions.jsonl in the state directory; it rotates at
 8 MiB into actions.1.jsonl, which is shown first.`
 
 func runLogCommand(ctx context.Context, args []string, stdio Stdio) error {
-	fs := flag.NewFlagSet("log", flag.ContinueOnError)
-	fs.SetOutput(stdio.Err)
+	fs := newFlagSet("log", logUsage, stdio)
 	stateDir := fs.String("state-dir", "", "the `directory` deskhand serve keeps its state in, as given to serve's --state-dir (default $XDG_STATE_HOME/deskhand, else ~/.local/state/deskhand)")
 	session := fs.String("session", "", "show only the calls of the MCP session with this `id` (a prefix is enough)")
 	follow := fs.Bool("f", false, "keep showing calls as they are recorded, until interrupted")
 	asJSON := fs.Bool("json", false, "print the record's JSON lines as they are")
-	fs.Usage = func() {
-		fmt.Fprintf(stdio.Out, "usage: deskhand %s\n\nflags:\n", logUsage)
-		fs.SetOutput(stdio.Out)
-		fs.PrintDefaults()
-		fs.SetOutput(stdio.Err)
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
