@@ -1,0 +1,86 @@
+package x11
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deskhand/deskhand/internal/desktoptest"
+	"github.com/deskhand/deskhand/supervisor/lock"
+	"github.com/jezek/xgb/xproto"
+)
+
+// TestLockSelection: two handles on one X server, through two spellings
+// of its display, exclude each other; the holder's record names it; the
+// holder's connection closing (as its process dies) frees the lock with
+// no cleanup; an X client that is not deskhand owning the selection holds
+// it too.
+func TestLockSelection(t *testing.T) {
+	desktoptest.Require(t, "Xvfb")
+	d := desktoptest.Start(t, desktoptest.Options{WindowManager: "none"})
+	seatA := &seat{display: d.Display()}
+	a := lock.OnSeat(seatA, lock.Options{Client: "client a"})
+	b := Lock(d.Display()+".0", lock.Options{Client: "client b"})
+
+	if fresh, err := a.Acquire("s1"); !fresh || err != nil {
+		t.Fatalf("a.Acquire(s1) = %v, %v; want fresh", fresh, err)
+	}
+	if fresh, err := a.Acquire("s1"); fresh || err != nil {
+		t.Fatalf("a.Acquire(s1) again = %v, %v; want held already", fresh, err)
+	}
+	var held *lock.HeldError
+	if _, err := b.Acquire("s2"); !errors.As(err, &held) || held.Owner.SessionID != "s1" || held.Owner.Client != "client a" {
+		t.Fatalf("b.Acquire(s2) while a holds it = %v; want cu_lock_held naming s1 of client a", err)
+	}
+	if _, err := a.Acquire("s3"); !errors.As(err, &held) || held.Owner.SessionID != "s1" {
+		t.Fatalf("a.Acquire(s3) while s1 holds it = %v; want cu_lock_held naming s1", err)
+	}
+	if o, err := b.Holder(); err != nil || o == nil || o.SessionID != "s1" {
+		t.Fatalf("b.Holder() = %+v, %v; want s1", o, err)
+	}
+
+	// The connection closes, as when a's process dies: nothing of a's
+	// runs, and the X server frees the selection.
+	seatA.conn.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fresh, err := b.Acquire("s2")
+		if err == nil && fresh {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b.Acquire(s2) after a's connection closed = %v, %v; want fresh", fresh, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := b.Release("s2"); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := b.Holder(); err != nil || o != nil {
+		t.Fatalf("b.Holder() after its release = %+v, %v; want free", o, err)
+	}
+
+	// Another X client owns the selection.
+	conn, err := connect(context.Background(), d.Display())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	atom, err := xproto.InternAtom(conn, false, uint16(len(lockSelection)), lockSelection).Reply()
+	if err != nil {
+		t.Fatal(err)
+	}
+	win, _ := xproto.NewWindowId(conn)
+	root := xproto.Setup(conn).DefaultScreen(conn).Root
+	if err := xproto.CreateWindowChecked(conn, 0, win, root, 0, 0, 1, 1, 0, xproto.WindowClassInputOnly, 0, 0, nil).Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := xproto.SetSelectionOwnerChecked(conn, win, atom.Atom, xproto.TimeCurrentTime).Check(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Acquire("s4"); !errors.As(err, &held) || !strings.Contains(err.Error(), "without a deskhand record") {
+		t.Fatalf("b.Acquire(s4) while another X client owns the selection = %v; want cu_lock_held", err)
+	}
+}
