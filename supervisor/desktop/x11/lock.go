@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/deskhand/deskhand/supervisor/lock"
 	"github.com/jezek/xgb"
@@ -31,132 +32,168 @@ func Lock(display string, opts lock.Options) *lock.Lock {
 	return lock.OnSeat(&seat{display: display}, opts)
 }
 
-// seat is the lock's own connection to the X server, opened at the first
+// seat is the lock's own connection to the X server, made at the first
 // use and kept while the process runs: closing it would free the
 // selection.
 type seat struct {
 	display string
 
-	mu       sync.Mutex
-	conn     *xgb.Conn
+	mu sync.Mutex
+	x  *lockConn // nil until made, and after a failure
+}
+
+// lockConn is one connection of a seat, with the window that owns the
+// selection and carries the record, and the atoms. It never changes, so
+// a use abandoned on a stopped server may go on reading it.
+type lockConn struct {
+	c        *xgb.Conn
 	win      xproto.Window
 	sel, rec xproto.Atom
 }
 
 var errGone = errors.New("the window is gone")
 
-func (s *seat) String() string { return "the X selection " + lockSelection + " on " + s.display }
+// lockReplyWait bounds each use of the lock's connection: an X server
+// that stopped answering must not hold the lock's callers, and every
+// session of the process behind them, for ever.
+const lockReplyWait = 5 * time.Second
 
-// open connects, if not connected, and makes the window that owns the
-// selection and carries the record: InputOnly and never mapped, so no
-// one sees it and no window manager manages it.
-func (s *seat) open() error {
-	if s.conn != nil {
-		return nil
+func (s *seat) String() string { return lockSelection + " (an X selection on " + s.display + ")" }
+
+// do runs use on the seat's connection, made first if need be. When use
+// fails, or the server does not answer within lockReplyWait, the
+// connection is dropped: closing it frees what it owned, once the server
+// reads again (xgb's Close makes one round trip, so it runs on its own).
+func (s *seat) do(use func(x *lockConn) error) error {
+	if s.x == nil {
+		c, err := connect(context.Background(), s.display)
+		if err != nil {
+			return fmt.Errorf("connecting to the X display %s for the computer-use lock: %w", s.display, err)
+		}
+		var x *lockConn
+		if err := s.within(c, func() (err error) { x, err = makeLockConn(c); return err }); err != nil {
+			return err
+		}
+		s.x = x
 	}
-	conn, err := connect(context.Background(), s.display)
+	x := s.x
+	err := s.within(x.c, func() error { return use(x) })
 	if err != nil {
-		return fmt.Errorf("connecting to the X display %s for the computer-use lock: %w", s.display, err)
+		s.x = nil
 	}
-	sel, err := xproto.InternAtom(conn, false, uint16(len(lockSelection)), lockSelection).Reply()
+	return err
+}
+
+// within runs use, which talks over c, and drops c when it fails or the
+// server does not answer in time.
+func (s *seat) within(c *xgb.Conn, use func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		// Nothing reads xgb's events (a SelectionClear, say), and a full
+		// queue would stall the replies.
+		for {
+			if ev, xerr := c.PollForEvent(); ev == nil && xerr == nil {
+				break
+			}
+		}
+		done <- use()
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(lockReplyWait):
+		err = fmt.Errorf("no answer within %s", lockReplyWait)
+	}
 	if err != nil {
-		conn.Close()
-		return fmt.Errorf("naming the computer-use lock on %s: %w", s.display, err)
+		go c.Close()
+		return fmt.Errorf("the computer-use lock on the X display %s: %w", s.display, err)
 	}
-	rec, err := xproto.InternAtom(conn, false, uint16(len(lockRecord)), lockRecord).Reply()
-	if err != nil {
-		conn.Close()
-		return fmt.Errorf("naming the computer-use lock on %s: %w", s.display, err)
-	}
-	win, err := xproto.NewWindowId(conn)
-	if err != nil {
-		conn.Close()
-		return fmt.Errorf("making the computer-use lock's window on %s: %w", s.display, err)
-	}
-	root := xproto.Setup(conn).DefaultScreen(conn).Root
-	if err := xproto.CreateWindowChecked(conn, 0, win, root, -1, -1, 1, 1, 0, xproto.WindowClassInputOnly, 0,
-		xproto.CwOverrideRedirect, []uint32{1}).Check(); err != nil {
-		conn.Close()
-		return fmt.Errorf("making the computer-use lock's window on %s: %w", s.display, err)
-	}
-	s.conn, s.win, s.sel, s.rec = conn, win, sel.Atom, rec.Atom
 	return nil
 }
 
-// broken drops a connection that failed: the server has freed whatever
-// it owned.
-func (s *seat) broken(err error) error {
-	s.conn.Close()
-	s.conn = nil
-	return fmt.Errorf("the computer-use lock on the X display %s: %w", s.display, err)
-}
-
-// drain throws away the events and errors xgb queued (a SelectionClear,
-// say): nothing reads them, and a full queue would stall the replies.
-func (s *seat) drain() {
-	for {
-		if ev, xerr := s.conn.PollForEvent(); ev == nil && xerr == nil {
-			return
-		}
-	}
-}
-
-func (s *seat) Take(rec lock.Owner) (*lock.Owner, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.open(); err != nil {
+// makeLockConn makes the window that owns the selection and carries the
+// record: InputOnly and never mapped, so no one sees it and no window
+// manager manages it.
+func makeLockConn(c *xgb.Conn) (*lockConn, error) {
+	sel, err := xproto.InternAtom(c, false, uint16(len(lockSelection)), lockSelection).Reply()
+	if err != nil {
 		return nil, err
 	}
-	s.drain()
+	rec, err := xproto.InternAtom(c, false, uint16(len(lockRecord)), lockRecord).Reply()
+	if err != nil {
+		return nil, err
+	}
+	win, err := xproto.NewWindowId(c)
+	if err != nil {
+		return nil, err
+	}
+	root := xproto.Setup(c).DefaultScreen(c).Root
+	if err := xproto.CreateWindowChecked(c, 0, win, root, -1, -1, 1, 1, 0, xproto.WindowClassInputOnly, 0,
+		xproto.CwOverrideRedirect, []uint32{1}).Check(); err != nil {
+		return nil, err
+	}
+	return &lockConn{c: c, win: win, sel: sel.Atom, rec: rec.Atom}, nil
+}
+
+func (s *seat) Take(rec lock.Owner) (holder *lock.Owner, err error) {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return nil, err
 	}
-	for range 3 {
-		// The record first, so that it is whole the moment the selection
-		// is ours.
-		if err := xproto.ChangePropertyChecked(s.conn, xproto.PropModeReplace, s.win, s.rec, xproto.AtomString, 8,
-			uint32(len(data)), data).Check(); err != nil {
-			return nil, s.broken(err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err = s.do(func(x *lockConn) error {
+		for range 3 {
+			// The record first, so that it is whole the moment the
+			// selection is ours.
+			if err := xproto.ChangePropertyChecked(x.c, xproto.PropModeReplace, x.win, x.rec, xproto.AtomString, 8,
+				uint32(len(data)), data).Check(); err != nil {
+				return err
+			}
+			// Under the grab no other client's request runs between the
+			// look and the take, so two deskhands cannot both find it
+			// free.
+			xproto.GrabServer(x.c)
+			was, err := xproto.GetSelectionOwner(x.c, x.sel).Reply()
+			if err == nil && was.Owner == xproto.WindowNone {
+				xproto.SetSelectionOwner(x.c, x.win, x.sel, xproto.TimeCurrentTime)
+			}
+			xproto.UngrabServer(x.c)
+			if err != nil {
+				return err
+			}
+			now, err := xproto.GetSelectionOwner(x.c, x.sel).Reply()
+			switch {
+			case err != nil:
+				return err
+			case now.Owner == x.win:
+				return nil
+			case now.Owner == xproto.WindowNone:
+				continue // released meanwhile
+			}
+			holder, err = x.record(now.Owner)
+			if !errors.Is(err, errGone) {
+				return err
+			}
 		}
-		// Under the grab no other client's request runs between the look
-		// and the take, so two deskhands cannot both find it free.
-		xproto.GrabServer(s.conn)
-		was, err := xproto.GetSelectionOwner(s.conn, s.sel).Reply()
-		if err == nil && was.Owner == xproto.WindowNone {
-			xproto.SetSelectionOwner(s.conn, s.win, s.sel, xproto.TimeCurrentTime)
-		}
-		xproto.UngrabServer(s.conn)
-		if err != nil {
-			return nil, s.broken(err)
-		}
-		now, err := xproto.GetSelectionOwner(s.conn, s.sel).Reply()
-		switch {
-		case err != nil:
-			return nil, s.broken(err)
-		case now.Owner == s.win:
-			return nil, nil
-		case now.Owner == xproto.WindowNone:
-			continue // released meanwhile
-		}
-		holder, err := s.record(now.Owner)
-		if errors.Is(err, errGone) {
-			continue
-		}
-		return holder, err
+		return errors.New("its holder keeps changing; try again")
+	})
+	if err != nil {
+		return nil, err // and holder may still be written by an abandoned use
 	}
-	return nil, fmt.Errorf("taking the computer-use lock on %s: its holder keeps changing; try again", s.display)
+	return holder, nil
 }
 
-// record reads the lock record of the holder's window w.
-func (s *seat) record(w xproto.Window) (*lock.Owner, error) {
-	r, err := xproto.GetProperty(s.conn, false, w, s.rec, xproto.AtomString, 0, 1<<16).Reply()
+// record reads the lock record of the holder's window w; errGone when w
+// is destroyed meanwhile.
+func (x *lockConn) record(w xproto.Window) (*lock.Owner, error) {
+	r, err := xproto.GetProperty(x.c, false, w, x.rec, xproto.AtomString, 0, 1<<16).Reply()
 	var gone xproto.WindowError
 	if errors.As(err, &gone) {
 		return nil, errGone
 	}
 	if err != nil {
-		return nil, s.broken(err)
+		return nil, err
 	}
 	var o lock.Owner
 	if json.Unmarshal(r.Value, &o) != nil || o.PID <= 0 || o.SessionID == "" {
@@ -167,64 +204,67 @@ func (s *seat) record(w xproto.Window) (*lock.Owner, error) {
 	return &o, nil
 }
 
-func (s *seat) Kept() (bool, error) {
+func (s *seat) Kept() (kept bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.conn == nil {
-		return false, nil
+	if s.x == nil {
+		return false, nil // dropped, and what it owned with it
 	}
-	s.drain()
-	r, err := xproto.GetSelectionOwner(s.conn, s.sel).Reply()
+	err = s.do(func(x *lockConn) error {
+		r, err := xproto.GetSelectionOwner(x.c, x.sel).Reply()
+		kept = err == nil && r.Owner == x.win
+		return err
+	})
 	if err != nil {
-		return false, s.broken(err)
+		return false, err
 	}
-	return r.Owner == s.win, nil
+	return kept, nil
 }
 
 func (s *seat) Give() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.conn == nil {
+	if s.x == nil {
 		return nil
 	}
-	// Setting no owner would free another client's selection too: look
-	// and set under a grab.
-	xproto.GrabServer(s.conn)
-	r, err := xproto.GetSelectionOwner(s.conn, s.sel).Reply()
-	if err == nil && r.Owner == s.win {
-		xproto.SetSelectionOwner(s.conn, xproto.WindowNone, s.sel, xproto.TimeCurrentTime)
-	}
-	xproto.UngrabServer(s.conn)
-	if err == nil {
+	// An error drops the connection, and with it the selection.
+	_ = s.do(func(x *lockConn) error {
+		// Setting no owner would free another client's selection too:
+		// look and set under a grab.
+		xproto.GrabServer(x.c)
+		r, err := xproto.GetSelectionOwner(x.c, x.sel).Reply()
+		if err == nil && r.Owner == x.win {
+			xproto.SetSelectionOwner(x.c, xproto.WindowNone, x.sel, xproto.TimeCurrentTime)
+		}
+		xproto.UngrabServer(x.c)
+		if err != nil {
+			return err
+		}
 		// A round trip: the lock is free when Give returns.
-		_, err = xproto.GetInputFocus(s.conn).Reply()
-	}
-	if err != nil {
-		// The connection is gone, and with it the selection.
-		s.broken(err)
-	}
+		_, err = xproto.GetInputFocus(x.c).Reply()
+		return err
+	})
 	return nil
 }
 
-func (s *seat) Holder() (*lock.Owner, error) {
+func (s *seat) Holder() (holder *lock.Owner, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.open(); err != nil {
+	err = s.do(func(x *lockConn) error {
+		for range 3 {
+			r, err := xproto.GetSelectionOwner(x.c, x.sel).Reply()
+			if err != nil || r.Owner == xproto.WindowNone {
+				return err
+			}
+			holder, err = x.record(r.Owner)
+			if !errors.Is(err, errGone) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	s.drain()
-	for range 3 {
-		r, err := xproto.GetSelectionOwner(s.conn, s.sel).Reply()
-		if err != nil {
-			return nil, s.broken(err)
-		}
-		if r.Owner == xproto.WindowNone {
-			return nil, nil
-		}
-		o, err := s.record(r.Owner)
-		if !errors.Is(err, errGone) {
-			return o, err
-		}
-	}
-	return nil, nil
+	return holder, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ func TestLockSelection(t *testing.T) {
 
 	// The connection closes, as when a's process dies: nothing of a's
 	// runs, and the X server frees the selection.
-	seatA.conn.Close()
+	seatA.x.c.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		fresh, err := b.Acquire("s2")
@@ -82,5 +83,27 @@ func TestLockSelection(t *testing.T) {
 	}
 	if _, err := b.Acquire("s4"); !errors.As(err, &held) || !strings.Contains(err.Error(), "without a deskhand record") {
 		t.Fatalf("b.Acquire(s4) while another X client owns the selection = %v; want cu_lock_held", err)
+	}
+
+	// A stopped X server gets an error, not a wait for ever.
+	xvfb, _, _ := d.Pids()
+	if err := syscall.Kill(xvfb, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(xvfb, syscall.SIGCONT)
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Acquire("s5")
+		done <- err
+	}()
+	// Not a timing assertion: this bound only keeps the test from hanging.
+	select {
+	case err := <-done:
+		if err == nil || errors.As(err, &held) {
+			t.Fatalf("b.Acquire(s5) on a stopped X server = %v; want an error", err)
+		}
+		t.Logf("stopped X server: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("b.Acquire on a stopped X server did not return")
 	}
 }
