@@ -1,10 +1,14 @@
 // Package lock is the cross-session lock: one deskhand session at a time
-// controls a desktop, whichever MCP client started it. The lock is a file
-// per X server (DisplayKey: ":1", ":1.0", "unix:1" and "localhost:1" are
-// one), recording the owner's session id, pid, process start time and
-// acquisition time. It lives in a per-user runtime directory (Dir) that
-// every deskhand of the user finds whatever its flags (--state-dir plays no
-// part), and that must belong to the user and be closed to everyone else.
+// controls a desktop, whichever MCP client started it. Where the desktop
+// itself can keep the lock, a Seat does (OnSeat), and every client of
+// that desktop meets there, whatever its environment, user or sandbox:
+// on X11 a selection owned on the display, which the X server frees when
+// its owner's connection closes, so a crashed owner needs no stale check.
+// Elsewhere the lock is a file per display (for X displays, DisplayKey:
+// ":1", ":1.0", "unix:1" and "localhost:1" are one), recording the
+// owner's session id, pid, process start time and acquisition time, in a
+// directory that must belong to the user and be closed to everyone else
+// (Dir, or one the platform keys by its desktop).
 //
 // A session takes the lock with its first ordinary action (the read-only
 // consent tools never take it) and keeps it until its turn ends or the
@@ -20,13 +24,6 @@
 // stat: while the name leads to the very file it read or wrote, unchanged,
 // the record in it is still its own; any other file sends it back to the
 // guard and a read.
-//
-// A file is found only by deskhands that agree on its directory. Where
-// the desktop itself can keep the lock, a Seat does (OnSeat), and every
-// client of that desktop meets there, whatever its environment, user or
-// sandbox: on X11 a selection owned on the display, which the X server
-// frees when its owner's connection closes, so a crashed owner needs no
-// stale check.
 package lock
 
 import (
