@@ -128,8 +128,8 @@ func sessionLockCheck(display string) check {
 	case o == nil:
 		return check{status: "ok", name: name, detail: "computer-use lock of " + display + " is free (" + where + ")"}
 	}
-	return check{status: "ok", name: name, detail: fmt.Sprintf("computer-use lock %s is held by deskhand pid %d (session %s) since %s; other sessions on %s wait for it",
-		where, o.PID, o.SessionID, o.Acquired.Local().Format("15:04:05"), display)}
+	return check{status: "ok", name: name, detail: fmt.Sprintf("computer-use lock of %s (%s) is held by deskhand pid %d (session %s) since %s; other sessions on it wait",
+		display, where, o.PID, o.SessionID, o.Acquired.Local().Format("15:04:05"))}
 }
 
 // displayState is what the display checks found, as far as the helper

@@ -58,7 +58,7 @@ var errGone = errors.New("the window is gone")
 // session of the process behind them, for ever.
 const lockReplyWait = 5 * time.Second
 
-func (s *seat) String() string { return lockSelection + " (an X selection on " + s.display + ")" }
+func (s *seat) String() string { return "the X selection " + lockSelection + " on " + s.display }
 
 // do runs use on the seat's connection, made first if need be. When use
 // fails, or the server does not answer within lockReplyWait, the
