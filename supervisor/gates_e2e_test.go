@@ -31,7 +31,6 @@ import (
 	"github.com/deskhand/deskhand/internal/desktoptest"
 	"github.com/deskhand/deskhand/internal/notifytest"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
-	"github.com/deskhand/deskhand/supervisor/lock"
 )
 
 // antiSubversion is the start of the hint every tier refusal ends with.
@@ -679,18 +678,17 @@ func TestGatesLock(t *testing.T) {
 func gatesLock(t *testing.T, md *matrixDesktop) {
 	md.full.front(t)
 	state := t.TempDir()
-	lockFile := md.lockFile
 	first := md.serve(t, "--state-dir", state)
 	second := md.serve(t, "--state-dir", state)
 	first.access(md.access)
 	second.access(md.access) // consent tools never take the lock
-	if _, err := os.Stat(lockFile); !os.IsNotExist(err) {
-		t.Fatalf("lock file after request_access only: %v", err)
+	if o := md.lockOwner(t); o != nil {
+		t.Fatalf("lock held after request_access only: %+v", o)
 	}
 	first.ok("screenshot", nil)
-	owner, err := lock.Read(lockFile)
-	if err != nil || owner == nil || owner.PID != first.cmd.Process.Pid {
-		t.Fatalf("lock owner after the first server's screenshot = %+v, %v; want pid %d", owner, err, first.cmd.Process.Pid)
+	owner := md.lockOwner(t)
+	if owner == nil || owner.PID != first.cmd.Process.Pid {
+		t.Fatalf("lock owner after the first server's screenshot = %+v; want pid %d", owner, first.cmd.Process.Pid)
 	}
 	if owner.StartTime == 0 || owner.Acquired.IsZero() || owner.SessionID == "" {
 		t.Errorf("lock record lacks a field: %+v", owner)
@@ -701,29 +699,25 @@ func gatesLock(t *testing.T, md *matrixDesktop) {
 	// The first session keeps using it.
 	first.ok("screenshot", nil)
 	first.ok("cursor_position", nil)
-	if o, _ := lock.Read(lockFile); o == nil || o.SessionID != owner.SessionID || !o.Acquired.Equal(owner.Acquired) {
+	if o := md.lockOwner(t); o == nil || o.SessionID != owner.SessionID || !o.Acquired.Equal(owner.Acquired) {
 		t.Errorf("same-session reuse rewrote the lock: %+v, was %+v", o, owner)
 	}
-	// SIGKILL: no cleanup runs, the record stays, and is stale.
+	// SIGKILL: no cleanup runs; the lock is freed all the same (X11:
+	// the X server drops the selection; a file's record is stale).
 	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the first server to die", 5*time.Second, func() bool { return syscall.Kill(first.cmd.Process.Pid, 0) != nil || isZombie(first.cmd.Process.Pid) })
-	if o, _ := lock.Read(lockFile); o == nil || o.PID != first.cmd.Process.Pid {
-		t.Fatalf("the killed server's lock record is gone: %+v", o)
-	}
+	waitFor(t, "the killed server's lock to be free", 5*time.Second, func() bool { return md.lockOwner(t) == nil })
 	second.ok("screenshot", nil)
-	if o, _ := lock.Read(lockFile); o == nil || o.PID != second.cmd.Process.Pid {
+	if o := md.lockOwner(t); o == nil || o.PID != second.cmd.Process.Pid {
 		t.Fatalf("lock owner after the takeover = %+v; want pid %d", o, second.cmd.Process.Pid)
 	}
 	// SIGTERM ends the server cleanly, releasing the lock.
 	if err := second.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the lock file to go after SIGTERM", 10*time.Second, func() bool {
-		_, err := os.Stat(lockFile)
-		return os.IsNotExist(err)
-	})
+	waitFor(t, "the lock to go after SIGTERM", 10*time.Second, func() bool { return md.lockOwner(t) == nil })
 }
 
 func isZombie(pid int) bool {
@@ -748,7 +742,6 @@ func TestGatesCleanup(t *testing.T) {
 	d.Focus(t, app.ID)
 	app = d.WindowInfo(t, app.ID)
 	state := t.TempDir()
-	lockFile := lockFileOf(d)
 	e := gatedServer(t, d, []string{"DBUS_SESSION_BUS_ADDRESS=" + bus.Address()}, "--allow", "zenity", "--state-dir", state, "--idle-timeout", "2s")
 	e.access([]string{"zenity"})
 
@@ -763,8 +756,8 @@ func TestGatesCleanup(t *testing.T) {
 		if !e.buttonDown(1) {
 			t.Fatalf("button 1 not down")
 		}
-		if _, err := os.Stat(lockFile); err != nil {
-			t.Fatalf("no lock file during the turn: %v", err)
+		if lockOwner(t, d) == nil {
+			t.Fatalf("no lock held during the turn")
 		}
 	}
 	given := func(what string, n int, body string) {
@@ -786,8 +779,8 @@ func TestGatesCleanup(t *testing.T) {
 		if e.buttonDown(1) {
 			t.Errorf("%s: button 1 still down", what)
 		}
-		if _, err := os.Stat(lockFile); !os.IsNotExist(err) {
-			t.Errorf("%s: lock file still there (%v)", what, err)
+		if o := lockOwner(t, d); o != nil {
+			t.Errorf("%s: lock still held: %+v", what, o)
 		}
 	}
 

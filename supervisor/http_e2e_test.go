@@ -35,7 +35,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deskhand/deskhand/internal/desktoptest"
-	"github.com/deskhand/deskhand/supervisor/lock"
 )
 
 // httpE2E is one `deskhand serve --http` process.
@@ -372,21 +371,18 @@ func TestHTTPSessionsLock(t *testing.T) {
 	d.Focus(t, app.ID)
 	other := d.StartApp(t, desktoptest.App{Name: "xterm", Args: []string{"-geometry", "40x10+600+400"}, Class: "XTerm"})
 	h := serveHTTPOn(t, d, "--allow", "zenity", "--http-session-timeout", "4s")
-	lockFile := lockFileOf(d)
-
 	a := h.connect(nil, "2025-11-25")
 	b := h.connect(nil, "2025-11-25")
 	a.access([]string{"zenity"})
 	// Approvals are per session: b has none yet.
 	b.bad("screenshot", nil, "request_access")
 	b.access([]string{"zenity"})
-	if _, err := os.Stat(lockFile); !os.IsNotExist(err) {
-		t.Fatalf("lock file after request_access only: %v", err)
+	if o := lockOwner(t, d); o != nil {
+		t.Fatalf("lock held after request_access only: %+v", o)
 	}
 	a.screenshot("screenshot", nil)
-	owner, err := lock.Read(lockFile)
-	if err != nil || owner == nil || !strings.HasSuffix(owner.SessionID, "/"+a.cs.ID()) {
-		t.Fatalf("lock owner after a's screenshot = %+v, %v; want a's session %s", owner, err, a.cs.ID())
+	if owner := lockOwner(t, d); owner == nil || !strings.HasSuffix(owner.SessionID, "/"+a.cs.ID()) {
+		t.Fatalf("lock owner after a's screenshot = %+v; want a's session %s", owner, a.cs.ID())
 	}
 	waitFor(t, "xterm (not approved) to be hidden during a's turn", 10*time.Second, func() bool { return d.WindowInfo(t, other.ID).Minimized() })
 	// a holds the button down; b's calls, refused by the lock, must not
@@ -408,23 +404,17 @@ func TestHTTPSessionsLock(t *testing.T) {
 	if err := a.cs.Close(); err != nil {
 		t.Logf("closing a: %v", err)
 	}
-	waitFor(t, "the lock to go when a's session ends", 20*time.Second, func() bool {
-		_, err := os.Stat(lockFile)
-		return os.IsNotExist(err)
-	})
+	waitFor(t, "the lock to go when a's session ends", 20*time.Second, func() bool { return lockOwner(t, d) == nil })
 	waitFor(t, "xterm to be shown again when a's session ends", 20*time.Second, func() bool { return !d.WindowInfo(t, other.ID).Minimized() })
 	if a.buttonDown(1) {
 		t.Errorf("button 1 still down after a's session ended")
 	}
 	b.ok("screenshot", nil)
-	if o, _ := lock.Read(lockFile); o == nil || !strings.HasSuffix(o.SessionID, "/"+b.cs.ID()) {
+	if o := lockOwner(t, d); o == nil || !strings.HasSuffix(o.SessionID, "/"+b.cs.ID()) {
 		t.Fatalf("lock owner after b's screenshot = %+v; want b's session %s", o, b.cs.ID())
 	}
 	// b goes quiet: its session times out and the computer is given back.
-	waitFor(t, "the lock to go when b's session times out", 60*time.Second, func() bool {
-		_, err := os.Stat(lockFile)
-		return os.IsNotExist(err)
-	})
+	waitFor(t, "the lock to go when b's session times out", 60*time.Second, func() bool { return lockOwner(t, d) == nil })
 	res, err := b.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "screenshot"})
 	if err == nil && !res.IsError {
 		t.Errorf("a call on the timed-out session succeeded")

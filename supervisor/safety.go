@@ -54,12 +54,12 @@ type safety struct {
 }
 
 // newSafety builds the safety layer for a server on plat's display. The
-// lock lives in the user's runtime directory, keyed by the display, not in
-// --state-dir: every deskhand on the display must find the same one.
+// lock is the platform's, kept where every deskhand on the display meets
+// (never in --state-dir).
 func newSafety(f *safetyConfig, plat desktopPlatform, helper *bridge.Client, exec *executor.Executor, sess *consent.Session, logger *slog.Logger) (*safety, error) {
 	s := &safety{log: logger, plat: plat, helper: helper}
 	xdisplay := plat.Display()
-	s.lock = lock.New(lock.Path(lock.Dir(), xdisplay), lock.Options{Display: xdisplay})
+	s.lock = plat.Lock(lock.Options{Display: xdisplay})
 	logger.Debug("computer-use lock", "path", s.lock.Path())
 	idle := f.IdleTimeout
 	if idle <= 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/deskhand/deskhand/supervisor/consent"
 	"github.com/deskhand/deskhand/supervisor/executor"
 	"github.com/deskhand/deskhand/supervisor/input"
+	"github.com/deskhand/deskhand/supervisor/lock"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
@@ -24,6 +25,10 @@ type desktopPlatform interface {
 	// or a private virtual one the platform started. It keys the lock
 	// and the state file.
 	Display() string
+	// Lock is the cross-session lock of the desktop, where every
+	// deskhand on it meets whatever its environment (X11: a selection
+	// on the display; elsewhere a file keyed by the desktop).
+	Lock(opts lock.Options) *lock.Lock
 	// Private is true for a virtual desktop the platform started, which
 	// ends with deskhand (and so needs no turn journal).
 	Private() bool

@@ -17,6 +17,7 @@ import (
 	"github.com/deskhand/deskhand/supervisor/desktop/wayland"
 	"github.com/deskhand/deskhand/supervisor/executor"
 	"github.com/deskhand/deskhand/supervisor/input"
+	"github.com/deskhand/deskhand/supervisor/lock"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
@@ -80,6 +81,11 @@ func openWaylandPlan(ctx context.Context, virtualDisplay string, env []string, l
 }
 
 func (p *waylandPlatform) Display() string { return p.display }
+
+// Lock is a file beside the compositor's socket (wayland.Lock).
+func (p *waylandPlatform) Lock(opts lock.Options) *lock.Lock {
+	return wayland.Lock(p.env, p.display, opts)
+}
 
 // Private is true on deskhand's own headless sway, false on the user's
 // session.

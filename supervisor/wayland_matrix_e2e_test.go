@@ -45,8 +45,10 @@ type matrixDesktop struct {
 	// notHere says why an action of the matrix cannot apply to the app
 	// of tier on this desktop, "" when it does.
 	notHere func(action, tier string) string
-	// lockFile is the cross-session lock's file for this desktop.
-	lockFile string
+	// lockOwner reads the holder of this desktop's cross-session lock,
+	// nil when it is free (or, for a file, left by a process that is
+	// gone).
+	lockOwner func(t *testing.T) *lock.Owner
 }
 
 // matrixDesktops are the desktops of the matrix, by name.
@@ -82,8 +84,8 @@ func x11Matrix(t *testing.T) *matrixDesktop {
 			x, y := e.mouseLocation()
 			return x, y, true
 		},
-		notHere:  func(string, string) string { return "" },
-		lockFile: lockFileOf(d),
+		notHere:   func(string, string) string { return "" },
+		lockOwner: func(t *testing.T) *lock.Owner { return lockOwner(t, d) },
 	}
 }
 
@@ -147,6 +149,12 @@ func swayMatrix(t *testing.T) *matrixDesktop {
 			}
 			return ""
 		},
-		lockFile: lock.Path(filepath.Join(w.Dir(), "deskhand"), w.Display()),
+		lockOwner: func(t *testing.T) *lock.Owner {
+			o, err := lock.New(lock.Path(filepath.Join(w.Dir(), "deskhand"), w.Display()), lock.Options{}).Holder()
+			if err != nil {
+				t.Fatalf("reading the computer-use lock: %v", err)
+			}
+			return o
+		},
 	}
 }

@@ -106,29 +106,30 @@ func doctor(ctx context.Context, explicitHelper string) []check {
 }
 
 // sessionLockCheck reports the cross-session lock of display: where every
-// deskhand on it looks, whether that directory is private, and who holds
-// the lock.
+// deskhand on it looks, whether that place is fit to hold it, and who
+// holds the lock.
 func sessionLockCheck(display string) check {
 	const name = "cu lock"
 	if display == "" {
 		return check{status: "ok", name: name, detail: "no DISPLAY: each private virtual desktop deskhand starts has its own lock"}
 	}
-	path := lock.Path(lock.Dir(), display)
-	if err := lock.CheckDir(filepath.Dir(path)); err != nil {
-		return check{status: "FAIL", name: name, detail: err.Error() + ", so deskhand refuses to take the computer-use lock there",
-			fix: fmt.Sprintf("remove it (`rm -r %s`; deskhand makes it again), or set XDG_RUNTIME_DIR to your own runtime directory", filepath.Dir(path))}
+	l := displayLock(display, lock.Options{})
+	where := l.Path()
+	if l.NeedsDir() {
+		if err := lock.CheckDir(filepath.Dir(where)); err != nil {
+			return check{status: "FAIL", name: name, detail: err.Error() + ", so deskhand refuses to take the computer-use lock there",
+				fix: fmt.Sprintf("remove it (`rm -r %s`; deskhand makes it again), or set XDG_RUNTIME_DIR to your own runtime directory", filepath.Dir(where))}
+		}
 	}
-	o, err := lock.Read(path)
+	o, err := l.Holder()
 	switch {
 	case err != nil:
-		return check{status: "warn", name: name, detail: err.Error(), fix: "the next deskhand replaces it; or delete " + path}
+		return check{status: "warn", name: name, detail: err.Error()}
 	case o == nil:
-		return check{status: "ok", name: name, detail: "computer-use lock of " + display + " is free (" + path + ")"}
-	case lock.Stale(*o):
-		return check{status: "ok", name: name, detail: fmt.Sprintf("computer-use lock %s was left by a deskhand that is gone (pid %d); the next one takes it over", path, o.PID)}
+		return check{status: "ok", name: name, detail: "computer-use lock of " + display + " is free (" + where + ")"}
 	}
-	return check{status: "ok", name: name, detail: fmt.Sprintf("computer-use lock %s is held by deskhand pid %d (session %s) since %s; other sessions on %s wait for it",
-		path, o.PID, o.SessionID, o.Acquired.Local().Format("15:04:05"), display)}
+	return check{status: "ok", name: name, detail: fmt.Sprintf("computer-use lock of %s (%s) is held by deskhand pid %d (session %s) since %s; other sessions on it wait",
+		display, where, o.PID, o.SessionID, o.Acquired.Local().Format("15:04:05"))}
 }
 
 // displayState is what the display checks found, as far as the helper

@@ -7,6 +7,7 @@ import (
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor"
 	"github.com/deskhand/deskhand/supervisor/desktop/macos"
+	"github.com/deskhand/deskhand/supervisor/lock"
 )
 
 // displayChecks reports the macOS permissions with the display gate's own
@@ -35,4 +36,10 @@ func displayChecks(ctx context.Context, _, virtualDisplay string) ([]check, disp
 		return []check{{status: "FAIL", name: "display", detail: err.Error(), fix: "open the pane named above, switch deskhand's app on, and restart it"}, escape}, displayReached
 	}
 	return []check{{status: "ok", name: "display", detail: "the user's screen; Screen Recording and Accessibility are granted"}, escape}, displayReached
+}
+
+// displayLock is the computer-use lock of display, a file in the user's
+// lock.Dir.
+func displayLock(display string, opts lock.Options) *lock.Lock {
+	return lock.New(lock.Path(lock.Dir(), display), opts)
 }

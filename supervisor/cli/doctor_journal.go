@@ -82,7 +82,7 @@ func repairJournals(ctx context.Context, out io.Writer, helperPath, dir, display
 		fmt.Fprintf(out, "  repair: nothing to give back on %s\n", display)
 		return errors.Join(errs...)
 	}
-	l := lock.New(lock.Path(lock.Dir(), display), lock.Options{Display: display, Client: "deskhand doctor --repair"})
+	l := displayLock(display, lock.Options{Display: display, Client: "deskhand doctor --repair"})
 	session := "doctor-repair-" + lock.NewSessionID()
 	if _, err := l.Acquire(session); err != nil {
 		var held *lock.HeldError

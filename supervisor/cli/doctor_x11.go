@@ -10,6 +10,7 @@ import (
 
 	"github.com/deskhand/deskhand/supervisor/desktop/x11"
 	"github.com/deskhand/deskhand/supervisor/desktop/x11/vdisplay"
+	"github.com/deskhand/deskhand/supervisor/lock"
 )
 
 // displayChecks reports the display serve would work on, with the probe
@@ -92,3 +93,7 @@ func userName() string {
 	}
 	return "$(id -un)"
 }
+
+// displayLock is the computer-use lock of X display display, as serve
+// takes it (x11.Lock).
+func displayLock(display string, opts lock.Options) *lock.Lock { return x11.Lock(display, opts) }

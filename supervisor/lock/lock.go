@@ -1,10 +1,14 @@
 // Package lock is the cross-session lock: one deskhand session at a time
-// controls a desktop, whichever MCP client started it. The lock is a file
-// per X server (DisplayKey: ":1", ":1.0", "unix:1" and "localhost:1" are
-// one), recording the owner's session id, pid, process start time and
-// acquisition time. It lives in a per-user runtime directory (Dir) that
-// every deskhand of the user finds whatever its flags (--state-dir plays no
-// part), and that must belong to the user and be closed to everyone else.
+// controls a desktop, whichever MCP client started it. Where the desktop
+// itself can keep the lock, a Seat does (OnSeat), and every client of
+// that desktop meets there, whatever its environment, user or sandbox:
+// on X11 a selection owned on the display, which the X server frees when
+// its owner's connection closes, so a crashed owner needs no stale check.
+// Elsewhere the lock is a file per display (for X displays, DisplayKey:
+// ":1", ":1.0", "unix:1" and "localhost:1" are one), recording the
+// owner's session id, pid, process start time and acquisition time, in a
+// directory that must belong to the user and be closed to everyone else
+// (Dir, or one the platform keys by its desktop).
 //
 // A session takes the lock with its first ordinary action (the read-only
 // consent tools never take it) and keeps it until its turn ends or the
@@ -177,10 +181,28 @@ type Options struct {
 	Client string
 }
 
-// Lock is this process's handle on one lock file. It is safe for
-// concurrent use.
+// Seat keeps the lock on the desktop itself, for one process: Lock
+// tracks which of the process's sessions holds it.
+type Seat interface {
+	// Take makes this process the holder, recording rec where other
+	// processes read it, unless another holds it: then it returns that
+	// holder's record and takes nothing.
+	Take(rec Owner) (holder *Owner, err error)
+	// Kept reports whether what Take took is still this process's.
+	Kept() (bool, error)
+	// Give gives it up, if this process still holds it.
+	Give() error
+	// Holder returns the current holder's record, nil when none.
+	Holder() (*Owner, error)
+	// String names the seat in messages.
+	String() string
+}
+
+// Lock is this process's handle on one lock file, or on a Seat. It is
+// safe for concurrent use.
 type Lock struct {
 	path    string
+	seat    Seat
 	display string
 
 	mu     sync.Mutex
@@ -193,6 +215,8 @@ type Lock struct {
 	// file, unchanged, the record is still held's, and Acquire by held
 	// needs one stat rather than the guard and a read (sameFile).
 	heldFile os.FileInfo
+	// heldRec is the record a Seat keeps for held.
+	heldRec Owner
 
 	self     Owner // pid, start time, host, command of this process
 	selfOnce sync.Once
@@ -203,8 +227,35 @@ func New(path string, opts Options) *Lock {
 	return &Lock{path: path, display: opts.Display, client: opts.Client}
 }
 
-// Path returns the lock file's path.
-func (l *Lock) Path() string { return l.path }
+// OnSeat returns a handle on the lock seat keeps. It touches nothing.
+func OnSeat(seat Seat, opts Options) *Lock {
+	return &Lock{seat: seat, display: opts.Display, client: opts.Client}
+}
+
+// Path returns the lock file's path, or the name of its Seat.
+func (l *Lock) Path() string {
+	if l.seat != nil {
+		return l.seat.String()
+	}
+	return l.path
+}
+
+// Holder returns the record of the process holding the lock now, nil
+// when the lock is free or its file was left by a process that is gone.
+func (l *Lock) Holder() (*Owner, error) {
+	if l.seat != nil {
+		return l.seat.Holder()
+	}
+	o, err := Read(l.path)
+	if err != nil || o == nil || Stale(*o) {
+		return nil, err
+	}
+	return o, nil
+}
+
+// NeedsDir reports whether the lock is a file in a directory that must
+// be private (see CheckDir), not a Seat.
+func (l *Lock) NeedsDir() bool { return l.seat == nil }
 
 // SetClient records the MCP client's name for later acquisitions.
 func (l *Lock) SetClient(name string) {
@@ -242,6 +293,9 @@ func (l *Lock) Acquire(session string) (fresh bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	me := l.me()
+	if l.seat != nil {
+		return l.acquireSeat(session, me)
+	}
 	if err := ensureDir(filepath.Dir(l.path)); err != nil {
 		return false, err
 	}
@@ -337,7 +391,43 @@ func (l *Lock) ReleaseAll() error {
 	return l.releaseLocked()
 }
 
+// acquireSeat is Acquire on a Seat: the seat says whether this process
+// holds the lock, the handle which of its sessions does.
+func (l *Lock) acquireSeat(session string, me Owner) (bool, error) {
+	if l.held != "" {
+		kept, err := l.seat.Kept()
+		switch {
+		case err != nil:
+			return false, err
+		case kept && l.held == session:
+			return false, nil
+		case kept:
+			return false, &HeldError{Owner: l.heldRec, Path: l.seat.String()}
+		}
+		// Taken from under us: the next Take says by whom.
+		l.held = ""
+	}
+	rec := me
+	rec.SessionID = session
+	rec.Acquired = time.Now().UTC().Truncate(time.Millisecond)
+	rec.Display = l.display
+	rec.Client = l.client
+	holder, err := l.seat.Take(rec)
+	if err != nil {
+		return false, err
+	}
+	if holder != nil {
+		return false, &HeldError{Owner: *holder, Path: l.seat.String()}
+	}
+	l.held, l.heldRec = session, rec
+	return true, nil
+}
+
 func (l *Lock) releaseLocked() error {
+	if l.seat != nil {
+		l.held = ""
+		return l.seat.Give()
+	}
 	me := l.me()
 	unlock, err := guard(l.path + ".guard")
 	if err != nil {

@@ -45,6 +45,7 @@ import (
 	"github.com/deskhand/deskhand/supervisor/executor"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/input"
+	"github.com/deskhand/deskhand/supervisor/lock"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 	"github.com/deskhand/deskhand/supervisor/platform"
 )
@@ -140,6 +141,12 @@ func Open(_ context.Context, opts Options) (*Desktop, error) {
 
 // Display is DisplayName.
 func (d *Desktop) Display() string { return DisplayName }
+
+// Lock is a file in the user's lock.Dir: one user's deskhands share the
+// console.
+func (d *Desktop) Lock(opts lock.Options) *lock.Lock {
+	return lock.New(lock.Path(lock.Dir(), DisplayName), opts)
+}
 
 // Private is false: deskhand on macOS works on the user's own screen.
 func (d *Desktop) Private() bool { return false }

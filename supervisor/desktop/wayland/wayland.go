@@ -33,10 +33,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/lock"
 )
 
 // Backend is the helper backend this package expects.
@@ -67,6 +69,27 @@ func HelperEnv(env []string) []string {
 		}
 	}
 	return out
+}
+
+// Lock is the computer-use lock of the compositor whose socket display
+// (WAYLAND_DISPLAY, or a path) names in env: a file beside the socket,
+// found through symbolic links, named for it. Every deskhand that reaches
+// the socket finds the same file whatever its XDG_RUNTIME_DIR (a Wayland
+// compositor keeps nothing a client could own, as an X server keeps a
+// selection). With no way to find the socket, the user's lock.Dir.
+func Lock(env []string, display string, opts lock.Options) *lock.Lock {
+	socket := display
+	if !filepath.IsAbs(socket) {
+		run := getenv(env, "XDG_RUNTIME_DIR")
+		if !filepath.IsAbs(run) {
+			return lock.New(lock.Path(lock.Dir(), display), opts)
+		}
+		socket = filepath.Join(run, socket)
+	}
+	if real, err := filepath.EvalSymlinks(socket); err == nil {
+		socket = real
+	}
+	return lock.New(lock.Path(filepath.Join(filepath.Dir(socket), "deskhand"), filepath.Base(socket)), opts)
 }
 
 func getenv(env []string, key string) string {

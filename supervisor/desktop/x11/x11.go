@@ -29,6 +29,7 @@ import (
 	"github.com/deskhand/deskhand/supervisor/executor"
 	"github.com/deskhand/deskhand/supervisor/gates"
 	"github.com/deskhand/deskhand/supervisor/input"
+	"github.com/deskhand/deskhand/supervisor/lock"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
@@ -131,6 +132,9 @@ func getenv(env []string, key string) string {
 
 // Display is the X display's name (":1").
 func (d *Desktop) Display() string { return d.display }
+
+// Lock is the computer-use lock kept on the X server (see Lock).
+func (d *Desktop) Lock(opts lock.Options) *lock.Lock { return Lock(d.display, opts) }
 
 // Private is true when the display is a virtual desktop Open started.
 func (d *Desktop) Private() bool { return d.virtual != nil }
