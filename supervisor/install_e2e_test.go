@@ -305,12 +305,19 @@ func TestServeDownloadsHelperOnFirstUse(t *testing.T) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	var mu sync.Mutex
-	var logs []string
+	var logs, progress []string
 	client := mcp.NewClient(&mcp.Implementation{Name: "deskhand-first-use-e2e", Version: "1"}, &mcp.ClientOptions{
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			mu.Lock()
 			defer mu.Unlock()
 			logs = append(logs, fmt.Sprint(req.Params.Data))
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			if req.Params.ProgressToken == "first-use" {
+				progress = append(progress, req.Params.Message)
+			}
 		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -331,6 +338,7 @@ func TestServeDownloadsHelperOnFirstUse(t *testing.T) {
 		{Name: "request_access", Arguments: map[string]any{"apps": []string{"xterm"}, "reason": "test the first-use install"}},
 		{Name: "screenshot", Arguments: map[string]any{}},
 	} {
+		call.SetProgressToken("first-use")
 		res, err := cs.CallTool(ctx, call)
 		if err != nil || res.IsError {
 			t.Fatalf("%s = %v, %v\nserver log:\n%s", call.Name, resultText(res), err, stderr.String())
@@ -343,6 +351,9 @@ func TestServeDownloadsHelperOnFirstUse(t *testing.T) {
 	defer mu.Unlock()
 	if !slices.ContainsFunc(logs, func(s string) bool { return strings.Contains(s, "installing the capture helper") }) {
 		t.Errorf("no install progress reached the client as log notifications; got %q", logs)
+	}
+	if !slices.ContainsFunc(progress, func(s string) bool { return strings.Contains(s, "installing the capture helper") }) {
+		t.Errorf("no install progress reached the client as progress notifications of the call; got %q", progress)
 	}
 }
 

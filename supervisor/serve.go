@@ -184,7 +184,8 @@ func findHelper(ctx context.Context, explicit string, logger *slog.Logger, notif
 	locate.Install.Logger = logger.With("component", "installer")
 	// A helper that must be downloaded is installed on the first tool call
 	// that needs it, once a client is connected to see the progress as
-	// MCP log notifications.
+	// MCP log notifications, and as progress notifications of that call
+	// when it asked for them (stdio).
 	locate.Install.Progress = func(e installer.Event) {
 		if e.Message == "" {
 			return
@@ -263,7 +264,10 @@ func serveStdio(ctx context.Context, in io.Reader, out io.Writer, opts mcpserver
 		return err
 	}
 	teach.attach(srv)
-	notifyClients := func(msg string) { srv.Notify(ctx, "info", msg) }
+	notifyClients := func(msg string) {
+		srv.Notify(ctx, "info", msg)
+		srv.Progress(ctx, msg)
+	}
 	notify.Store(&notifyClients)
 	logger.Info("serving MCP on stdio", "server", mcpserver.ServerName, "display", opts.Display, "coordinates", string(opts.Mode), "state", opts.StatePath)
 	if f, ok := out.(*os.File); ok {

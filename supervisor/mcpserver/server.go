@@ -151,6 +151,9 @@ type Server struct {
 	consent *consent.Manager
 	log     *slog.Logger
 	display string
+	// inflight is the tool call whose client asked for progress, for
+	// Progress; nil when none is running.
+	inflight atomic.Pointer[progressTarget]
 	// down is Options.Unavailable: every tool call answers it.
 	down  error
 	tools []*toolSpec
@@ -324,6 +327,7 @@ func New(opts Options) (*Server, error) {
 		Logger:       slog.New(demote{s.log.Handler()}),
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
+	s.mcp.AddReceivingMiddleware(s.trackProgress)
 	if opts.Record != nil {
 		s.mcp.AddReceivingMiddleware(recordCalls(opts.Record, s.log))
 	}
@@ -387,6 +391,46 @@ func (s *Server) Notify(ctx context.Context, level mcp.LoggingLevel, msg string)
 		if err := ss.Log(ctx, &mcp.LoggingMessageParams{Level: level, Logger: "deskhand", Data: msg}); err != nil {
 			s.log.Debug("sending a log notification", "err", err)
 		}
+	}
+}
+
+// progressTarget is a tool call that carried a progress token.
+type progressTarget struct {
+	ss    *mcp.ServerSession
+	token any
+	mu    sync.Mutex
+	sent  float64
+}
+
+// trackProgress remembers the tool call in flight that asked for
+// progress (a progressToken in its _meta), for Progress.
+func (s *Server) trackProgress(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		call, ok := req.(*mcp.CallToolRequest)
+		if !ok || call.Params == nil || call.Params.GetProgressToken() == nil {
+			return next(ctx, method, req)
+		}
+		p := &progressTarget{ss: call.Session, token: call.Params.GetProgressToken()}
+		s.inflight.Store(p)
+		defer s.inflight.CompareAndSwap(p, nil)
+		return next(ctx, method, req)
+	}
+}
+
+// Progress tells the client whose tool call is in flight what deskhand is
+// doing for it (a helper download), as notifications/progress, when that
+// call asked for progress; it reports nothing otherwise.
+func (s *Server) Progress(ctx context.Context, msg string) {
+	p := s.inflight.Load()
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.sent++
+	n := p.sent
+	p.mu.Unlock()
+	if err := p.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: p.token, Message: msg, Progress: n}); err != nil {
+		s.log.Debug("sending a progress notification", "err", err)
 	}
 }
 
