@@ -144,21 +144,11 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		return fail(err)
 	}
 
-	serverOpts := mcpserver.Options{
-		Executor:    exec,
-		Mode:        o.Mode,
-		Limits:      o.Limits,
-		ImagePreset: o.ImagePreset,
-		ToolProfile: o.ToolProfile,
-		Tools:       o.Tools,
-		Format:      o.Format,
-		JPEGQuality: o.JPEGQuality,
-		StatePath:   statePath,
-		Display:     plat.Display(),
-		Consent:     consentMgr,
-		Logger:      logger.With("component", "mcp"),
-		Version:     Version,
-	}
+	serverOpts := o.serverOptions(logger)
+	serverOpts.Executor = exec
+	serverOpts.StatePath = statePath
+	serverOpts.Display = plat.Display()
+	serverOpts.Consent = consentMgr
 	if statePath != "" {
 		rec, err := record.Open(filepath.Dir(statePath), o.RecordText, 0)
 		if err != nil {
@@ -293,13 +283,9 @@ func serveStdio(ctx context.Context, in io.Reader, out io.Writer, opts mcpserver
 	return nil
 }
 
-// serveUnavailable serves MCP on stdio with every tool answering why
-// deskhand could not start, until the client disconnects, then returns
-// that reason, so the exit status and stderr still carry it.
-func serveUnavailable(ctx context.Context, o ServeOptions, reason error, logger *slog.Logger) error {
-	logger.Error("deskhand could not start; serving MCP so that every tool call returns the reason", "err", reason)
-	srv, err := mcpserver.New(mcpserver.Options{
-		Unavailable: reason,
+// serverOptions are the MCP server's options that serve's flags set.
+func (o *ServeOptions) serverOptions(logger *slog.Logger) mcpserver.Options {
+	return mcpserver.Options{
 		Mode:        o.Mode,
 		Limits:      o.Limits,
 		ImagePreset: o.ImagePreset,
@@ -309,7 +295,17 @@ func serveUnavailable(ctx context.Context, o ServeOptions, reason error, logger 
 		JPEGQuality: o.JPEGQuality,
 		Logger:      logger.With("component", "mcp"),
 		Version:     Version,
-	})
+	}
+}
+
+// serveUnavailable serves MCP on stdio with every tool answering why
+// deskhand could not start, until the client disconnects, then returns
+// that reason, so the exit status and stderr still carry it.
+func serveUnavailable(ctx context.Context, o ServeOptions, reason error, logger *slog.Logger) error {
+	logger.Error("deskhand could not start; serving MCP so that every tool call returns the reason", "err", reason)
+	opts := o.serverOptions(logger)
+	opts.Unavailable = reason
+	srv, err := mcpserver.New(opts)
 	if err != nil {
 		return errors.Join(reason, err)
 	}
