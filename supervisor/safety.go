@@ -36,6 +36,10 @@ type safetyConfig struct {
 // safety is the safety layer of one server: the cross-session lock, the
 // turn controller with the platform's Escape watcher, and the gates.
 type safety struct {
+	// revoker is the user's Escape on this display: it withdraws the
+	// approvals of every consent session the gates were made for, the
+	// sessionless one and each HTTP session's, now and later.
+	revoker consent.Revoker
 	lock  *lock.Lock
 	turns *cleanup.Controller
 	// ownKey tells the Escape watcher of deskhand's own key presses;
@@ -58,6 +62,7 @@ type safety struct {
 // --state-dir: every deskhand on the display must find the same one.
 func newSafety(f *safetyConfig, plat desktopPlatform, helper *bridge.Client, exec *executor.Executor, sess *consent.Session, logger *slog.Logger) (*safety, error) {
 	s := &safety{log: logger, plat: plat, helper: helper}
+	s.revoker.Join(sess)
 	xdisplay := plat.Display()
 	s.lock = lock.New(lock.Path(lock.Dir(), xdisplay), lock.Options{Display: xdisplay})
 	logger.Debug("computer-use lock", "path", s.lock.Path())
@@ -84,8 +89,10 @@ func newSafety(f *safetyConfig, plat desktopPlatform, helper *bridge.Client, exe
 		Unlock: s.lock.Release,
 		Notify: plat.Notify,
 		// The user's Escape ends more than the turn: nothing more may
-		// happen until the user approves again.
-		Revoke:      func(string) { sess.Revoke() },
+		// happen, in any session, until the user approves again. The
+		// turn's session is not enough: the others would take the
+		// computer at their next call.
+		Revoke:      func(string) { s.revoker.Revoke() },
 		IdleTimeout: idle,
 		Journal:     s.journal,
 		TurnBegins:  turnBegins,
@@ -127,8 +134,10 @@ func (s *safety) options(o *mcpserver.Options, sess *consent.Session) {
 }
 
 // forSession returns gates for another consent session (one per HTTP
-// session) that share the lock, the turn and the Escape watcher.
+// session) that share the lock, the turn and the Escape watcher, which
+// withdraws sess's approvals too.
 func (s *safety) forSession(sess *consent.Session) (*gates.Gates, error) {
+	s.revoker.Join(sess)
 	opts := s.gateOpts
 	opts.Consent = sess
 	return gates.New(opts)
