@@ -40,8 +40,8 @@ type safety struct {
 	// approvals of every consent session the gates were made for, the
 	// sessionless one and each HTTP session's, now and later.
 	revoker consent.Revoker
-	lock  *lock.Lock
-	turns *cleanup.Controller
+	lock    *lock.Lock
+	turns   *cleanup.Controller
 	// ownKey tells the Escape watcher of deskhand's own key presses;
 	// stopEscape stops it. Both nil when Escape is not watched.
 	ownKey     func(code uint8)
