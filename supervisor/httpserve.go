@@ -2,9 +2,9 @@ package supervisor
 
 // Serving MCP over Streamable HTTP (serve --http): the listener, the
 // checks every request passes before the go-sdk's handler sees it (Host,
-// Origin, body size, bearer token), and one MCP server per HTTP session so
-// that consent, the lock and the turn's cleanup hold per session as they
-// do for one stdio client.
+// Origin, bearer token, body size and deadline), and one MCP server per
+// HTTP session, up to --http-max-sessions, so that consent, the lock and
+// the turn's cleanup hold per session as they do for one stdio client.
 
 import (
 	"bytes"
