@@ -70,11 +70,13 @@ log names the file, never the token. Requests for a Host that is not this server
 a browser Origin that is not allowed, or with a body over --http-max-body
 are refused at once and their connection closed; a body must arrive within
 --http-read-timeout, and an idle connection is closed after it; at most
---http-max-sessions sessions live at once. Each HTTP session has its own approvals and its own turn:
-while one session uses the computer the others get cu_lock_held, and a
-session that ends (DELETE, --http-session-timeout) gives the computer
-back. Clients of the sessionless protocol (2026-07-28) share one set of
-approvals and one turn.
+--http-max-sessions sessions live at once. Each HTTP session has its own
+approvals and its own turn: while one session uses the computer the others
+get cu_lock_held, and a session that ends (DELETE, --http-session-timeout)
+gives the computer back. Clients of the sessionless protocol (2026-07-28)
+share one set of approvals and one turn. The user's Escape withdraws the
+approvals of every session, and sessions that start later need the
+approval dialog too, until deskhand restarts.
 
 Tool profiles: the default profile offers deskhand's tools, whose names and
 arguments are the member tools of Anthropic's computer_toolset_20260801
