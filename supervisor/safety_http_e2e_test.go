@@ -95,6 +95,55 @@ func TestSafetyEscapeHTTP(t *testing.T) {
 	dlg.ok("screenshot", nil)
 }
 
+// TestSafetyEscapeOtherServer: the user's Escape ends control of every
+// deskhand on the display, not only of the one whose turn it ended: a
+// session of a deskhand serving HTTP, approved but idle while a stdio
+// deskhand had the turn, types nothing more into the zenity entry, and a
+// new session of it is refused its pre-approval.
+func TestSafetyEscapeOtherServer(t *testing.T) {
+	desktoptest.Require(t, "xdotool")
+	bus := notifytest.Start(t)
+	d := newDesktop(t, desktoptest.Options{Width: 1024, Height: 768})
+	sink := keyTarget(t, d)
+	entry, out, code := shellApp(t, d, `--entry --title "escape, two servers" --text "Name:" --width 400`)
+	one := escapeServer(t, d, bus, nil, "--allow", "zenity", "--hide-unapproved=false")
+	h := serveHTTPEnv(t, d, []string{"DBUS_SESSION_BUS_ADDRESS=" + bus.Address()}, "--allow", "zenity", "--hide-unapproved=false")
+	b := h.connect(nil, "2025-11-25")
+	b.access([]string{"zenity"})
+	one.access([]string{"zenity"})
+	one.ok("type", map[string]any{"text": "one"})
+
+	d.Focus(t, sink.ID)
+	userEscape(t, d, bus, 1)
+	d.Focus(t, entry.ID)
+	waitFor(t, "the lock to go once the stdio server's turn ended", 20*time.Second, func() bool {
+		_, err := os.Stat(lockFileOf(d))
+		return os.IsNotExist(err)
+	})
+	// C starts before anything else of this server runs.
+	c := h.connect(nil, "2025-11-25")
+	asked := c.call("request_access", map[string]any{"apps": []string{"zenity"}, "reason": "a new session after Escape"})
+	typed := b.call("type", map[string]any{"text": "BBB"})
+
+	d.Run(t, "xdotool", "key", "Return")
+	if status := waitExit(t, code); status != 0 {
+		t.Fatalf("zenity --entry exited %d", status)
+	}
+	printed, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(printed)); got != "one" {
+		t.Errorf("zenity printed %q after the user's Escape; want %q, what the stdio server typed before it", got, "one")
+	}
+	if msg := resultText(typed); !typed.IsError || !strings.Contains(msg, "pressed Escape") {
+		t.Errorf("the HTTP session's type after the user's Escape: error %v, %q", typed.IsError, msg)
+	}
+	if msg := resultText(asked); !asked.IsError || !strings.Contains(msg, "pressed Escape") {
+		t.Errorf("a new HTTP session's request_access after the user's Escape: error %v, %q", asked.IsError, msg)
+	}
+}
+
 // rawRequest sends the head of a POST to the MCP endpoint of h on a new
 // connection, and the first byte of a body of the declared length: the
 // rest never comes.
