@@ -2,11 +2,12 @@ package supervisor
 
 // Serving MCP over Streamable HTTP (serve --http): the listener, the
 // checks every request passes before the go-sdk's handler sees it (Host,
-// Origin, body size, bearer token), and one MCP server per HTTP session so
-// that consent, the lock and the turn's cleanup hold per session as they
-// do for one stdio client.
+// Origin, bearer token, body size and deadline), and one MCP server per
+// HTTP session, up to --http-max-sessions, so that consent, the lock and
+// the turn's cleanup hold per session as they do for one stdio client.
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -15,6 +16,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -51,6 +53,15 @@ const (
 	DefaultHTTPMaxBody = 1 << 20
 	// DefaultHTTPSessionTimeout closes HTTP sessions idle this long.
 	DefaultHTTPSessionTimeout = 30 * time.Minute
+	// DefaultHTTPReadTimeout bounds how long a client may take to send a
+	// request's body, and how long a connection may sit idle between
+	// requests.
+	DefaultHTTPReadTimeout = 30 * time.Second
+	// DefaultHTTPMaxSessions bounds the HTTP sessions alive at once.
+	DefaultHTTPMaxSessions = 16
+	// headerTimeout bounds how long a client may take to send a
+	// request's headers.
+	headerTimeout = 10 * time.Second
 	// HTTPTokenFile is the name of the generated token file in the config
 	// directory.
 	HTTPTokenFile = "http-token"
@@ -74,8 +85,12 @@ type HTTPOptions struct {
 	AllowHosts     []string
 	MaxBody        int64
 	SessionTimeout time.Duration
-	TLSCert        string
-	TLSKey         string
+	// ReadTimeout bounds each request body's arrival and each idle
+	// connection; MaxSessions the live HTTP sessions.
+	ReadTimeout time.Duration
+	MaxSessions int
+	TLSCert     string
+	TLSKey      string
 	// AuthServers, Scopes and Resource go into the protected-resource
 	// metadata (RFC 9728).
 	AuthServers []string
@@ -118,6 +133,12 @@ func (f *HTTPOptions) Check() error {
 	}
 	if f.MaxBody < 1024 {
 		return fmt.Errorf("--http-max-body %d: use at least 1024 bytes", f.MaxBody)
+	}
+	if f.ReadTimeout < time.Second {
+		return fmt.Errorf("--http-read-timeout %v: use at least 1s", f.ReadTimeout)
+	}
+	if f.MaxSessions < 1 {
+		return fmt.Errorf("--http-max-sessions %d: use at least 1", f.MaxSessions)
 	}
 	for _, o := range f.AllowOrigins {
 		if _, err := parseOrigin(o); err != nil {
@@ -311,9 +332,13 @@ func serveHTTP(ctx context.Context, hs httpServe) error {
 	}
 	srv := &http.Server{
 		Handler:           s.handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig:         f.tlsConfig,
-		ErrorLog:          slog.NewLogLogger(hs.logger.Handler(), slog.LevelDebug),
+		ReadHeaderTimeout: headerTimeout,
+		// Bodies get --http-read-timeout from readBody; a server-wide
+		// ReadTimeout would also cancel the long responses of tool calls
+		// and the event streams.
+		IdleTimeout: f.ReadTimeout,
+		TLSConfig:   f.tlsConfig,
+		ErrorLog:    slog.NewLogLogger(hs.logger.Handler(), slog.LevelDebug),
 	}
 	scheme := "http"
 	if useTLS {
@@ -391,7 +416,7 @@ func (s *httpServer) build() error {
 // browser-based clients too.
 func (s *httpServer) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, s.checkOrigin(s.capBody(s.authorize(http.HandlerFunc(s.route)))))
+	mux.Handle(MCPPath, s.checkOrigin(s.authorize(s.readBody(http.HandlerFunc(s.route)))))
 	if len(s.flags.AuthServers) > 0 {
 		meta := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
@@ -405,8 +430,33 @@ func (s *httpServer) handler() http.Handler {
 		mux.Handle(metadataPath, meta)
 		mux.Handle(metadataPath+MCPPath, meta)
 	}
-	return s.checkHost(mux)
+	return s.deadline(s.checkHost(mux))
 }
+
+// deadline gives every request --http-read-timeout to arrive whole
+// (readBody lifts it once the body is in): without it a client could
+// hold a connection for ever by sending the body slowly.
+func (s *httpServer) deadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.flags.ReadTimeout))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// refuse answers a request that is refused at once and closes its
+// connection within drainTime: a body not read yet would otherwise be
+// read to its end first, before the answer is sent or the connection
+// given up, which a client sending slowly drags out for ever. What
+// arrives meanwhile is read and dropped, so that closing the connection
+// does not reset it under the answer.
+func refuse(w http.ResponseWriter, msg string, code int) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, code)
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(drainTime))
+}
+
+// drainTime is how long a refused request's connection stays open.
+const drainTime = time.Second
 
 // checkHost refuses requests whose Host is not a name of this server: a
 // web page whose name an attacker made resolve to this machine (DNS
@@ -415,7 +465,7 @@ func (s *httpServer) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.hostAllowed(hostOnly(r.Host)) {
 			s.logger.Warn("refused an HTTP request for another host name (DNS rebinding protection)", "host", r.Host, "remote", r.RemoteAddr)
-			http.Error(w, fmt.Sprintf("Forbidden: the Host header %q is not a name of this server; start deskhand with --http-allow-host %s to accept it", r.Host, hostOnly(r.Host)), http.StatusForbidden)
+			refuse(w, fmt.Sprintf("Forbidden: the Host header %q is not a name of this server; start deskhand with --http-allow-host %s to accept it", r.Host, hostOnly(r.Host)), http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -428,7 +478,7 @@ func (s *httpServer) checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r.Host) {
 			s.logger.Warn("refused an HTTP request from a browser origin that is not allowed", "origin", origin, "remote", r.RemoteAddr)
-			http.Error(w, fmt.Sprintf("Forbidden: requests from origin %q are not allowed; start deskhand with --http-allow-origin %s to accept them", origin, origin), http.StatusForbidden)
+			refuse(w, fmt.Sprintf("Forbidden: requests from origin %q are not allowed; start deskhand with --http-allow-origin %s to accept them", origin, origin), http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -464,15 +514,34 @@ func (s *httpServer) originAllowed(origin, requestHost string) bool {
 	return strings.EqualFold(u.Host, requestHost)
 }
 
-// capBody refuses bodies over --http-max-body: at once when the length
-// is declared, while reading otherwise (the go-sdk answers 413 then).
-func (s *httpServer) capBody(next http.Handler) http.Handler {
+// readBody reads the whole body before the go-sdk sees the request, within
+// --http-read-timeout and --http-max-body, then lifts the deadline for the
+// response, which may stream for as long as a tool call or the session
+// lasts.
+func (s *httpServer) readBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tooLarge := func(size string) {
+			refuse(w, fmt.Sprintf("Request Entity Too Large: the body is %s bytes; deskhand accepts at most %d (--http-max-body)", size, s.flags.MaxBody), http.StatusRequestEntityTooLarge)
+		}
 		if r.ContentLength > s.flags.MaxBody {
-			http.Error(w, fmt.Sprintf("Request Entity Too Large: the body is %d bytes; deskhand accepts at most %d (--http-max-body)", r.ContentLength, s.flags.MaxBody), http.StatusRequestEntityTooLarge)
+			tooLarge(strconv.FormatInt(r.ContentLength, 10))
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.flags.MaxBody)
+		body, err := io.ReadAll(io.LimitReader(r.Body, s.flags.MaxBody+1))
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			s.logger.Warn("refused an HTTP request whose body did not arrive in time", "remote", r.RemoteAddr, "read_timeout", s.flags.ReadTimeout)
+			refuse(w, fmt.Sprintf("Request Timeout: the body did not arrive within %v (--http-read-timeout)", s.flags.ReadTimeout), http.StatusRequestTimeout)
+			return
+		case err != nil:
+			refuse(w, "Bad Request: reading the body: "+err.Error(), http.StatusBadRequest)
+			return
+		case int64(len(body)) > s.flags.MaxBody:
+			tooLarge("more than " + strconv.FormatInt(s.flags.MaxBody, 10))
+			return
+		}
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
 }
@@ -494,7 +563,7 @@ func (s *httpServer) authorize(next http.Handler) http.Handler {
 			}
 			w.Header().Set("WWW-Authenticate", challenge)
 			s.logger.Warn("refused an HTTP request without the right bearer token", "remote", r.RemoteAddr, "had_token", ok)
-			http.Error(w, "Unauthorized: send deskhand's bearer token as Authorization: Bearer <token> (the server logs which file holds it when it starts)", http.StatusUnauthorized)
+			refuse(w, "Unauthorized: send deskhand's bearer token as Authorization: Bearer <token> (the server logs which file holds it when it starts)", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -586,10 +655,15 @@ func (s *httpServer) newSession() (*mcp.Server, error) {
 	}
 	s.teach.attach(srv)
 	var once sync.Once
+	var full error
 	srv.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
-				once.Do(func() { s.track(srv, ss, held, g) })
+				once.Do(func() { full = s.track(srv, ss, held, g) })
+			}
+			if full != nil {
+				// The go-sdk closes a session whose initialize fails.
+				return nil, full
 			}
 			return next(ctx, method, req)
 		}
@@ -599,10 +673,19 @@ func (s *httpServer) newSession() (*mcp.Server, error) {
 
 // track follows a session until it ends (DELETE, the idle timeout, the
 // server stopping), then gives the computer back if the session held it.
-func (s *httpServer) track(srv *mcpserver.Server, ss *mcp.ServerSession, held *sessionExecutor, g *gates.Gates) {
+// A session past --http-max-sessions is refused instead: each one holds
+// memory and may hold streams for as long as --http-session-timeout.
+func (s *httpServer) track(srv *mcpserver.Server, ss *mcp.ServerSession, held *sessionExecutor, g *gates.Gates) error {
 	id := g.SessionID(ss.ID())
 	held.session.Store(&id)
 	s.mu.Lock()
+	if len(s.live) >= s.flags.MaxSessions {
+		s.mu.Unlock()
+		s.logger.Warn("refused an HTTP session: too many sessions", "max_sessions", s.flags.MaxSessions)
+		return fmt.Errorf("deskhand already serves %d HTTP sessions, as many as it may (--http-max-sessions %d): "+
+			"end one (the client closes it, which sends DELETE), wait until an idle one ends (--http-session-timeout), "+
+			"or start deskhand with a higher --http-max-sessions", len(s.live), s.flags.MaxSessions)
+	}
 	s.live[srv] = true
 	s.mu.Unlock()
 	s.logger.Info("HTTP session began", "session", id)
@@ -618,6 +701,7 @@ func (s *httpServer) track(srv *mcpserver.Server, ss *mcp.ServerSession, held *s
 		}
 		s.logger.Info("HTTP session ended", "session", id)
 	}()
+	return nil
 }
 
 // notifyAll sends msg to every HTTP session as a log notification.

@@ -2,7 +2,11 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
@@ -36,6 +40,12 @@ type safetyConfig struct {
 // safety is the safety layer of one server: the cross-session lock, the
 // turn controller with the platform's Escape watcher, and the gates.
 type safety struct {
+	// revoker is the user's Escape on this display: it withdraws the
+	// approvals of every consent session the gates were made for, the
+	// sessionless one and each HTTP session's, now and later.
+	revoker consent.Revoker
+	// mark tells the other deskhands on this display of the Escape.
+	mark  *escapeMark
 	lock  *lock.Lock
 	turns *cleanup.Controller
 	// ownKey tells the Escape watcher of deskhand's own key presses;
@@ -58,8 +68,12 @@ type safety struct {
 // (never in --state-dir).
 func newSafety(f *safetyConfig, plat desktopPlatform, helper *bridge.Client, exec *executor.Executor, sess *consent.Session, logger *slog.Logger) (*safety, error) {
 	s := &safety{log: logger, plat: plat, helper: helper}
+	s.revoker.Join(sess)
 	xdisplay := plat.Display()
 	s.lock = plat.Lock(lock.Options{Display: xdisplay})
+	// Other deskhands on the display hear of the user's Escape through a
+	// mark in the runtime directory, keyed by the display.
+	s.mark = newEscapeMark(lock.Path(lock.Dir(), xdisplay))
 	logger.Debug("computer-use lock", "path", s.lock.Path())
 	idle := f.IdleTimeout
 	if idle <= 0 {
@@ -84,8 +98,15 @@ func newSafety(f *safetyConfig, plat desktopPlatform, helper *bridge.Client, exe
 		Unlock: s.lock.Release,
 		Notify: plat.Notify,
 		// The user's Escape ends more than the turn: nothing more may
-		// happen until the user approves again.
-		Revoke:      func(string) { sess.Revoke() },
+		// happen, in any session, until the user approves again. The
+		// turn's session is not enough: the others would take the
+		// computer at their next call.
+		Revoke: func(string) {
+			if err := s.mark.record(); err != nil {
+				logger.Warn("telling the other deskhands on this display of the user's Escape", "err", err)
+			}
+			s.revoker.Revoke()
+		},
 		IdleTimeout: idle,
 		Journal:     s.journal,
 		TurnBegins:  turnBegins,
@@ -127,17 +148,34 @@ func (s *safety) options(o *mcpserver.Options, sess *consent.Session) {
 }
 
 // forSession returns gates for another consent session (one per HTTP
-// session) that share the lock, the turn and the Escape watcher.
+// session) that share the lock, the turn and the Escape watcher, which
+// withdraws sess's approvals too.
 func (s *safety) forSession(sess *consent.Session) (*gates.Gates, error) {
+	s.hear()
+	s.revoker.Join(sess)
 	opts := s.gateOpts
 	opts.Consent = sess
 	return gates.New(opts)
 }
 
+// hear withdraws every approval when another deskhand on this display
+// recorded the user's Escape since this one last looked: before each
+// action, and before a new session starts.
+func (s *safety) hear() {
+	if s.mark.heard() {
+		s.log.Info("another deskhand on this display saw the user's Escape; withdrawing every approval")
+		s.revoker.Revoke()
+	}
+}
+
 // optionsWith is options with gates g of consent session sess.
 func (s *safety) optionsWith(g *gates.Gates, o *mcpserver.Options, sess *consent.Session) {
 	o.Executor = g.Wrap(s.plat.WrapExecutor(o.Executor, s.helper, sess))
-	o.Gates = g.Chain(mcpserver.AccessGate(sess))
+	access := mcpserver.AccessGate(sess)
+	o.Gates = g.Chain(mcpserver.GateFunc{GateName: access.Name(), Func: func(ctx context.Context, a *mcpserver.Action) error {
+		s.hear()
+		return access.Check(ctx, a)
+	}})
 	o.ActionContext = s.turns.ActionContext
 }
 
@@ -156,4 +194,58 @@ func (s *safety) close(reason cleanup.Reason) {
 			s.log.Warn("releasing the computer-use lock", "err", err)
 		}
 	}
+}
+
+// escapeMark is a file beside the lock where the user's Escape is
+// recorded, so that every deskhand on the display withdraws its
+// approvals, not only the one whose turn it ended: another one would
+// otherwise take the computer at its next call.
+type escapeMark struct {
+	path string
+	mu   sync.Mutex
+	// seen is the mark last read or written; Escapes from before this
+	// server started do not count.
+	seen string
+}
+
+func newEscapeMark(lockPath string) *escapeMark {
+	m := &escapeMark{path: strings.TrimSuffix(lockPath, ".lock") + ".escape"}
+	m.seen = m.read()
+	return m
+}
+
+func (m *escapeMark) read() string {
+	data, _ := os.ReadFile(m.path)
+	return string(data)
+}
+
+// record writes a new mark. The lock's directory exists: the turn the
+// Escape ends holds the lock.
+func (m *escapeMark) record() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mark := lock.NewSessionID() + "\n"
+	tmp := fmt.Sprintf("%s.%d", m.path, os.Getpid())
+	if err := os.WriteFile(tmp, []byte(mark), 0o600); err != nil {
+		return fmt.Errorf("writing the Escape mark: %w", err)
+	}
+	if err := os.Rename(tmp, m.path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing the Escape mark: %w", err)
+	}
+	m.seen = mark
+	return nil
+}
+
+// heard reports whether another deskhand recorded an Escape since this
+// one last looked.
+func (m *escapeMark) heard() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur := m.read()
+	if cur == m.seen {
+		return false
+	}
+	m.seen = cur
+	return true
 }

@@ -69,11 +69,15 @@ $DESKHAND_HTTP_TOKEN, else the one in http-token in the config directory
 (~/.config/deskhand on Linux), generated (mode 0600) on first start; the
 log names the file, never the token. Requests for a Host that is not this server's (DNS rebinding), from
 a browser Origin that is not allowed, or with a body over --http-max-body
-are refused. Each HTTP session has its own approvals and its own turn:
-while one session uses the computer the others get cu_lock_held, and a
-session that ends (DELETE, --http-session-timeout) gives the computer
-back. Clients of the sessionless protocol (2026-07-28) share one set of
-approvals and one turn.
+are refused at once and their connection closed; a body must arrive within
+--http-read-timeout, and an idle connection is closed after it; at most
+--http-max-sessions sessions live at once. Each HTTP session has its own
+approvals and its own turn: while one session uses the computer the others
+get cu_lock_held, and a session that ends (DELETE, --http-session-timeout)
+gives the computer back. Clients of the sessionless protocol (2026-07-28)
+share one set of approvals and one turn. The user's Escape withdraws the
+approvals of every session, and sessions that start later need the
+approval dialog too, until deskhand restarts.
 
 Tool profiles: the default profile offers deskhand's tools, whose names and
 arguments are the member tools of Anthropic's computer_toolset_20260801
@@ -283,6 +287,8 @@ func addHTTPFlags(fs *flag.FlagSet, f *supervisor.HTTPOptions) {
 	fs.Var((*stringList)(&f.AllowHosts), "http-allow-host", "also accept this `host` name in the Host header (besides localhost, 127.0.0.1, ::1 and the bound address), repeatable; * accepts any")
 	fs.Int64Var(&f.MaxBody, "http-max-body", supervisor.DefaultHTTPMaxBody, "largest HTTP request body, in `bytes`")
 	fs.DurationVar(&f.SessionTimeout, "http-session-timeout", supervisor.DefaultHTTPSessionTimeout, "close an HTTP session after this long without a request, giving the computer back; 0 never")
+	fs.IntVar(&f.MaxSessions, "http-max-sessions", supervisor.DefaultHTTPMaxSessions, "most HTTP `sessions` alive at once; a client initializing one more gets an error")
+	fs.DurationVar(&f.ReadTimeout, "http-read-timeout", supervisor.DefaultHTTPReadTimeout, "longest time a client may take to send a request body, and an HTTP connection may stay idle between requests")
 	fs.StringVar(&f.TLSCert, "tls-cert", "", "serve HTTPS with this PEM certificate `file` (with --tls-key)")
 	fs.StringVar(&f.TLSKey, "tls-key", "", "PEM private key `file` of --tls-cert")
 	fs.Var((*stringList)(&f.AuthServers), "http-auth-server", "OAuth authorization server issuer `URL` to advertise in the protected-resource metadata (RFC 9728) at /.well-known/oauth-protected-resource, repeatable")

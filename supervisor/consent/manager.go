@@ -243,7 +243,8 @@ type Pending struct {
 // the session. A client that cannot show the dialog gets nothing back:
 // the pre-approval is what the user allowed before pressing Escape, and the
 // only later act of the user's that deskhand can see without a dialog is
-// starting the server again (a new session).
+// starting the server again: a new session of the same server starts
+// stopped too (see Revoker).
 func (m *Manager) Begin(ctx context.Context, req Request, canAsk bool) (*Outcome, *Pending, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -672,8 +673,8 @@ func (m *Manager) refuseUnasked(out *Outcome, apps []candidate, flags []string) 
 func refuseStopped(out *Outcome, apps []candidate, flags []string) {
 	out.CannotAsk = true
 	out.HowToPreapprove = "The user pressed Escape to stop deskhand, which withdrew every approval, and this MCP client cannot show deskhand's approval dialog, " +
-		"so the pre-approvals do not count again in this session. If the user wants deskhand to carry on, they restart the deskhand MCP server " +
-		"(for example by reconnecting it in the MCP client); until then every action is refused."
+		"so the pre-approvals do not count again until the deskhand server restarts, in this session or any new one. If the user wants deskhand to carry on, they restart the deskhand MCP server " +
+		"(for a server on stdio, by reconnecting it in the MCP client; over HTTP, by restarting deskhand serve --http); until then every action is refused."
 	for _, c := range apps {
 		out.Refused = append(out.Refused, Refusal{Requested: c.query, Name: c.ref.Name, Kind: RefusedStopped,
 			Why: "the user pressed Escape to stop deskhand, and this client cannot ask them to approve " + c.ref.Name + " again"})

@@ -93,3 +93,34 @@ func TestRevokeVoidsOpenDialog(t *testing.T) {
 		t.Fatalf("the void answer granted something")
 	}
 }
+
+// TestRevokerEverySession: the user's Escape withdraws the grants of every
+// session on the display, not only the one whose turn it was, and a
+// session made after it starts stopped: its pre-approvals grant nothing
+// without the dialog.
+func TestRevokerEverySession(t *testing.T) {
+	e := newEnv(t)
+	var r Revoker
+	ctx := context.Background()
+	req := Request{Apps: []string{"xterm"}, Reason: "test"}
+	a, b := e.manager(t, []string{"xterm=full"}, nil), e.manager(t, []string{"xterm=full"}, nil)
+	for _, m := range []*Manager{a, b} {
+		r.Join(m.Session())
+		if _, err := m.RequestAccess(ctx, req, nil); err != nil || m.Session().Tier(xtermWin) == 0 {
+			t.Fatalf("before Escape: xterm not granted by pre-approval (%v)", err)
+		}
+	}
+	r.Revoke()
+	c := e.manager(t, []string{"xterm=full"}, nil)
+	r.Join(c.Session())
+	for name, m := range map[string]*Manager{"a": a, "b": b, "c (new)": c} {
+		out, err := m.RequestAccess(ctx, req, nil)
+		if err != nil || len(out.Granted) != 0 || m.Session().Tier(xtermWin) != 0 || kinds(out.Refused)["xterm"] != RefusedStopped {
+			t.Errorf("session %s after Escape, without a dialog: granted %+v, refused %+v, %v", name, out.Granted, out.Refused, err)
+		}
+	}
+	ask := &recorder{answer: acceptExcept()}
+	if _, err := c.RequestAccess(ctx, req, ask.ask); err != nil || len(ask.dialogs) != 1 || c.Session().Tier(xtermWin) == 0 {
+		t.Fatalf("the new session after Escape: %d dialogs, xterm tier %v, %v; want the dialog, then the grant", len(ask.dialogs), c.Session().Tier(xtermWin), err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/catalog"
@@ -217,4 +218,41 @@ func (s *Session) resume() {
 	s.mu.Lock()
 	s.stopped = false
 	s.mu.Unlock()
+}
+
+// Revoker is the user's Escape on one display: it withdraws the grants
+// of every session that joined it, whichever transport or handler made
+// the session, and a session that joins after an Escape starts stopped,
+// so that it too needs the dialog, until the server restarts. The zero
+// value is ready to use.
+type Revoker struct {
+	mu sync.Mutex
+	// sessions are weak so that the sessions of ended HTTP clients go.
+	sessions []weak.Pointer[Session]
+	revoked  bool
+}
+
+// Join makes Revoke withdraw s's grants too; after a Revoke, it
+// withdraws them at once.
+func (r *Revoker) Join(s *Session) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.revoked {
+		s.Revoke()
+	}
+	r.sessions = slices.DeleteFunc(r.sessions, func(p weak.Pointer[Session]) bool { return p.Value() == nil })
+	r.sessions = append(r.sessions, weak.Make(s))
+}
+
+// Revoke withdraws the grants of every session that joined, and of every
+// one that joins later (see Session.Revoke).
+func (r *Revoker) Revoke() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.revoked = true
+	for _, p := range r.sessions {
+		if s := p.Value(); s != nil {
+			s.Revoke()
+		}
+	}
 }
