@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -219,11 +220,14 @@ func (m *escapeMark) read() string {
 	return string(data)
 }
 
-// record writes a new mark. The lock's directory exists: the turn the
-// Escape ends holds the lock.
+// record writes a new mark, making its directory (the user's runtime
+// directory's deskhand/, private to the user) when no file lock did.
 func (m *escapeMark) record() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(m.path), 0o700); err != nil {
+		return fmt.Errorf("writing the Escape mark: %w", err)
+	}
 	mark := lock.NewSessionID() + "\n"
 	tmp := fmt.Sprintf("%s.%d", m.path, os.Getpid())
 	if err := os.WriteFile(tmp, []byte(mark), 0o600); err != nil {
