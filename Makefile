@@ -52,8 +52,13 @@ NORACE_PKGS = $(filter-out $(RACE_PKGS),$(shell $(GO) list -f '{{.Dir}}' ./... |
 go-test: ## the Go packages that go-race does not cover, without -race
 	DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -count=1 -timeout 20m $(NORACE_PKGS)
 
-go-race: ## go test -race on the concurrency-heavy packages
-	GORACE=halt_on_error=1 DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
+# The supervisor's end-to-end tests run as SHARDS test processes at once
+# (scripts/shard.sh): they mostly wait on X servers and apps.
+SHARDS ?= 2
+
+go-race: ## go test -race on the concurrency-heavy packages (the supervisor's in SHARDS processes at once)
+	GORACE=halt_on_error=1 DESKHAND_HELPER=$(CURDIR)/$(HELPER) $(GO) test -race -count=1 -timeout 30m $(filter-out ./supervisor,$(RACE_PKGS))
+	GORACE=halt_on_error=1 DESKHAND_HELPER=$(CURDIR)/$(HELPER) bash scripts/shard.sh $(SHARDS) ./supervisor -race
 
 # The exit-while-X-is-stopped tests again, without -race: go-race runs
 # them against a -race deskhand, whose exit runs the C atexit handlers,

@@ -70,7 +70,9 @@ func waylandAccount() (uid, gid int, home string, err error) {
 		}
 		out, err := exec.Command("useradd", "--system", "--create-home",
 			"--home-dir", "/var/lib/"+WaylandUser, "--shell", "/usr/sbin/nologin", WaylandUser).CombinedOutput()
-		if err != nil {
+		// Another test process may have made it meanwhile: only a user
+		// that is still missing is a failure.
+		if _, lookErr := user.Lookup(WaylandUser); err != nil && lookErr != nil {
 			return 0, 0, "", fmt.Errorf("creating user %s (the harness runs as root): %w: %s", WaylandUser, err, out)
 		}
 		if u, err = user.Lookup(WaylandUser); err != nil {
