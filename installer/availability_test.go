@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/installer/fetch"
 	"github.com/deskhand/deskhand/installer/releasetest"
 	"github.com/deskhand/deskhand/installer/store"
@@ -283,4 +284,76 @@ func TestUnsafeDirectoriesRefused(t *testing.T) {
 			e.checkActive("1.0.0")
 		})
 	}
+}
+
+// The helper swapped back and forth at its path (hard link and rename,
+// as the same user could) between the hash check and the start: what
+// starts is always the file that was hashed, never the stand-in, which
+// would leave a marker.
+func TestStartRunsTheHashedHelper(t *testing.T) {
+	e := newEnv(t)
+	u, _ := e.publish("1.0.0", nil)
+	res := e.mustInstall(u)
+	dir := t.TempDir()
+	real, standIn, marker := filepath.Join(dir, "real"), filepath.Join(dir, "stand-in"), filepath.Join(dir, "stand-in-ran")
+	if err := os.Link(res.Path, real); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\ntouch " + marker + "\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(standIn, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tmp := res.Path + ".swap"
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				os.Remove(tmp)
+				os.Link(real, tmp)
+				os.Rename(tmp, res.Path)
+				return
+			default:
+			}
+			// Mostly the real helper, so that most checks pass and the
+			// start that follows has the stand-in to run by mistake.
+			src := real
+			if i%4 == 0 {
+				src = standIn
+			}
+			os.Remove(tmp)
+			if err := os.Link(src, tmp); err == nil {
+				os.Rename(tmp, res.Path)
+			}
+		}
+	}()
+	started := 0
+	for range 60 {
+		inst, err := Use(context.Background(), e.opts)
+		if err != nil {
+			continue // the check saw the stand-in: refused, as it should be
+		}
+		c := bridge.New(bridge.Options{Path: inst.Path, Exe: inst.Exe, MaxRestarts: 1})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := c.Start(ctx); err == nil {
+			started++
+		} else {
+			t.Logf("start: %v", err)
+		}
+		cancel()
+		c.Close()
+		inst.Release()
+	}
+	close(stop)
+	wg.Wait()
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the stand-in swapped in after the hash check ran (%d starts)", started)
+	}
+	if started == 0 {
+		t.Fatalf("no start passed the check while the helper was being swapped; the race was never run")
+	}
+	t.Logf("%d of 60 starts ran the hashed helper", started)
 }

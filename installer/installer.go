@@ -26,12 +26,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
@@ -241,7 +243,7 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 	if active != nil {
 		// A run killed between activating a version and raising the
 		// floor finishes here.
-		if inst, err := verifyDir(st, active.Record, &opts); err == nil {
+		if inst, err := verifyDir(st, active.Record, &opts, false); err == nil {
 			if err := raiseFloor(st, &opts, inst.Version); err != nil {
 				return nil, err
 			}
@@ -255,7 +257,7 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 	res := &Result{Version: m.Version, Removed: removed, Repaired: damaged}
 
 	if active != nil && active.Version == m.Version {
-		if inst, err := verifyDir(st, active.Record, &opts); err == nil && inst.archiveSHA == art.SHA256 {
+		if inst, err := verifyDir(st, active.Record, &opts, false); err == nil && inst.archiveSHA == art.SHA256 {
 			res.Path = inst.Path
 			previous := pickPrevious(st, &opts, active, m.Version)
 			if !sameRecord(previous, active.Previous) && res.Repaired == "" {
@@ -426,7 +428,7 @@ func scanVerified(st *store.Store, opts *Options) []store.Record {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		doc, err := os.ReadFile(filepath.Join(st.Path(e.Name()), ManifestFile))
+		doc, err := readManifest(st.Path(e.Name()))
 		if err != nil {
 			continue
 		}
@@ -435,7 +437,7 @@ func scanVerified(st *store.Store, opts *Options) []store.Record {
 			continue
 		}
 		rec := store.Record{Version: m.Version, Dir: e.Name()}
-		if _, err := verifyDir(st, rec, opts); err != nil {
+		if _, err := verifyDir(st, rec, opts, false); err != nil {
 			opts.Logger.Info("not using an installed version that does not verify", "dir", e.Name(), "error", err)
 			continue
 		}
@@ -463,7 +465,7 @@ func pickPrevious(st *store.Store, opts *Options, active *store.Active, version 
 		candidates = append(candidates, *active.Previous)
 	}
 	for _, c := range candidates {
-		if _, err := verifyDir(st, c, opts); err == nil {
+		if _, err := verifyDir(st, c, opts, false); err == nil {
 			return &c
 		} else {
 			opts.Logger.Info("not keeping a version for rollback that does not verify", "version", c.Version, "error", err)
@@ -635,8 +637,13 @@ func validate(ctx context.Context, opts *Options, path string, art *manifest.Art
 
 // Installed is a verified installed helper.
 type Installed struct {
-	Version          string // release version
-	Path             string // helper executable
+	Version string // release version
+	Path    string // helper executable
+	// Exe (from Use only) is Path opened, the descriptor whose bytes
+	// were hashed: start the helper from it (bridge.Options.Exe), so a
+	// file swapped in at Path after the check never runs. Release
+	// closes it.
+	Exe              *os.File
 	Dir              string // version directory
 	HelperVersion    string
 	ProtocolVersions []int
@@ -646,11 +653,14 @@ type Installed struct {
 	lease      *store.Lease
 }
 
-// Release gives up the lease Use took; it may be called more than once,
-// and on an Installed from Active it does nothing.
+// Release gives up the lease Use took and closes Exe; it may be called
+// more than once, and on an Installed from Active it does nothing.
 func (i *Installed) Release() error {
 	if i == nil {
 		return nil
+	}
+	if i.Exe != nil {
+		i.Exe.Close()
 	}
 	return i.lease.Release()
 }
@@ -682,7 +692,7 @@ func Use(ctx context.Context, opts Options) (*Installed, error) {
 		if err != nil {
 			return nil, err
 		}
-		inst, err := verifyDir(st, a.Record, &opts)
+		inst, err := verifyDir(st, a.Record, &opts, true)
 		if err != nil {
 			lease.Release()
 			return nil, err
@@ -709,7 +719,7 @@ func Active(opts Options) (*Installed, error) {
 	if err != nil {
 		return nil, err
 	}
-	inst, err := verifyDir(st, a.Record, &opts)
+	inst, err := verifyDir(st, a.Record, &opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -720,8 +730,9 @@ func Active(opts Options) (*Installed, error) {
 }
 
 // verifyDir checks an installed version against the signed manifest kept
-// in its directory.
-func verifyDir(st *store.Store, rec store.Record, opts *Options) (*Installed, error) {
+// in its directory. With keepExe the result holds the helper executable
+// open, as it was hashed (see Installed.Exe).
+func verifyDir(st *store.Store, rec store.Record, opts *Options, keepExe bool) (*Installed, error) {
 	dir := st.Path(rec.Dir)
 	fi, err := os.Lstat(dir)
 	if err != nil {
@@ -730,7 +741,7 @@ func verifyDir(st *store.Store, rec store.Record, opts *Options) (*Installed, er
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%w: helper %s: %s is not a directory (mode %v) but should be the version's own; run `deskhand install` to reinstall it", ErrModified, rec.Version, dir, fi.Mode())
 	}
-	doc, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	doc, err := readManifest(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: helper %s: reading its manifest: %v; run `deskhand install` to reinstall it", ErrModified, rec.Version, err)
 	}
@@ -749,15 +760,24 @@ func verifyDir(st *store.Store, rec store.Record, opts *Options) (*Installed, er
 	if err := store.CheckPrivate(st.Dir, dir, filepath.Dir(helper)); err != nil {
 		return nil, fmt.Errorf("helper %s: %w", rec.Version, err)
 	}
+	var exe *os.File
 	for _, f := range art.Files {
 		p := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if err := checkFile(p, f); err != nil {
+		fd, err := openChecked(p, f)
+		if err != nil {
+			exe.Close()
 			return nil, fmt.Errorf("%w: %v; it will not be run. Run `deskhand install` to reinstall it, and find out what changed it", ErrModified, err)
+		}
+		if p == helper && keepExe {
+			exe = fd
+		} else {
+			fd.Close()
 		}
 	}
 	return &Installed{
 		Version:          m.Version,
 		Path:             helper,
+		Exe:              exe,
 		Dir:              dir,
 		HelperVersion:    art.HelperVersion,
 		ProtocolVersions: art.ProtocolVersions,
@@ -765,43 +785,78 @@ func verifyDir(st *store.Store, rec store.Record, opts *Options) (*Installed, er
 	}, nil
 }
 
-// checkFile compares a regular file (not a link) with its manifest entry.
-func checkFile(path string, f manifest.File) error {
-	fi, err := os.Lstat(path)
+// readManifest reads the signed manifest kept in a version directory.
+func readManifest(dir string) ([]byte, error) {
+	f, err := store.OpenRegular(filepath.Join(dir, ManifestFile))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Size() != f.Size {
-		return fmt.Errorf("%s is %d bytes, the signed manifest says %d", path, fi.Size(), f.Size)
-	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("%s is writable by group or others (mode %v)", path, fi.Mode().Perm())
-	}
-	sum, err := HashFile(path)
-	if err != nil {
-		return err
-	}
-	if sum != f.SHA256 {
-		return fmt.Errorf("%s has SHA-256 %s, the signed manifest says %s", path, sum, f.SHA256)
-	}
-	return nil
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, manifest.MaxEnvelopeBytes))
 }
 
-// HashFile returns the lower-case hex SHA-256 of a file.
-func HashFile(path string) (string, error) {
-	f, err := os.Open(path)
+// openChecked opens a file of an installed version (never through a
+// link, never waiting on a FIFO) and compares what the descriptor holds
+// with its manifest entry; the caller closes the file.
+func openChecked(path string, f manifest.File) (*os.File, error) {
+	fd, err := store.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := checkOpen(fd, path, f)
+	if err == nil && sum != f.SHA256 {
+		err = fmt.Errorf("%s has SHA-256 %s, the signed manifest says %s", path, sum, f.SHA256)
+	}
+	if err != nil {
+		fd.Close()
+		return nil, err
+	}
+	return fd, nil
+}
+
+func checkOpen(fd *os.File, path string, f manifest.File) (string, error) {
+	fi, err := fd.Stat()
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	if fi.Size() != f.Size {
+		return "", fmt.Errorf("%s is %d bytes, the signed manifest says %d", path, fi.Size(), f.Size)
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return "", fmt.Errorf("%s is writable by group or others (mode %v)", path, fi.Mode().Perm())
+	}
+	return hashFrom(fd, path)
+}
+
+func hashFrom(f *os.File, path string) (string, error) {
 	h := sha256.New()
 	if _, err := f.WriteTo(h); err != nil {
 		return "", fmt.Errorf("hashing %s: %w", path, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// OpenHashed opens a regular file (without waiting should it be a FIFO)
+// and returns it with the lower-case hex SHA-256 of what the descriptor
+// holds; execute the descriptor, not the path, to run what was hashed.
+func OpenHashed(path string) (*os.File, string, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, "", err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%w: %s (mode %v)", store.ErrNotRegular, path, fi.Mode())
+	}
+	var sum string
+	if err == nil {
+		sum, err = hashFrom(f, path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, "", err
+	}
+	return f, sum, nil
 }
 
 // Rollback makes the previous version active again (the current one
@@ -847,13 +902,13 @@ func Rollback(ctx context.Context, opts Options) (*Result, error) {
 		}
 		return nil, fmt.Errorf("%w: only %s has been installed here", ErrNoPrevious, a.Version)
 	}
-	inst, err := verifyDir(st, *a.Previous, &opts)
+	inst, err := verifyDir(st, *a.Previous, &opts, false)
 	if err != nil {
 		return nil, fmt.Errorf("rolling back to %s: %w", a.Previous.Version, err)
 	}
 	cur := a.Record
 	var keep *store.Record
-	if _, err := verifyDir(st, cur, &opts); err == nil {
+	if _, err := verifyDir(st, cur, &opts, false); err == nil {
 		keep = &cur
 	}
 	opts.report(Event{Step: StepActivate, Message: "activating helper " + a.Previous.Version})

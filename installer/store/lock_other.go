@@ -7,7 +7,10 @@ import (
 	"os"
 )
 
-const oNoFollow = 0
+const (
+	oNoFollow = 0
+	oNonBlock = 0
+)
 
 var errUnsupported = errors.New("installing helpers is supported on Unix systems only")
 

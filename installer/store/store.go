@@ -58,6 +58,10 @@ var (
 	// ErrSymlink means a file the store opens itself (a lock, a lease,
 	// active.json) is a symbolic link, which it refuses to follow.
 	ErrSymlink = errors.New("refusing to follow a symbolic link")
+	// ErrNotRegular means a file the store reads (active.json, a
+	// version's files, installer.json) is not a regular file: a FIFO, a
+	// device, a socket or a directory.
+	ErrNotRegular = errors.New("not a regular file")
 	// ErrVersionGone means a version directory was removed (or is being
 	// removed) before it could be leased.
 	ErrVersionGone = errors.New("helper version directory is gone")
@@ -161,24 +165,53 @@ func (s *Store) Active() (*Active, error) {
 	return &a, nil
 }
 
-// readNoFollow reads a small file that must not be a symbolic link.
+// readNoFollow reads a small file that must be a regular file.
 func readNoFollow(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
+	f, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 1<<20))
+}
+
+// OpenRegular opens a file of the store for reading: without following a
+// symbolic link (ErrSymlink), without waiting for a writer should it be a
+// FIFO, and only when the open descriptor is a regular file
+// (ErrNotRegular), so that whatever was put at path, nothing that reads
+// the store can hang on it.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock, 0)
 	if isLoop(err) {
 		return nil, fmt.Errorf("%w: %s is a symbolic link", ErrSymlink, path)
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%w: %s is a %s (mode %v)", ErrNotRegular, path, fileKind(fi.Mode()), fi.Mode())
+	}
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
+	return f, nil
+}
+
+// fileKind names a file type for error messages.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m.IsDir():
+		return "directory"
 	}
-	return io.ReadAll(io.LimitReader(f, 1<<20))
+	return "special file"
 }
 
 func (r Record) check() error {
