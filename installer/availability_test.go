@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -356,4 +357,80 @@ func TestStartRunsTheHashedHelper(t *testing.T) {
 		t.Fatalf("no start passed the check while the helper was being swapped; the race was never run")
 	}
 	t.Logf("%d of 60 starts ran the hashed helper", started)
+}
+
+// returns runs f and fails the test if it does not return: a store file
+// replaced by a FIFO must never leave a reader waiting for a writer.
+func returns[T any](t *testing.T, what string, f func() (T, error)) (T, error) {
+	t.Helper()
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s is still waiting after 30 s: it blocks on the FIFO", what)
+		panic("unreachable")
+	}
+}
+
+// Each file of the store replaced by a FIFO gets a clear refusal from
+// the launch check instead of a hang, and install repairs it.
+func TestFIFOInStore(t *testing.T) {
+	for _, tc := range []struct {
+		file    func(e *env) string
+		refused bool // whether Use refuses the helper until install runs
+		repairs bool // whether install replaces it (else refuses clearly)
+	}{
+		{func(e *env) string { return filepath.Join(e.opts.DataDir, "active.json") }, true, true},
+		{func(e *env) string { return filepath.Join(e.opts.DataDir, "1.0.0", ManifestFile) }, true, true},
+		{func(e *env) string { return filepath.Join(e.opts.DataDir, "1.0.0", "deskhand-helper") }, true, true},
+		{func(e *env) string { return filepath.Join(e.opts.DataDir, "1.0.0", ".in-use") }, true, true},
+		{func(e *env) string { return filepath.Join(e.opts.StateDir, "installer.json") }, false, true},
+		{func(e *env) string { return filepath.Join(e.opts.DataDir, ".lock") }, false, false},
+	} {
+		e := newEnv(t)
+		path := tc.file(e)
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			e.t = t
+			u, _ := e.publish("1.0.0", nil)
+			e.mustInstall(u)
+			os.Remove(path)
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			inst, err := returns(t, "Use", func() (*Installed, error) { return Use(context.Background(), e.opts) })
+			if tc.refused && (err == nil || !strings.Contains(err.Error(), "FIFO")) {
+				t.Errorf("Use() with a FIFO at %s = %v, want a refusal that says so", path, err)
+			}
+			inst.Release()
+			res, err := returns(t, "Install", func() (*Result, error) { return e.install(u) })
+			if !tc.repairs {
+				if err == nil || !strings.Contains(err.Error(), "rm "+path) {
+					t.Errorf("Install with a FIFO at %s = %v, want a refusal that says how to fix it", path, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Install with a FIFO at %s = %v, want a repair", path, err)
+			}
+			t.Logf("repaired: %q", res.Repaired)
+			if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+				t.Errorf("after the install %s is still a %v; want a regular file, or the version replaced", path, fi.Mode())
+			}
+			inst, err = Use(context.Background(), e.opts)
+			if err != nil {
+				t.Fatalf("Use() after the repair = %v", err)
+			}
+			inst.Release()
+			e.checkActive("1.0.0")
+		})
+	}
 }

@@ -240,6 +240,24 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Records nothing can be read from (a FIFO put in their place) are
+	// replaced, so that serve and doctor can use the store again.
+	var repairs []string
+	if damaged != "" {
+		repairs = append(repairs, damaged)
+	}
+	if dropped, err := st.DropBrokenAccepted(); err != nil {
+		return nil, err
+	} else if dropped {
+		repairs = append(repairs, "installer.json was not a regular file; the floor is raised again from the active version")
+	}
+	if active != nil {
+		if fixed, err := st.RepairLease(active.Dir); err != nil {
+			return nil, err
+		} else if fixed {
+			repairs = append(repairs, "the lease file of "+active.Dir+" was not a regular file")
+		}
+	}
 	if active != nil {
 		// A run killed between activating a version and raising the
 		// floor finishes here.
@@ -254,7 +272,7 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Version: m.Version, Removed: removed, Repaired: damaged}
+	res := &Result{Version: m.Version, Removed: removed, Repaired: strings.Join(repairs, "; ")}
 
 	if active != nil && active.Version == m.Version {
 		if inst, err := verifyDir(st, active.Record, &opts, false); err == nil && inst.archiveSHA == art.SHA256 {

@@ -238,7 +238,7 @@ func (s *Store) SetActive(a Active) error {
 
 // Accepted reads the rollback-protection record; the zero value when none.
 func (s *Store) Accepted() (Accepted, error) {
-	raw, err := os.ReadFile(s.acceptedPath())
+	raw, err := readNoFollow(s.acceptedPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return Accepted{}, nil
 	}
@@ -446,10 +446,11 @@ func (s *Store) trashIfFree(name string) (bool, error) {
 		return false, err
 	}
 	if fi.IsDir() {
-		f, err := os.OpenFile(filepath.Join(dir, leaseFile), os.O_RDONLY|os.O_CREATE|oNoFollow, 0o644)
+		f, err := openLease(filepath.Join(dir, leaseFile))
 		switch {
-		case isLoop(err):
-			// No lease can be taken through a link: nobody uses it.
+		case isLoop(err), errors.Is(err, ErrNotRegular):
+			// No lease can be taken through a link or on a FIFO:
+			// nobody uses it.
 		case err != nil:
 			return false, fmt.Errorf("checking whether %s is in use: %w", dir, err)
 		default:
@@ -482,14 +483,14 @@ func (s *Store) Lease(ctx context.Context, dir string) (*Lease, error) {
 		return nil, fmt.Errorf("leasing helper version %s: %s is not a directory (mode %v); run `deskhand install` to reinstall it", dir, s.Path(dir), fi.Mode())
 	}
 	path := filepath.Join(s.Path(dir), leaseFile)
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|oNoFollow, 0o644)
+	f, err := openLease(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%w: %s", ErrVersionGone, s.Path(dir))
 	case isLoop(err):
 		return nil, fmt.Errorf("%w: %s is a symbolic link; remove it (`rm %s`) and run `deskhand install`", ErrSymlink, path, path)
 	case err != nil:
-		return nil, fmt.Errorf("leasing helper version %s: %w", dir, err)
+		return nil, fmt.Errorf("leasing helper version %s: %w; run `deskhand install` to repair it", dir, err)
 	}
 	for {
 		ok, err := tryShared(f)
@@ -520,6 +521,53 @@ func (s *Store) Lease(ctx context.Context, dir string) (*Lease, error) {
 		return nil, fmt.Errorf("%w: %s was removed while it was being leased", ErrVersionGone, s.Path(dir))
 	}
 	return &Lease{f: f, Dir: dir}, nil
+}
+
+// openLease opens (creating) a version's lease file: never through a
+// link, never waiting on a FIFO, and only a regular file (ErrNotRegular).
+func openLease(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|oNoFollow|oNonBlock, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%w: %s is a %s (mode %v)", ErrNotRegular, path, fileKind(fi.Mode()), fi.Mode())
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// RepairLease replaces a version's lease file when it is not a regular
+// file (a FIFO, say), which no deskhand could lease. Call it with the
+// lock held.
+func (s *Store) RepairLease(dir string) (bool, error) {
+	path := filepath.Join(s.Path(dir), leaseFile)
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return false, nil
+	}
+	if err := WriteFileAtomic(path, nil, 0o644); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// DropBrokenAccepted removes the rollback record when it is not a
+// regular file (a FIFO, a device): nothing can be read from it, so no
+// floor is lost, and the caller raises the floor again from the active
+// version. Call it with the lock held.
+func (s *Store) DropBrokenAccepted() (bool, error) {
+	fi, err := os.Lstat(s.acceptedPath())
+	if err != nil || fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0 {
+		return false, nil
+	}
+	if err := os.RemoveAll(s.acceptedPath()); err != nil {
+		return false, fmt.Errorf("removing %s: %w", s.acceptedPath(), err)
+	}
+	return true, nil
 }
 
 // Release gives the lease up; it may be called more than once.
@@ -577,7 +625,9 @@ func (s *Store) PruneDownloads(keepSHA string) ([]string, error) {
 		return nil, err
 	}
 	for _, e := range entries {
-		if keepSHA != "" && strings.HasPrefix(e.Name(), keepSHA+".") {
+		// Only a regular file is kept: a download opened for writing
+		// would wait for ever on a FIFO.
+		if keepSHA != "" && strings.HasPrefix(e.Name(), keepSHA+".") && e.Type().IsRegular() {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(dl, e.Name())); err != nil {
@@ -670,7 +720,7 @@ func (s *Store) LockHolder() (held bool, pid int, err error) {
 // there, and a link (or a second hard link) would make it truncate
 // another file.
 func openLock(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|oNoFollow, 0o600)
+	f, err := os.OpenFile(path, flag|oNoFollow|oNonBlock, 0o600)
 	if isLoop(err) {
 		target, _ := os.Readlink(path)
 		return nil, fmt.Errorf("%w: the installer lock %s is a symbolic link (to %s), which deskhand does not follow since it would truncate the file it points to; remove it with `rm %s` and run the command again",
@@ -691,7 +741,7 @@ func openLock(path string, flag int) (*os.File, error) {
 }
 
 func readPID(path string) int {
-	raw, _ := os.ReadFile(path)
+	raw, _ := readNoFollow(path)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
 	return pid
 }
