@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -433,4 +435,79 @@ func TestFIFOInStore(t *testing.T) {
 			e.checkActive("1.0.0")
 		})
 	}
+}
+
+// trickle sends body (or, when nil, spaces for ever) at about 10 KB/s,
+// above the tests' throughput floor, ignoring Range.
+func trickle(body []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if body != nil {
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		}
+		w.WriteHeader(http.StatusOK)
+		chunk := bytes.Repeat([]byte(" "), 1024)
+		for sent := 0; body == nil || sent < len(body); sent += len(chunk) {
+			if body != nil {
+				chunk = body[sent:min(sent+1024, len(body))]
+			}
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// A server that trickles just above the throughput floor does not hold
+// the install: the archive URL whose projected completion is too far
+// away, and the manifest URL that overruns its budget, are abandoned
+// for the mirror after one request, and the log names them and their
+// speed. Attempts may last a minute here, as in real use they last
+// five: only the projection and the manifest budget move on.
+func TestTricklingServersFallBackToMirrors(t *testing.T) {
+	trickleEnv := func(t *testing.T) (*env, *syncBuffer) {
+		e, log := stallEnv(t)
+		e.opts.Fetch.AttemptTimeout = time.Minute
+		e.opts.Fetch.ThroughputWindow = 300 * time.Millisecond
+		e.opts.Fetch.ProjectedLimit = 5 * time.Second
+		e.opts.ManifestTimeout = 2 * time.Second
+		return e, log
+	}
+	t.Run("archive", func(t *testing.T) {
+		e, log := trickleEnv(t)
+		slow := e.srv.At("/slow/helper.tar.gz")
+		u, _ := e.publish("1.0.0", func(s *releasetest.Spec) {
+			s.URLs = []string{slow, e.srv.At("/helper-1.0.0.tar.gz")}
+		})
+		e.srv.Handle("/slow/helper.tar.gz", trickle(e.archive))
+		e.mustInstall(u)
+		e.checkActive("1.0.0")
+		want := []string{"/1.0.0/manifest.json", "/slow/helper.tar.gz", "/helper-1.0.0.tar.gz"}
+		if got := e.srv.Asked(); !slices.Equal(got, want) {
+			t.Errorf("the server was asked for %v, want %v", got, want)
+		}
+		if !strings.Contains(log.String(), slow) || !strings.Contains(log.String(), "KB/s") {
+			t.Errorf("the log does not name the slow URL %s and its speed:\n%s", slow, log)
+		}
+	})
+	t.Run("manifest", func(t *testing.T) {
+		e, log := trickleEnv(t)
+		u, _ := e.publish("1.0.0", nil)
+		e.srv.Handle("/slow/manifest.json", trickle(nil))
+		slow := e.srv.At("/slow/manifest.json")
+		e.mustInstall(slow, u)
+		e.checkActive("1.0.0")
+		want := []string{"/slow/manifest.json", "/1.0.0/manifest.json", "/helper-1.0.0.tar.gz"}
+		if got := e.srv.Asked(); !slices.Equal(got, want) {
+			t.Errorf("the server was asked for %v, want %v", got, want)
+		}
+		if !strings.Contains(log.String(), slow) || !strings.Contains(log.String(), "KB/s") {
+			t.Errorf("the log does not name the slow URL %s and its speed:\n%s", slow, log)
+		}
+	})
 }

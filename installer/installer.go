@@ -122,6 +122,9 @@ type Options struct {
 	Fetch fetch.Options
 	// Limits cap extraction; default archive.DefaultLimits.
 	Limits archive.Limits
+	// ManifestTimeout bounds fetching the manifest from one URL, after
+	// which the next is tried; default 30 s.
+	ManifestTimeout time.Duration
 	// ValidateTimeout bounds starting the staged helper and its
 	// handshake; default 10 s.
 	ValidateTimeout time.Duration
@@ -166,6 +169,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Arch == "" {
 		o.Arch = runtime.GOARCH
+	}
+	if o.ManifestTimeout <= 0 {
+		o.ManifestTimeout = 30 * time.Second
 	}
 	if o.ValidateTimeout <= 0 {
 		o.ValidateTimeout = 10 * time.Second
@@ -542,7 +548,11 @@ func (e *msgErr) Error() string { return e.msg }
 func (e *msgErr) Unwrap() error { return e.err }
 
 func checkManifest(ctx context.Context, client *fetch.Client, u string, opts *Options, highest string) ([]byte, *manifest.Manifest, *manifest.Artifact, error) {
-	doc, err := client.Get(ctx, u, manifest.MaxEnvelopeBytes)
+	// A manifest is a few kilobytes: a server that takes longer than this
+	// to send one is trickling, and the next URL is tried.
+	getCtx, cancel := context.WithTimeout(ctx, opts.ManifestTimeout)
+	defer cancel()
+	doc, err := client.Get(getCtx, u, manifest.MaxEnvelopeBytes)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -568,30 +578,52 @@ func checkManifest(ctx context.Context, client *fetch.Client, u string, opts *Op
 	return doc, m, art, nil
 }
 
+// download fetches the archive from its URLs in order. With more than
+// one, a first pass abandons a URL as soon as it proves slow (its
+// projected completion too far away, or its attempt cut short), so a
+// trickling primary cannot hold the mirrors back; only when every URL
+// failed that way are the slow ones resumed, patiently, in order.
 func download(ctx context.Context, opts *Options, path string, art *manifest.Artifact) error {
 	client := fetch.New(opts.Fetch)
-	want := fetch.Target{Size: art.Size, SHA256: art.SHA256}
 	var errs []string
 	var first error
-	for _, u := range art.URLs {
-		opts.report(Event{Step: StepDownload, Message: "downloading " + u, Total: art.Size})
-		err := client.Download(ctx, u, path, want, func(done, total int64) {
-			opts.report(Event{Step: StepDownload, Done: done, Total: total})
-		})
-		if err == nil {
-			return nil
+	var slow []string
+	pass := func(urls []string, hurry bool) error {
+		for _, u := range urls {
+			opts.report(Event{Step: StepDownload, Message: "downloading " + u, Total: art.Size})
+			want := fetch.Target{Size: art.Size, SHA256: art.SHA256, Alternatives: hurry}
+			err := client.Download(ctx, u, path, want, func(done, total int64) {
+				opts.report(Event{Step: StepDownload, Done: done, Total: total})
+			})
+			if err == nil {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if hurry && errors.Is(err, fetch.ErrTooSlow) {
+				slow = append(slow, u)
+			}
+			opts.Logger.Warn("download failed; trying the next URL", "url", u, "error", err)
+			errs = append(errs, fmt.Sprintf("%s: %v", u, err))
+			if first == nil {
+				first = err
+			}
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		opts.Logger.Warn("download failed; trying the next mirror", "url", u, "error", err)
-		errs = append(errs, fmt.Sprintf("%s: %v", u, err))
-		if first == nil {
-			first = err
-		}
+		return errNoURLLeft
+	}
+	err := pass(art.URLs, len(art.URLs) > 1)
+	if errors.Is(err, errNoURLLeft) && len(slow) > 0 {
+		opts.Logger.Info("every archive URL failed or was slow; resuming the slow ones", "urls", slow)
+		err = pass(slow, false)
+	}
+	if !errors.Is(err, errNoURLLeft) {
+		return err
 	}
 	return fmt.Errorf("downloading the helper archive (%w); tried:\n  %s", first, strings.Join(errs, "\n  "))
 }
+
+var errNoURLLeft = errors.New("no URL left to try")
 
 func extract(archivePath, staging string, art *manifest.Artifact, lim archive.Limits) error {
 	f, err := os.Open(archivePath)
