@@ -394,7 +394,6 @@ func TestFIFOInStore(t *testing.T) {
 		{func(e *env) string { return filepath.Join(e.opts.DataDir, "active.json") }, true, true},
 		{func(e *env) string { return filepath.Join(e.opts.DataDir, "1.0.0", ManifestFile) }, true, true},
 		{func(e *env) string { return filepath.Join(e.opts.DataDir, "1.0.0", "deskhand-helper") }, true, true},
-		{func(e *env) string { return filepath.Join(e.opts.DataDir, "1.0.0", ".in-use") }, true, true},
 		{func(e *env) string { return filepath.Join(e.opts.StateDir, "installer.json") }, false, true},
 		{func(e *env) string { return filepath.Join(e.opts.DataDir, ".lock") }, false, false},
 	} {
@@ -510,4 +509,56 @@ func TestTricklingServersFallBackToMirrors(t *testing.T) {
 			t.Errorf("the log does not name the slow URL %s and its speed:\n%s", slow, log)
 		}
 	})
+}
+
+// A version leased by Use survives installs whatever is done to the files
+// in it or to its name: the lease is on the directory itself, and the
+// collector deletes a directory only while it holds that lease itself.
+func TestLeaseSurvivesTampering(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tamper func(t *testing.T, dir string) string // returns where the version is now
+	}{
+		{"lease file renamed", func(t *testing.T, dir string) string {
+			os.WriteFile(filepath.Join(dir, "planted"), nil, 0o644)
+			os.Rename(filepath.Join(dir, ".in-use"), filepath.Join(dir, ".in-use.moved"))
+			return dir
+		}},
+		{"lease file replaced by a link", func(t *testing.T, dir string) string {
+			os.Remove(filepath.Join(dir, ".in-use"))
+			os.Symlink(filepath.Join(t.TempDir(), "elsewhere"), filepath.Join(dir, ".in-use"))
+			return dir
+		}},
+		{"version renamed to a trash name", func(t *testing.T, dir string) string {
+			moved := filepath.Join(filepath.Dir(dir), ".trash-moved")
+			if err := os.Rename(dir, moved); err != nil {
+				t.Fatal(err)
+			}
+			return moved
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			u1, _ := e.publish("1.0.0", nil)
+			u2, _ := e.publish("1.1.0", nil)
+			u3, _ := e.publish("1.2.0", nil)
+			e.mustInstall(u1)
+			inst, err := Use(context.Background(), e.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer inst.Release()
+			now := tc.tamper(t, inst.Dir)
+			e.mustInstall(u2)
+			e.mustInstall(u3)
+			if _, err := os.Stat(filepath.Join(now, "deskhand-helper")); err != nil {
+				t.Fatalf("an install removed the version a running deskhand leases: %v", err)
+			}
+			inst.Release()
+			e.mustInstall(u3)
+			if _, err := os.Stat(now); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s is still there after its lease was released: %v", now, err)
+			}
+		})
+	}
 }

@@ -258,13 +258,6 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 		repairs = append(repairs, "installer.json was not a regular file; the floor is raised again from the active version")
 	}
 	if active != nil {
-		if fixed, err := st.RepairLease(active.Dir); err != nil {
-			return nil, err
-		} else if fixed {
-			repairs = append(repairs, "the lease file of "+active.Dir+" was not a regular file")
-		}
-	}
-	if active != nil {
 		// A run killed between activating a version and raising the
 		// floor finishes here.
 		if inst, err := verifyDir(st, active.Record, &opts, false); err == nil {

@@ -8,8 +8,9 @@ import (
 )
 
 const (
-	oNoFollow = 0
-	oNonBlock = 0
+	oNoFollow  = 0
+	oNonBlock  = 0
+	oDirectory = 0
 )
 
 var errUnsupported = errors.New("installing helpers is supported on Unix systems only")

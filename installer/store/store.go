@@ -6,7 +6,6 @@
 //	active.json        which version runs, and the previous one (rollback)
 //	<version>/         one installed version: its files and manifest.json
 //	.lock              flock(2)ed by an installer for its whole run
-//	<version>/.in-use  flock(2)ed shared by every deskhand running it
 //	.downloads/        partial archive downloads, kept to resume
 //	.staging-*/        a version being extracted and validated
 //	.trash-*/          a version being deleted
@@ -21,12 +20,15 @@
 // kept apart, in $XDG_STATE_HOME/deskhand/installer.json, so that removing
 // or editing active.json does not reopen the door to a rollback.
 //
-// A running deskhand holds a lease on the version it runs (a shared flock
-// on the version's .in-use file, which the kernel drops when the process
-// dies, so a killed deskhand never leaves a stale lease); GC and Commit
-// remove a version only while they hold that file exclusively, so a
-// version in use is kept and removed by a later run once it is free. The
-// lock and lease files are opened without following symbolic links.
+// A running deskhand holds a lease on the version it runs: a shared flock
+// on the version directory itself (not on a file in it, which could be
+// unlinked, replaced or linked away so that the collector misses it),
+// dropped by the kernel when the process dies, so a killed deskhand never
+// leaves a stale lease. GC, Commit and Cleanup delete a directory only
+// while they hold its flock exclusively, under whatever name it has by
+// then, so a version in use is kept and removed by a later run once it is
+// free. The lock file and version directories are opened without
+// following symbolic links.
 // CheckPrivate refuses directories that anyone but the user (or root)
 // could change, since what they hold runs with access to the screen.
 package store
@@ -66,10 +68,6 @@ var (
 	// removed) before it could be leased.
 	ErrVersionGone = errors.New("helper version directory is gone")
 )
-
-// leaseFile is the file in a version directory that users of the version
-// hold a shared flock on.
-const leaseFile = ".in-use"
 
 // Record names one installed version.
 type Record struct {
@@ -334,11 +332,6 @@ func (s *Store) NewStaging() (string, error) {
 // deskhand holds a lease on it: then the new directory gets the name with
 // a "~N" suffix instead.
 func (s *Store) Commit(staging, version string, inUse ...string) (string, error) {
-	// The lease file comes with the version, so that leasing it never
-	// depends on being able to create files there later.
-	if err := os.WriteFile(filepath.Join(staging, leaseFile), nil, 0o644); err != nil {
-		return "", fmt.Errorf("creating the lease file of %s: %w", version, err)
-	}
 	if err := syncTree(staging); err != nil {
 		return "", err
 	}
@@ -392,16 +385,18 @@ func syncTree(root string) error {
 }
 
 // trash renames an entry of the store to a .trash-* name (atomic, so a
-// half-deleted version never keeps a version's name) and deletes it.
+// half-deleted version never keeps a version's name) and deletes it,
+// unless what now has that name is a directory someone leases.
 func (s *Store) trash(name string) error {
-	tmp := s.Path(".trash-" + randomSuffix())
-	if err := os.Rename(s.Path(name), tmp); err != nil {
+	tmp := ".trash-" + randomSuffix()
+	if err := os.Rename(s.Path(name), s.Path(tmp)); err != nil {
 		return fmt.Errorf("removing %s: %w", s.Path(name), err)
 	}
 	if err := SyncDir(s.Dir); err != nil {
 		return err
 	}
-	return os.RemoveAll(tmp)
+	_, err := s.removeIfFree(tmp)
+	return err
 }
 
 func randomSuffix() string {
@@ -438,33 +433,83 @@ func (s *Store) GC(keep ...string) (removed, inUse []string, err error) {
 // trashIfFree removes the entry name unless it is a version directory
 // that someone holds a lease on. The exclusive flock is held across the
 // rename, so a lease is taken either before (and the version is kept) or
-// after, on a file that is no longer at the version's path (see Lease).
+// after, on a directory no longer at the version's path (see Lease); and
+// what the rename moved is checked again before it is deleted.
 func (s *Store) trashIfFree(name string) (bool, error) {
 	dir := s.Path(name)
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return false, err
 	}
-	if fi.IsDir() {
-		f, err := openLease(filepath.Join(dir, leaseFile))
-		switch {
-		case isLoop(err), errors.Is(err, ErrNotRegular):
-			// No lease can be taken through a link or on a FIFO:
-			// nobody uses it.
-		case err != nil:
-			return false, fmt.Errorf("checking whether %s is in use: %w", dir, err)
-		default:
-			defer f.Close()
-			ok, err := tryLock(f)
-			if err != nil {
-				return false, fmt.Errorf("checking whether %s is in use: %w", dir, err)
-			}
-			if !ok {
-				return false, nil
-			}
-		}
+	if !fi.IsDir() {
+		return true, s.trash(name)
 	}
-	return true, s.trash(name)
+	f, ok, err := lockDir(dir)
+	if err != nil || !ok {
+		return false, err
+	}
+	defer f.Close()
+	tmp := ".trash-" + randomSuffix()
+	if err := os.Rename(dir, s.Path(tmp)); err != nil {
+		return false, fmt.Errorf("removing %s: %w", dir, err)
+	}
+	if err := SyncDir(s.Dir); err != nil {
+		return false, err
+	}
+	held, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if now, err := os.Lstat(s.Path(tmp)); err == nil && os.SameFile(held, now) {
+		return true, os.RemoveAll(s.Path(tmp))
+	}
+	// Something replaced the directory between the check and the rename:
+	// delete that only if nobody leases it either.
+	return s.removeIfFree(tmp)
+}
+
+// removeIfFree deletes the entry name unless it is a directory someone
+// leases, and reports whether it did.
+func (s *Store) removeIfFree(name string) (bool, error) {
+	path := s.Path(name)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return false, err
+	}
+	if fi.IsDir() {
+		f, ok, err := lockDir(path)
+		if err != nil || !ok {
+			return false, err
+		}
+		defer f.Close()
+	}
+	return true, os.RemoveAll(path)
+}
+
+// lockDir opens a directory (never through a link, never waiting) and
+// takes its flock exclusively without waiting; ok is false, with no file,
+// while someone leases it.
+func lockDir(path string) (f *os.File, ok bool, err error) {
+	f, err = openDir(path)
+	if err != nil {
+		return nil, false, fmt.Errorf("checking whether %s is in use: %w", path, err)
+	}
+	ok, err = tryLock(f)
+	if err != nil || !ok {
+		f.Close()
+		if err != nil {
+			return nil, false, fmt.Errorf("checking whether %s is in use: %w", path, err)
+		}
+		return nil, false, nil
+	}
+	return f, true, nil
+}
+
+// openDir opens a directory for flock: not through a symbolic link
+// (ELOOP), and nothing but a directory (ENOTDIR), without waiting should
+// something else be there.
+func openDir(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock|oDirectory, 0)
 }
 
 // Lease is a running deskhand's hold on one installed version: while it
@@ -475,22 +520,28 @@ type Lease struct {
 	Dir string
 }
 
-// Lease takes a lease on the version directory dir. It fails with
-// ErrVersionGone when the directory is gone or being removed, and with
-// ErrSymlink when its lease file is a link.
+// Lease takes a lease on the version directory dir: a shared flock on the
+// directory itself. It fails with ErrVersionGone when the directory is
+// gone or being removed, and with ErrSymlink when it is a link.
 func (s *Store) Lease(ctx context.Context, dir string) (*Lease, error) {
-	if fi, err := os.Lstat(s.Path(dir)); err == nil && !fi.IsDir() {
-		return nil, fmt.Errorf("leasing helper version %s: %s is not a directory (mode %v); run `deskhand install` to reinstall it", dir, s.Path(dir), fi.Mode())
-	}
-	path := filepath.Join(s.Path(dir), leaseFile)
-	f, err := openLease(path)
+	path := s.Path(dir)
+	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%w: %s", ErrVersionGone, s.Path(dir))
-	case isLoop(err):
-		return nil, fmt.Errorf("%w: %s is a symbolic link; remove it (`rm %s`) and run `deskhand install`", ErrSymlink, path, path)
+		return nil, fmt.Errorf("%w: %s", ErrVersionGone, path)
 	case err != nil:
-		return nil, fmt.Errorf("leasing helper version %s: %w; run `deskhand install` to repair it", dir, err)
+		return nil, fmt.Errorf("leasing helper version %s: %w", dir, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, fmt.Errorf("%w: %s is a symbolic link; run `deskhand install` to reinstall it", ErrSymlink, path)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("leasing helper version %s: %s is not a directory (mode %v); run `deskhand install` to reinstall it", dir, path, fi.Mode())
+	}
+	f, err := openDir(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w: %s", ErrVersionGone, path)
+	case err != nil:
+		return nil, fmt.Errorf("leasing helper version %s: %w", dir, err)
 	}
 	for {
 		ok, err := tryShared(f)
@@ -518,41 +569,9 @@ func (s *Store) Lease(ctx context.Context, dir string) (*Lease, error) {
 	now, err := os.Lstat(path)
 	if err != nil || !os.SameFile(held, now) {
 		f.Close()
-		return nil, fmt.Errorf("%w: %s was removed while it was being leased", ErrVersionGone, s.Path(dir))
+		return nil, fmt.Errorf("%w: %s was removed while it was being leased", ErrVersionGone, path)
 	}
 	return &Lease{f: f, Dir: dir}, nil
-}
-
-// openLease opens (creating) a version's lease file: never through a
-// link, never waiting on a FIFO, and only a regular file (ErrNotRegular).
-func openLease(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|oNoFollow|oNonBlock, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		if err == nil {
-			err = fmt.Errorf("%w: %s is a %s (mode %v)", ErrNotRegular, path, fileKind(fi.Mode()), fi.Mode())
-		}
-		return nil, err
-	}
-	return f, nil
-}
-
-// RepairLease replaces a version's lease file when it is not a regular
-// file (a FIFO, say), which no deskhand could lease. Call it with the
-// lock held.
-func (s *Store) RepairLease(dir string) (bool, error) {
-	path := filepath.Join(s.Path(dir), leaseFile)
-	fi, err := os.Lstat(path)
-	if err != nil || fi.Mode().IsRegular() {
-		return false, nil
-	}
-	if err := WriteFileAtomic(path, nil, 0o644); err != nil {
-		return false, err
-	}
-	return true, nil
 }
 
 // DropBrokenAccepted removes the rollback record when it is not a
@@ -601,10 +620,15 @@ func (s *Store) Cleanup() ([]string, error) {
 		for _, e := range entries {
 			n := e.Name()
 			if strings.HasPrefix(n, ".staging-") || strings.HasPrefix(n, ".trash-") || strings.HasPrefix(n, ".tmp-") {
-				if err := os.RemoveAll(filepath.Join(d, n)); err != nil {
+				// A leased version renamed here is still in use: a
+				// later run removes it.
+				ok, err := (&Store{Dir: d}).removeIfFree(n)
+				if err != nil {
 					return removed, err
 				}
-				removed = append(removed, n)
+				if ok {
+					removed = append(removed, n)
+				}
 			}
 		}
 	}
