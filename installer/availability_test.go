@@ -511,6 +511,39 @@ func TestTricklingServersFallBackToMirrors(t *testing.T) {
 	})
 }
 
+// With active.json deleted, install rebuilds it keeping the versions
+// that verify, so a rollback is still possible afterwards; so does a
+// rollback run straight away.
+func TestDeletedActiveRecordKeepsRollback(t *testing.T) {
+	for _, first := range []string{"install", "rollback"} {
+		t.Run(first, func(t *testing.T) {
+			e := newEnv(t)
+			u1, _ := e.publish("1.0.0", nil)
+			u2, _ := e.publish("1.1.0", nil)
+			e.mustInstall(u1)
+			e.mustInstall(u2)
+			if err := os.Remove(filepath.Join(e.opts.DataDir, "active.json")); err != nil {
+				t.Fatal(err)
+			}
+			if first == "install" {
+				res := e.mustInstall(u2)
+				if res.Repaired == "" || res.Previous != "1.0.0" {
+					t.Errorf("Install over a deleted active.json = %+v, want the repair reported and 1.0.0 kept", res)
+				}
+				e.checkActive("1.1.0")
+			}
+			res, err := Rollback(context.Background(), e.opts)
+			if err != nil {
+				t.Fatalf("Rollback after active.json was deleted = %v, want 1.0.0 active", err)
+			}
+			if res.Version != "1.0.0" || res.Previous != "1.1.0" {
+				t.Errorf("Rollback = %+v, want 1.0.0 active and 1.1.0 kept", res)
+			}
+			e.checkActive("1.0.0")
+		})
+	}
+}
+
 // A version leased by Use survives installs whatever is done to the files
 // in it or to its name: the lease is on the directory itself, and the
 // collector deletes a directory only while it holds that lease itself.

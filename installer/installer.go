@@ -242,7 +242,7 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cleaning up after an earlier run: %w", err)
 	}
-	active, damaged, err := readActive(st, &opts)
+	active, damaged, verified, err := readActive(st, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +287,7 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 				}
 				opts.report(Event{Step: StepActivate, Message: "rewrote " + filepath.Join(st.Dir, "active.json") + ": " + res.Repaired})
 			}
-			keep := []string{active.Dir}
+			keep := append([]string{active.Dir}, verified...)
 			if previous != nil {
 				res.Previous = previous.Version
 				keep = append(keep, previous.Dir)
@@ -367,7 +367,7 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 	}
 	opts.at("accepted")
 
-	keep := []string{dir}
+	keep := append([]string{dir}, verified...)
 	if previous != nil {
 		keep = append(keep, previous.Dir)
 		res.Previous = previous.Version
@@ -409,28 +409,38 @@ func collect(st *store.Store, opts *Options, keep []string) []string {
 }
 
 // readActive reads active.json. When it is damaged (unreadable, or a
-// record that names something outside the store), it returns the record
-// rebuilt from the versions on disk that verify (the highest active, the
-// next one previous; nil when none does) and why it was rebuilt.
-func readActive(st *store.Store, opts *Options) (*store.Active, string, error) {
+// record that names something outside the store) or missing while
+// versions are installed, it returns the record rebuilt from the versions
+// on disk that verify (the highest active, the next one previous; nil
+// when none does), why it was rebuilt, and every version that verifies,
+// all of which the caller keeps: any of them may be what the user wants
+// to roll back to.
+func readActive(st *store.Store, opts *Options) (*store.Active, string, []string, error) {
 	a, err := st.Active()
 	if err == nil {
-		return a, "", nil
+		return a, "", nil, nil
 	}
+	vs := scanVerified(st, opts)
 	if errors.Is(err, store.ErrNotInstalled) {
-		return nil, "", nil
+		if len(vs) == 0 {
+			return nil, "", nil, nil
+		}
+		err = fmt.Errorf("%s is missing, but %d installed versions verify", filepath.Join(st.Dir, "active.json"), len(vs))
 	}
 	opts.Logger.Warn("the install record is damaged; rebuilding it from the verified versions on disk", "error", err)
-	vs := scanVerified(st, opts)
 	why := err.Error()
 	if len(vs) == 0 {
-		return nil, why, nil
+		return nil, why, nil, nil
 	}
 	rebuilt := &store.Active{Record: vs[0]}
 	if len(vs) > 1 {
 		rebuilt.Previous = &vs[1]
 	}
-	return rebuilt, why, nil
+	var dirs []string
+	for _, v := range vs {
+		dirs = append(dirs, v.Dir)
+	}
+	return rebuilt, why, dirs, nil
 }
 
 // scanVerified returns the version directories whose files verify
@@ -926,7 +936,7 @@ func Rollback(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, damaged, err := readActive(st, &opts)
+	a, damaged, _, err := readActive(st, &opts)
 	if err != nil {
 		return nil, err
 	}
