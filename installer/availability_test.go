@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/installer/archive"
 	"github.com/deskhand/deskhand/installer/fetch"
 	"github.com/deskhand/deskhand/installer/releasetest"
 	"github.com/deskhand/deskhand/installer/store"
@@ -509,6 +511,48 @@ func TestTricklingServersFallBackToMirrors(t *testing.T) {
 			t.Errorf("the log does not name the slow URL %s and its speed:\n%s", slow, log)
 		}
 	})
+}
+
+// A disk that fills up while the helper is extracted is reported as
+// such, with how much was needed, not as a corrupt archive; the active
+// helper stays.
+func TestDiskFullDuringExtraction(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("mounting the small tmpfs this test fills needs root (CI is set, so this is a failure, not a skip)")
+		}
+		t.Skip("mounting the small tmpfs this test fills needs root")
+	}
+	e := newEnv(t)
+	var total int64
+	for _, f := range e.files {
+		total += f.Size
+	}
+	// Room for the download and half the extracted files.
+	size := (int64(len(e.archive)) + total/2 + 64<<10) &^ 4095
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(size, 10)+",mode=0755", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("mounting a %d-byte tmpfs: %v: %s", size, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("unmounting %s: %v: %s", mnt, err, out)
+		}
+	})
+	e.opts.DataDir = filepath.Join(mnt, "helpers")
+	u, _ := e.publish("1.0.0", nil)
+	_, err := e.install(u)
+	if !errors.Is(err, archive.ErrNoSpace) || errors.Is(err, archive.ErrCorrupt) {
+		t.Fatalf("Install onto a full disk = %v, want ErrNoSpace and not ErrCorrupt", err)
+	}
+	for _, want := range []string{"no space left on the device", strconv.FormatInt(total, 10) + " bytes"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if _, err := Active(e.opts); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("Active() after the failed install = %v, want ErrNotInstalled", err)
+	}
 }
 
 // With active.json deleted, install rebuilds it keeping the versions
