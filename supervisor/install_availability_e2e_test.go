@@ -292,8 +292,14 @@ func TestServeSurvivesTwoUpgrades(t *testing.T) {
 	if res, err := s.screenshot(ctx); err != nil || res.IsError {
 		t.Fatalf("screenshot with 1.0.0 = %v, %v\n%s", resultText(res), err, s.stderr.String())
 	}
-	if _, exe := s.helperChild(t); !strings.Contains(exe, "/1.0.0/") {
+	pid, exe := s.helperChild(t)
+	if !strings.Contains(exe, "/1.0.0/") {
 		t.Fatalf("serve runs %s, want the installed 1.0.0", exe)
+	}
+	// Started from the descriptor its hash was read from, which it keeps
+	// as fd 3, not by its path.
+	if fd3, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/3", pid)); fd3 != exe {
+		t.Errorf("the helper's fd 3 is %q (%v), want its executable %s, the descriptor serve hashed", fd3, err, exe)
 	}
 
 	e.mustRun("install", "--manifest-url", e.srv.At("/1.1.0/manifest.json"))
