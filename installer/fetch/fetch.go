@@ -332,7 +332,7 @@ func (c *Client) watch(r io.Reader, cancel context.CancelCauseFunc, url string, 
 			case <-t.C:
 				n := w.n.Load()
 				if n-last < need {
-					slow(fmt.Errorf("%w: %s sent fewer than %d bytes in %v (minimum %d bytes/s); abandoning this server", ErrTooSlow, url, need, window, c.opts.MinThroughput))
+					slow(fmt.Errorf("%w: %s sent %d bytes in %v (%s), under the minimum of %d bytes/s; abandoning this server", ErrTooSlow, url, n-last, window, rate(n-last, window), c.opts.MinThroughput))
 					return
 				}
 				last = n
