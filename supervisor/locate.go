@@ -203,7 +203,7 @@ var oneShotLeases struct {
 // an install it has to do logs its progress on stderr, and
 // $DESKHAND_MANIFEST_URL (space-separated URLs) replaces the default
 // manifest location.
-func LocateHelper(explicit string) (string, HelperSource, error) {
+func LocateHelper(explicit string) (Located, error) {
 	opts := LocateOptions{Explicit: explicit}
 	opts.Install.ManifestURLs = ManifestURLsFromEnv()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -216,7 +216,7 @@ func LocateHelper(explicit string) (string, HelperSource, error) {
 	oneShotLeases.mu.Lock()
 	oneShotLeases.kept = append(oneShotLeases.kept, h)
 	oneShotLeases.mu.Unlock()
-	return h.Path, h.Source, err
+	return h, err
 }
 
 // ManifestURLsFromEnv is $DESKHAND_MANIFEST_URL: the release manifest URLs
