@@ -375,3 +375,37 @@ func TestSymlinkedLockRefused(t *testing.T) {
 		t.Errorf("doctor with a symlinked lock:\n%s", out)
 	}
 }
+
+// FIFOs put in place of active.json and installer.json no longer hang
+// doctor, install or --rollback: doctor says what is wrong and that
+// install repairs it, and install does.
+func TestFIFOsInStoreDoNotHang(t *testing.T) {
+	e := newInstallEnv(t, "")
+	e.mustRun("install", "--manifest-url", e.srv.At("/1.0.0/manifest.json"))
+	e.mustRun("install", "--manifest-url", e.srv.At("/1.1.0/manifest.json"))
+	fifos := []string{filepath.Join(e.store(), "active.json"), filepath.Join(e.home, "state", "deskhand", "installer.json")}
+	for _, p := range fifos {
+		os.Remove(p)
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// run kills a command still running after a minute: exit -1.
+	code, out, errOut := e.run([]string{"DESKHAND_VIRTUAL_DISPLAY=auto"}, "doctor")
+	if code == -1 || !strings.Contains(out, "is a FIFO") || !strings.Contains(out, "deskhand install") {
+		t.Errorf("doctor with FIFOs in the store: exit %d, want it to name the FIFO and the fix:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = e.run(nil, "install", "--rollback")
+	if code != 0 || !strings.Contains(out, "rolled back to helper 1.0.0") {
+		t.Fatalf("install --rollback over the FIFOs: exit %d, want a repair and a rollback:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = e.run(nil, "install", "--manifest-url", e.srv.At("/1.1.0/manifest.json"))
+	if code != 0 {
+		t.Fatalf("install over the FIFO installer.json: exit %d, want a repair:\n%s%s", code, out, errOut)
+	}
+	for _, p := range fifos {
+		if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("after the install %s is %v, %v; want a regular file", p, fi, err)
+		}
+	}
+}

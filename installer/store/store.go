@@ -755,7 +755,7 @@ func openLock(path string, flag int) (*os.File, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil && (!fi.Mode().IsRegular() || links(fi) > 1) {
-		err = fmt.Errorf("the installer lock %s is not a plain file of its own (mode %v, %d links); remove it with `rm %s` and run the command again", path, fi.Mode(), links(fi), path)
+		err = fmt.Errorf("%w: the installer lock %s is not a plain file of its own (mode %v, %d links); remove it with `rm %s` and run the command again", ErrNotRegular, path, fi.Mode(), links(fi), path)
 	}
 	if err != nil {
 		f.Close()
