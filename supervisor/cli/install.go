@@ -24,15 +24,16 @@ within --stall-timeout is abandoned for the next one, as is a manifest not
 complete within twice --stall-timeout, and the error names each URL and
 what it did. An archive URL whose download, at its speed so far, would end
 more than two minutes after it began is set aside (with its speed in the
-log) while the other URLs are tried, and resumed only if they all fail;
-one cut short is not resumed before the others are tried. Installing the active version again does nothing,
-except that a damaged or deleted install record (active.json) is rebuilt
-from the installed versions that verify, all of which are kept, and
-rewritten. --rollback makes the
-previously active version active again (repairing the record the same way).
-Versions that a running deskhand uses are kept until it stops; a later
-install removes them. The helper is refused while its directory, the store
-or a directory above them is writable by another user.
+log) while the other URLs are tried, and resumed only if they all fail; one
+cut short is not resumed before the others are tried. Installing the active
+version again does nothing, except that a damaged or deleted install record
+(active.json) is rebuilt from the installed versions that verify, all of
+which are kept, and rewritten. --rollback makes the previously active
+version active again (repairing the record the same way). Versions that a
+running deskhand uses (whatever is done to their files or names) are kept
+until it stops; a later install removes them. The helper is refused while
+its directory, the store or a directory above them is writable by another
+user.
 
 Flags:
 `
