@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -55,11 +56,16 @@ const (
 type Options struct {
 	// Path is the helper executable.
 	Path string
+	// Exe, when set, is Path opened, as it was checked: the helper is
+	// started from this descriptor, not by name, so a file put at Path
+	// after the check never runs. The caller keeps it open until the
+	// start and closes it.
+	Exe *os.File
 	// Locate, when set, finds the helper executable before each start
-	// (and so before each restart) and replaces Path. A supervisor uses it
-	// to install the helper on first use, and to re-check an installed
-	// helper's hash every time it is launched.
-	Locate func(ctx context.Context) (string, error)
+	// (and so before each restart) and replaces Path and Exe. A
+	// supervisor uses it to install the helper on first use, and to
+	// re-check an installed helper's hash every time it is launched.
+	Locate func(ctx context.Context) (path string, exe *os.File, err error)
 	// Args are its command-line arguments.
 	Args []string
 	// Env holds KEY=value entries added to the supervisor's own
@@ -395,7 +401,7 @@ func backoffDelay(failures int, base, max time.Duration) time.Duration {
 // start spawns and handshakes a helper. The caller holds slot.
 func (c *Client) start(ctx context.Context) (*process, error) {
 	if c.opts.Locate != nil {
-		path, err := c.opts.Locate(ctx)
+		path, exe, err := c.opts.Locate(ctx)
 		c.mu.Lock()
 		if err != nil {
 			err = fmt.Errorf("finding the capture helper: %w", err)
@@ -403,7 +409,7 @@ func (c *Client) start(ctx context.Context) (*process, error) {
 			c.mu.Unlock()
 			return nil, err
 		}
-		c.opts.Path = path
+		c.opts.Path, c.opts.Exe = path, exe
 		c.mu.Unlock()
 	}
 	c.mu.Lock()

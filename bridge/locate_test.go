@@ -21,9 +21,9 @@ func TestLocateRunsBeforeEachStart(t *testing.T) {
 	var calls atomic.Int32
 	c, _ := newFake(t, fakeNormal, Options{
 		BackoffBase: 10 * time.Millisecond,
-		Locate: func(context.Context) (string, error) {
+		Locate: func(context.Context) (string, *os.File, error) {
 			calls.Add(1)
-			return exe, nil
+			return exe, nil, nil
 		},
 	})
 	c.opts.Path = "" // only Locate names the binary
@@ -47,8 +47,8 @@ func TestLocateRunsBeforeEachStart(t *testing.T) {
 
 func TestLocateFailureIsTheCallError(t *testing.T) {
 	c, _ := newFake(t, fakeNormal, Options{
-		Locate: func(context.Context) (string, error) {
-			return "", errors.New("the installed helper was modified after install")
+		Locate: func(context.Context) (string, *os.File, error) {
+			return "", nil, errors.New("the installed helper was modified after install")
 		},
 	})
 	_, err := c.Displays(testContext(t))

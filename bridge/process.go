@@ -89,7 +89,15 @@ func spawn(opts *Options, logger *slog.Logger) (*process, error) {
 		closeAll(stdinR, stdinW, stdoutR, stdoutW)
 		return nil, fmt.Errorf("starting helper %s: %w", opts.Path, err)
 	}
-	cmd := exec.Command(opts.Path, opts.Args...)
+	exe, extra, cleanup, err := execTarget(opts)
+	if err != nil {
+		closeAll(stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW)
+		return nil, fmt.Errorf("starting helper %s: %w", opts.Path, err)
+	}
+	defer cleanup()
+	cmd := exec.Command(exe, opts.Args...)
+	cmd.Args[0] = opts.Path
+	cmd.ExtraFiles = extra
 	cmd.Env = append(os.Environ(), opts.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	cmd.SysProcAttr = sysProcAttr()

@@ -7,12 +7,18 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/installer/archive"
 	"github.com/deskhand/deskhand/installer/fetch"
 	"github.com/deskhand/deskhand/installer/releasetest"
 	"github.com/deskhand/deskhand/installer/store"
@@ -281,6 +287,355 @@ func TestUnsafeDirectoriesRefused(t *testing.T) {
 			}
 			os.Chmod(dir, 0o755)
 			e.checkActive("1.0.0")
+		})
+	}
+}
+
+// The helper swapped back and forth at its path (hard link and rename,
+// as the same user could) between the hash check and the start: what
+// starts is always the file that was hashed, never the stand-in, which
+// would leave a marker.
+func TestStartRunsTheHashedHelper(t *testing.T) {
+	e := newEnv(t)
+	u, _ := e.publish("1.0.0", nil)
+	res := e.mustInstall(u)
+	dir := t.TempDir()
+	real, standIn, marker := filepath.Join(dir, "real"), filepath.Join(dir, "stand-in"), filepath.Join(dir, "stand-in-ran")
+	if err := os.Link(res.Path, real); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\ntouch " + marker + "\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(standIn, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tmp := res.Path + ".swap"
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				os.Remove(tmp)
+				os.Link(real, tmp)
+				os.Rename(tmp, res.Path)
+				return
+			default:
+			}
+			// Mostly the real helper, so that most checks pass and the
+			// start that follows has the stand-in to run by mistake.
+			src := real
+			if i%4 == 0 {
+				src = standIn
+			}
+			os.Remove(tmp)
+			if err := os.Link(src, tmp); err == nil {
+				os.Rename(tmp, res.Path)
+			}
+		}
+	}()
+	started := 0
+	for range 60 {
+		inst, err := Use(context.Background(), e.opts)
+		if err != nil {
+			continue // the check saw the stand-in: refused, as it should be
+		}
+		c := bridge.New(bridge.Options{Path: inst.Path, Exe: inst.Exe, MaxRestarts: 1})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := c.Start(ctx); err == nil {
+			started++
+		} else {
+			t.Logf("start: %v", err)
+		}
+		cancel()
+		c.Close()
+		inst.Release()
+	}
+	close(stop)
+	wg.Wait()
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the stand-in swapped in after the hash check ran (%d starts)", started)
+	}
+	if started == 0 {
+		t.Fatalf("no start passed the check while the helper was being swapped; the race was never run")
+	}
+	t.Logf("%d of 60 starts ran the hashed helper", started)
+}
+
+// returns runs f and fails the test if it does not return: a store file
+// replaced by a FIFO must never leave a reader waiting for a writer.
+func returns[T any](t *testing.T, what string, f func() (T, error)) (T, error) {
+	t.Helper()
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s is still waiting after 30 s: it blocks on the FIFO", what)
+		panic("unreachable")
+	}
+}
+
+// Each file of the store replaced by a FIFO gets a clear refusal from
+// the launch check instead of a hang, and install repairs it.
+func TestFIFOInStore(t *testing.T) {
+	for _, tc := range []struct {
+		file    func(e *env) string
+		refused bool // whether Use refuses the helper until install runs
+		repairs bool // whether install replaces it (else refuses clearly)
+	}{
+		{func(e *env) string { return filepath.Join(e.opts.DataDir, "active.json") }, true, true},
+		{func(e *env) string { return filepath.Join(e.opts.DataDir, "1.0.0", ManifestFile) }, true, true},
+		{func(e *env) string { return filepath.Join(e.opts.DataDir, "1.0.0", "deskhand-helper") }, true, true},
+		{func(e *env) string { return filepath.Join(e.opts.StateDir, "installer.json") }, false, true},
+		{func(e *env) string { return filepath.Join(e.opts.DataDir, ".lock") }, false, false},
+	} {
+		e := newEnv(t)
+		path := tc.file(e)
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			e.t = t
+			u, _ := e.publish("1.0.0", nil)
+			e.mustInstall(u)
+			os.Remove(path)
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			inst, err := returns(t, "Use", func() (*Installed, error) { return Use(context.Background(), e.opts) })
+			if tc.refused && (err == nil || !strings.Contains(err.Error(), "FIFO")) {
+				t.Errorf("Use() with a FIFO at %s = %v, want a refusal that says so", path, err)
+			}
+			inst.Release()
+			res, err := returns(t, "Install", func() (*Result, error) { return e.install(u) })
+			if !tc.repairs {
+				if err == nil || !strings.Contains(err.Error(), "rm "+path) {
+					t.Errorf("Install with a FIFO at %s = %v, want a refusal that says how to fix it", path, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Install with a FIFO at %s = %v, want a repair", path, err)
+			}
+			t.Logf("repaired: %q", res.Repaired)
+			if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+				t.Errorf("after the install %s is still a %v; want a regular file, or the version replaced", path, fi.Mode())
+			}
+			inst, err = Use(context.Background(), e.opts)
+			if err != nil {
+				t.Fatalf("Use() after the repair = %v", err)
+			}
+			inst.Release()
+			e.checkActive("1.0.0")
+		})
+	}
+}
+
+// trickle sends body (or, when nil, spaces for ever) at about 10 KB/s,
+// above the tests' throughput floor, ignoring Range.
+func trickle(body []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if body != nil {
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		}
+		w.WriteHeader(http.StatusOK)
+		chunk := bytes.Repeat([]byte(" "), 1024)
+		for sent := 0; body == nil || sent < len(body); sent += len(chunk) {
+			if body != nil {
+				chunk = body[sent:min(sent+1024, len(body))]
+			}
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// A server that trickles just above the throughput floor does not hold
+// the install: the archive URL whose projected completion is too far
+// away, and the manifest URL that overruns its budget, are abandoned
+// for the mirror after one request, and the log names them and their
+// speed. Attempts may last a minute here, as in real use they last
+// five: only the projection and the manifest budget move on.
+func TestTricklingServersFallBackToMirrors(t *testing.T) {
+	trickleEnv := func(t *testing.T) (*env, *syncBuffer) {
+		e, log := stallEnv(t)
+		e.opts.Fetch.AttemptTimeout = time.Minute
+		e.opts.Fetch.ThroughputWindow = 300 * time.Millisecond
+		e.opts.Fetch.ProjectedLimit = 5 * time.Second
+		e.opts.ManifestTimeout = 2 * time.Second
+		return e, log
+	}
+	t.Run("archive", func(t *testing.T) {
+		e, log := trickleEnv(t)
+		slow := e.srv.At("/slow/helper.tar.gz")
+		u, _ := e.publish("1.0.0", func(s *releasetest.Spec) {
+			s.URLs = []string{slow, e.srv.At("/helper-1.0.0.tar.gz")}
+		})
+		e.srv.Handle("/slow/helper.tar.gz", trickle(e.archive))
+		e.mustInstall(u)
+		e.checkActive("1.0.0")
+		want := []string{"/1.0.0/manifest.json", "/slow/helper.tar.gz", "/helper-1.0.0.tar.gz"}
+		if got := e.srv.Asked(); !slices.Equal(got, want) {
+			t.Errorf("the server was asked for %v, want %v", got, want)
+		}
+		if !strings.Contains(log.String(), slow) || !strings.Contains(log.String(), "KB/s") {
+			t.Errorf("the log does not name the slow URL %s and its speed:\n%s", slow, log)
+		}
+	})
+	t.Run("manifest", func(t *testing.T) {
+		e, log := trickleEnv(t)
+		u, _ := e.publish("1.0.0", nil)
+		e.srv.Handle("/slow/manifest.json", trickle(nil))
+		slow := e.srv.At("/slow/manifest.json")
+		e.mustInstall(slow, u)
+		e.checkActive("1.0.0")
+		want := []string{"/slow/manifest.json", "/1.0.0/manifest.json", "/helper-1.0.0.tar.gz"}
+		if got := e.srv.Asked(); !slices.Equal(got, want) {
+			t.Errorf("the server was asked for %v, want %v", got, want)
+		}
+		if !strings.Contains(log.String(), slow) || !strings.Contains(log.String(), "KB/s") {
+			t.Errorf("the log does not name the slow URL %s and its speed:\n%s", slow, log)
+		}
+	})
+}
+
+// A disk that fills up while the helper is extracted is reported as
+// such, with how much was needed, not as a corrupt archive; the active
+// helper stays.
+func TestDiskFullDuringExtraction(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("mounting the small tmpfs this test fills needs root (CI is set, so this is a failure, not a skip)")
+		}
+		t.Skip("mounting the small tmpfs this test fills needs root")
+	}
+	e := newEnv(t)
+	var total int64
+	for _, f := range e.files {
+		total += f.Size
+	}
+	// Room for the download and half the extracted files.
+	size := (int64(len(e.archive)) + total/2 + 64<<10) &^ 4095
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(size, 10)+",mode=0755", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("mounting a %d-byte tmpfs: %v: %s", size, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("unmounting %s: %v: %s", mnt, err, out)
+		}
+	})
+	e.opts.DataDir = filepath.Join(mnt, "helpers")
+	u, _ := e.publish("1.0.0", nil)
+	_, err := e.install(u)
+	if !errors.Is(err, archive.ErrNoSpace) || errors.Is(err, archive.ErrCorrupt) {
+		t.Fatalf("Install onto a full disk = %v, want ErrNoSpace and not ErrCorrupt", err)
+	}
+	for _, want := range []string{"no space left on the device", strconv.FormatInt(total, 10) + " bytes"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if _, err := Active(e.opts); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("Active() after the failed install = %v, want ErrNotInstalled", err)
+	}
+}
+
+// With active.json deleted, install rebuilds it keeping the versions
+// that verify, so a rollback is still possible afterwards; so does a
+// rollback run straight away.
+func TestDeletedActiveRecordKeepsRollback(t *testing.T) {
+	for _, first := range []string{"install", "rollback"} {
+		t.Run(first, func(t *testing.T) {
+			e := newEnv(t)
+			u1, _ := e.publish("1.0.0", nil)
+			u2, _ := e.publish("1.1.0", nil)
+			e.mustInstall(u1)
+			e.mustInstall(u2)
+			if err := os.Remove(filepath.Join(e.opts.DataDir, "active.json")); err != nil {
+				t.Fatal(err)
+			}
+			if first == "install" {
+				res := e.mustInstall(u2)
+				if res.Repaired == "" || res.Previous != "1.0.0" {
+					t.Errorf("Install over a deleted active.json = %+v, want the repair reported and 1.0.0 kept", res)
+				}
+				e.checkActive("1.1.0")
+			}
+			res, err := Rollback(context.Background(), e.opts)
+			if err != nil {
+				t.Fatalf("Rollback after active.json was deleted = %v, want 1.0.0 active", err)
+			}
+			if res.Version != "1.0.0" || res.Previous != "1.1.0" {
+				t.Errorf("Rollback = %+v, want 1.0.0 active and 1.1.0 kept", res)
+			}
+			e.checkActive("1.0.0")
+		})
+	}
+}
+
+// A version leased by Use survives installs whatever is done to the files
+// in it or to its name: the lease is on the directory itself, and the
+// collector deletes a directory only while it holds that lease itself.
+func TestLeaseSurvivesTampering(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tamper func(t *testing.T, dir string) string // returns where the version is now
+	}{
+		{"lease file renamed", func(t *testing.T, dir string) string {
+			os.WriteFile(filepath.Join(dir, "planted"), nil, 0o644)
+			os.Rename(filepath.Join(dir, ".in-use"), filepath.Join(dir, ".in-use.moved"))
+			return dir
+		}},
+		{"lease file replaced by a link", func(t *testing.T, dir string) string {
+			os.Remove(filepath.Join(dir, ".in-use"))
+			os.Symlink(filepath.Join(t.TempDir(), "elsewhere"), filepath.Join(dir, ".in-use"))
+			return dir
+		}},
+		{"version renamed to a trash name", func(t *testing.T, dir string) string {
+			moved := filepath.Join(filepath.Dir(dir), ".trash-moved")
+			if err := os.Rename(dir, moved); err != nil {
+				t.Fatal(err)
+			}
+			return moved
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			u1, _ := e.publish("1.0.0", nil)
+			u2, _ := e.publish("1.1.0", nil)
+			u3, _ := e.publish("1.2.0", nil)
+			e.mustInstall(u1)
+			inst, err := Use(context.Background(), e.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer inst.Release()
+			now := tc.tamper(t, inst.Dir)
+			e.mustInstall(u2)
+			e.mustInstall(u3)
+			if _, err := os.Stat(filepath.Join(now, "deskhand-helper")); err != nil {
+				t.Fatalf("an install removed the version a running deskhand leases: %v", err)
+			}
+			inst.Release()
+			e.mustInstall(u3)
+			if _, err := os.Stat(now); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s is still there after its lease was released: %v", now, err)
+			}
 		})
 	}
 }

@@ -26,12 +26,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
@@ -120,6 +122,9 @@ type Options struct {
 	Fetch fetch.Options
 	// Limits cap extraction; default archive.DefaultLimits.
 	Limits archive.Limits
+	// ManifestTimeout bounds fetching the manifest from one URL, after
+	// which the next is tried; default 30 s.
+	ManifestTimeout time.Duration
 	// ValidateTimeout bounds starting the staged helper and its
 	// handshake; default 10 s.
 	ValidateTimeout time.Duration
@@ -164,6 +169,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Arch == "" {
 		o.Arch = runtime.GOARCH
+	}
+	if o.ManifestTimeout <= 0 {
+		o.ManifestTimeout = 30 * time.Second
 	}
 	if o.ValidateTimeout <= 0 {
 		o.ValidateTimeout = 10 * time.Second
@@ -234,14 +242,25 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cleaning up after an earlier run: %w", err)
 	}
-	active, damaged, err := readActive(st, &opts)
+	active, damaged, verified, err := readActive(st, &opts)
 	if err != nil {
 		return nil, err
+	}
+	// Records nothing can be read from (a FIFO put in their place) are
+	// replaced, so that serve and doctor can use the store again.
+	var repairs []string
+	if damaged != "" {
+		repairs = append(repairs, damaged)
+	}
+	if dropped, err := st.DropBrokenAccepted(); err != nil {
+		return nil, err
+	} else if dropped {
+		repairs = append(repairs, "installer.json was not a regular file; the floor is raised again from the active version")
 	}
 	if active != nil {
 		// A run killed between activating a version and raising the
 		// floor finishes here.
-		if inst, err := verifyDir(st, active.Record, &opts); err == nil {
+		if inst, err := verifyDir(st, active.Record, &opts, false); err == nil {
 			if err := raiseFloor(st, &opts, inst.Version); err != nil {
 				return nil, err
 			}
@@ -252,10 +271,10 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Version: m.Version, Removed: removed, Repaired: damaged}
+	res := &Result{Version: m.Version, Removed: removed, Repaired: strings.Join(repairs, "; ")}
 
 	if active != nil && active.Version == m.Version {
-		if inst, err := verifyDir(st, active.Record, &opts); err == nil && inst.archiveSHA == art.SHA256 {
+		if inst, err := verifyDir(st, active.Record, &opts, false); err == nil && inst.archiveSHA == art.SHA256 {
 			res.Path = inst.Path
 			previous := pickPrevious(st, &opts, active, m.Version)
 			if !sameRecord(previous, active.Previous) && res.Repaired == "" {
@@ -268,7 +287,7 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 				}
 				opts.report(Event{Step: StepActivate, Message: "rewrote " + filepath.Join(st.Dir, "active.json") + ": " + res.Repaired})
 			}
-			keep := []string{active.Dir}
+			keep := append([]string{active.Dir}, verified...)
 			if previous != nil {
 				res.Previous = previous.Version
 				keep = append(keep, previous.Dir)
@@ -348,7 +367,7 @@ func Install(ctx context.Context, opts Options) (*Result, error) {
 	}
 	opts.at("accepted")
 
-	keep := []string{dir}
+	keep := append([]string{dir}, verified...)
 	if previous != nil {
 		keep = append(keep, previous.Dir)
 		res.Previous = previous.Version
@@ -390,28 +409,38 @@ func collect(st *store.Store, opts *Options, keep []string) []string {
 }
 
 // readActive reads active.json. When it is damaged (unreadable, or a
-// record that names something outside the store), it returns the record
-// rebuilt from the versions on disk that verify (the highest active, the
-// next one previous; nil when none does) and why it was rebuilt.
-func readActive(st *store.Store, opts *Options) (*store.Active, string, error) {
+// record that names something outside the store) or missing while
+// versions are installed, it returns the record rebuilt from the versions
+// on disk that verify (the highest active, the next one previous; nil
+// when none does), why it was rebuilt, and every version that verifies,
+// all of which the caller keeps: any of them may be what the user wants
+// to roll back to.
+func readActive(st *store.Store, opts *Options) (*store.Active, string, []string, error) {
 	a, err := st.Active()
 	if err == nil {
-		return a, "", nil
+		return a, "", nil, nil
 	}
+	vs := scanVerified(st, opts)
 	if errors.Is(err, store.ErrNotInstalled) {
-		return nil, "", nil
+		if len(vs) == 0 {
+			return nil, "", nil, nil
+		}
+		err = fmt.Errorf("%s is missing, but %d installed versions verify", filepath.Join(st.Dir, "active.json"), len(vs))
 	}
 	opts.Logger.Warn("the install record is damaged; rebuilding it from the verified versions on disk", "error", err)
-	vs := scanVerified(st, opts)
 	why := err.Error()
 	if len(vs) == 0 {
-		return nil, why, nil
+		return nil, why, nil, nil
 	}
 	rebuilt := &store.Active{Record: vs[0]}
 	if len(vs) > 1 {
 		rebuilt.Previous = &vs[1]
 	}
-	return rebuilt, why, nil
+	var dirs []string
+	for _, v := range vs {
+		dirs = append(dirs, v.Dir)
+	}
+	return rebuilt, why, dirs, nil
 }
 
 // scanVerified returns the version directories whose files verify
@@ -426,7 +455,7 @@ func scanVerified(st *store.Store, opts *Options) []store.Record {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		doc, err := os.ReadFile(filepath.Join(st.Path(e.Name()), ManifestFile))
+		doc, err := readManifest(st.Path(e.Name()))
 		if err != nil {
 			continue
 		}
@@ -435,7 +464,7 @@ func scanVerified(st *store.Store, opts *Options) []store.Record {
 			continue
 		}
 		rec := store.Record{Version: m.Version, Dir: e.Name()}
-		if _, err := verifyDir(st, rec, opts); err != nil {
+		if _, err := verifyDir(st, rec, opts, false); err != nil {
 			opts.Logger.Info("not using an installed version that does not verify", "dir", e.Name(), "error", err)
 			continue
 		}
@@ -463,7 +492,7 @@ func pickPrevious(st *store.Store, opts *Options, active *store.Active, version 
 		candidates = append(candidates, *active.Previous)
 	}
 	for _, c := range candidates {
-		if _, err := verifyDir(st, c, opts); err == nil {
+		if _, err := verifyDir(st, c, opts, false); err == nil {
 			return &c
 		} else {
 			opts.Logger.Info("not keeping a version for rollback that does not verify", "version", c.Version, "error", err)
@@ -522,7 +551,11 @@ func (e *msgErr) Error() string { return e.msg }
 func (e *msgErr) Unwrap() error { return e.err }
 
 func checkManifest(ctx context.Context, client *fetch.Client, u string, opts *Options, highest string) ([]byte, *manifest.Manifest, *manifest.Artifact, error) {
-	doc, err := client.Get(ctx, u, manifest.MaxEnvelopeBytes)
+	// A manifest is a few kilobytes: a server that takes longer than this
+	// to send one is trickling, and the next URL is tried.
+	getCtx, cancel := context.WithTimeout(ctx, opts.ManifestTimeout)
+	defer cancel()
+	doc, err := client.Get(getCtx, u, manifest.MaxEnvelopeBytes)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -548,30 +581,52 @@ func checkManifest(ctx context.Context, client *fetch.Client, u string, opts *Op
 	return doc, m, art, nil
 }
 
+// download fetches the archive from its URLs in order. With more than
+// one, a first pass abandons a URL as soon as it proves slow (its
+// projected completion too far away, or its attempt cut short), so a
+// trickling primary cannot hold the mirrors back; only when every URL
+// failed that way are the slow ones resumed, patiently, in order.
 func download(ctx context.Context, opts *Options, path string, art *manifest.Artifact) error {
 	client := fetch.New(opts.Fetch)
-	want := fetch.Target{Size: art.Size, SHA256: art.SHA256}
 	var errs []string
 	var first error
-	for _, u := range art.URLs {
-		opts.report(Event{Step: StepDownload, Message: "downloading " + u, Total: art.Size})
-		err := client.Download(ctx, u, path, want, func(done, total int64) {
-			opts.report(Event{Step: StepDownload, Done: done, Total: total})
-		})
-		if err == nil {
-			return nil
+	var slow []string
+	pass := func(urls []string, hurry bool) error {
+		for _, u := range urls {
+			opts.report(Event{Step: StepDownload, Message: "downloading " + u, Total: art.Size})
+			want := fetch.Target{Size: art.Size, SHA256: art.SHA256, Alternatives: hurry}
+			err := client.Download(ctx, u, path, want, func(done, total int64) {
+				opts.report(Event{Step: StepDownload, Done: done, Total: total})
+			})
+			if err == nil {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if hurry && errors.Is(err, fetch.ErrTooSlow) {
+				slow = append(slow, u)
+			}
+			opts.Logger.Warn("download failed; trying the next URL", "url", u, "error", err)
+			errs = append(errs, fmt.Sprintf("%s: %v", u, err))
+			if first == nil {
+				first = err
+			}
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		opts.Logger.Warn("download failed; trying the next mirror", "url", u, "error", err)
-		errs = append(errs, fmt.Sprintf("%s: %v", u, err))
-		if first == nil {
-			first = err
-		}
+		return errNoURLLeft
+	}
+	err := pass(art.URLs, len(art.URLs) > 1)
+	if errors.Is(err, errNoURLLeft) && len(slow) > 0 {
+		opts.Logger.Info("every archive URL failed or was slow; resuming the slow ones", "urls", slow)
+		err = pass(slow, false)
+	}
+	if !errors.Is(err, errNoURLLeft) {
+		return err
 	}
 	return fmt.Errorf("downloading the helper archive (%w); tried:\n  %s", first, strings.Join(errs, "\n  "))
 }
+
+var errNoURLLeft = errors.New("no URL left to try")
 
 func extract(archivePath, staging string, art *manifest.Artifact, lim archive.Limits) error {
 	f, err := os.Open(archivePath)
@@ -635,8 +690,13 @@ func validate(ctx context.Context, opts *Options, path string, art *manifest.Art
 
 // Installed is a verified installed helper.
 type Installed struct {
-	Version          string // release version
-	Path             string // helper executable
+	Version string // release version
+	Path    string // helper executable
+	// Exe (from Use only) is Path opened, the descriptor whose bytes
+	// were hashed: start the helper from it (bridge.Options.Exe), so a
+	// file swapped in at Path after the check never runs. Release
+	// closes it.
+	Exe              *os.File
 	Dir              string // version directory
 	HelperVersion    string
 	ProtocolVersions []int
@@ -646,11 +706,14 @@ type Installed struct {
 	lease      *store.Lease
 }
 
-// Release gives up the lease Use took; it may be called more than once,
-// and on an Installed from Active it does nothing.
+// Release gives up the lease Use took and closes Exe; it may be called
+// more than once, and on an Installed from Active it does nothing.
 func (i *Installed) Release() error {
 	if i == nil {
 		return nil
+	}
+	if i.Exe != nil {
+		i.Exe.Close()
 	}
 	return i.lease.Release()
 }
@@ -682,7 +745,7 @@ func Use(ctx context.Context, opts Options) (*Installed, error) {
 		if err != nil {
 			return nil, err
 		}
-		inst, err := verifyDir(st, a.Record, &opts)
+		inst, err := verifyDir(st, a.Record, &opts, true)
 		if err != nil {
 			lease.Release()
 			return nil, err
@@ -709,7 +772,7 @@ func Active(opts Options) (*Installed, error) {
 	if err != nil {
 		return nil, err
 	}
-	inst, err := verifyDir(st, a.Record, &opts)
+	inst, err := verifyDir(st, a.Record, &opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -720,8 +783,9 @@ func Active(opts Options) (*Installed, error) {
 }
 
 // verifyDir checks an installed version against the signed manifest kept
-// in its directory.
-func verifyDir(st *store.Store, rec store.Record, opts *Options) (*Installed, error) {
+// in its directory. With keepExe the result holds the helper executable
+// open, as it was hashed (see Installed.Exe).
+func verifyDir(st *store.Store, rec store.Record, opts *Options, keepExe bool) (*Installed, error) {
 	dir := st.Path(rec.Dir)
 	fi, err := os.Lstat(dir)
 	if err != nil {
@@ -730,7 +794,7 @@ func verifyDir(st *store.Store, rec store.Record, opts *Options) (*Installed, er
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%w: helper %s: %s is not a directory (mode %v) but should be the version's own; run `deskhand install` to reinstall it", ErrModified, rec.Version, dir, fi.Mode())
 	}
-	doc, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	doc, err := readManifest(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: helper %s: reading its manifest: %v; run `deskhand install` to reinstall it", ErrModified, rec.Version, err)
 	}
@@ -749,15 +813,24 @@ func verifyDir(st *store.Store, rec store.Record, opts *Options) (*Installed, er
 	if err := store.CheckPrivate(st.Dir, dir, filepath.Dir(helper)); err != nil {
 		return nil, fmt.Errorf("helper %s: %w", rec.Version, err)
 	}
+	var exe *os.File
 	for _, f := range art.Files {
 		p := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if err := checkFile(p, f); err != nil {
+		fd, err := openChecked(p, f)
+		if err != nil {
+			exe.Close()
 			return nil, fmt.Errorf("%w: %v; it will not be run. Run `deskhand install` to reinstall it, and find out what changed it", ErrModified, err)
+		}
+		if p == helper && keepExe {
+			exe = fd
+		} else {
+			fd.Close()
 		}
 	}
 	return &Installed{
 		Version:          m.Version,
 		Path:             helper,
+		Exe:              exe,
 		Dir:              dir,
 		HelperVersion:    art.HelperVersion,
 		ProtocolVersions: art.ProtocolVersions,
@@ -765,43 +838,78 @@ func verifyDir(st *store.Store, rec store.Record, opts *Options) (*Installed, er
 	}, nil
 }
 
-// checkFile compares a regular file (not a link) with its manifest entry.
-func checkFile(path string, f manifest.File) error {
-	fi, err := os.Lstat(path)
+// readManifest reads the signed manifest kept in a version directory.
+func readManifest(dir string) ([]byte, error) {
+	f, err := store.OpenRegular(filepath.Join(dir, ManifestFile))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Size() != f.Size {
-		return fmt.Errorf("%s is %d bytes, the signed manifest says %d", path, fi.Size(), f.Size)
-	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("%s is writable by group or others (mode %v)", path, fi.Mode().Perm())
-	}
-	sum, err := HashFile(path)
-	if err != nil {
-		return err
-	}
-	if sum != f.SHA256 {
-		return fmt.Errorf("%s has SHA-256 %s, the signed manifest says %s", path, sum, f.SHA256)
-	}
-	return nil
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, manifest.MaxEnvelopeBytes))
 }
 
-// HashFile returns the lower-case hex SHA-256 of a file.
-func HashFile(path string) (string, error) {
-	f, err := os.Open(path)
+// openChecked opens a file of an installed version (never through a
+// link, never waiting on a FIFO) and compares what the descriptor holds
+// with its manifest entry; the caller closes the file.
+func openChecked(path string, f manifest.File) (*os.File, error) {
+	fd, err := store.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := checkOpen(fd, path, f)
+	if err == nil && sum != f.SHA256 {
+		err = fmt.Errorf("%s has SHA-256 %s, the signed manifest says %s", path, sum, f.SHA256)
+	}
+	if err != nil {
+		fd.Close()
+		return nil, err
+	}
+	return fd, nil
+}
+
+func checkOpen(fd *os.File, path string, f manifest.File) (string, error) {
+	fi, err := fd.Stat()
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	if fi.Size() != f.Size {
+		return "", fmt.Errorf("%s is %d bytes, the signed manifest says %d", path, fi.Size(), f.Size)
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return "", fmt.Errorf("%s is writable by group or others (mode %v)", path, fi.Mode().Perm())
+	}
+	return hashFrom(fd, path)
+}
+
+func hashFrom(f *os.File, path string) (string, error) {
 	h := sha256.New()
 	if _, err := f.WriteTo(h); err != nil {
 		return "", fmt.Errorf("hashing %s: %w", path, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// OpenHashed opens a regular file (without waiting should it be a FIFO)
+// and returns it with the lower-case hex SHA-256 of what the descriptor
+// holds; execute the descriptor, not the path, to run what was hashed.
+func OpenHashed(path string) (*os.File, string, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, "", err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%w: %s (mode %v)", store.ErrNotRegular, path, fi.Mode())
+	}
+	var sum string
+	if err == nil {
+		sum, err = hashFrom(f, path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, "", err
+	}
+	return f, sum, nil
 }
 
 // Rollback makes the previous version active again (the current one
@@ -828,7 +936,7 @@ func Rollback(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, damaged, err := readActive(st, &opts)
+	a, damaged, _, err := readActive(st, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -847,13 +955,13 @@ func Rollback(ctx context.Context, opts Options) (*Result, error) {
 		}
 		return nil, fmt.Errorf("%w: only %s has been installed here", ErrNoPrevious, a.Version)
 	}
-	inst, err := verifyDir(st, *a.Previous, &opts)
+	inst, err := verifyDir(st, *a.Previous, &opts, false)
 	if err != nil {
 		return nil, fmt.Errorf("rolling back to %s: %w", a.Previous.Version, err)
 	}
 	cur := a.Record
 	var keep *store.Record
-	if _, err := verifyDir(st, cur, &opts); err == nil {
+	if _, err := verifyDir(st, cur, &opts, false); err == nil {
 		keep = &cur
 	}
 	opts.report(Event{Step: StepActivate, Message: "activating helper " + a.Previous.Version})

@@ -292,8 +292,14 @@ func TestServeSurvivesTwoUpgrades(t *testing.T) {
 	if res, err := s.screenshot(ctx); err != nil || res.IsError {
 		t.Fatalf("screenshot with 1.0.0 = %v, %v\n%s", resultText(res), err, s.stderr.String())
 	}
-	if _, exe := s.helperChild(t); !strings.Contains(exe, "/1.0.0/") {
+	pid, exe := s.helperChild(t)
+	if !strings.Contains(exe, "/1.0.0/") {
 		t.Fatalf("serve runs %s, want the installed 1.0.0", exe)
+	}
+	// Started from the descriptor its hash was read from, which it keeps
+	// as fd 3, not by its path.
+	if fd3, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/3", pid)); fd3 != exe {
+		t.Errorf("the helper's fd 3 is %q (%v), want its executable %s, the descriptor serve hashed", fd3, err, exe)
 	}
 
 	e.mustRun("install", "--manifest-url", e.srv.At("/1.1.0/manifest.json"))
@@ -367,5 +373,39 @@ func TestSymlinkedLockRefused(t *testing.T) {
 	}
 	if _, out, _ = e.run(nil, "doctor"); !strings.Contains(out, "FAIL  lock") || !strings.Contains(out, "rm "+lock) {
 		t.Errorf("doctor with a symlinked lock:\n%s", out)
+	}
+}
+
+// FIFOs put in place of active.json and installer.json no longer hang
+// doctor, install or --rollback: doctor says what is wrong and that
+// install repairs it, and install does.
+func TestFIFOsInStoreDoNotHang(t *testing.T) {
+	e := newInstallEnv(t, "")
+	e.mustRun("install", "--manifest-url", e.srv.At("/1.0.0/manifest.json"))
+	e.mustRun("install", "--manifest-url", e.srv.At("/1.1.0/manifest.json"))
+	fifos := []string{filepath.Join(e.store(), "active.json"), filepath.Join(e.home, "state", "deskhand", "installer.json")}
+	for _, p := range fifos {
+		os.Remove(p)
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// run kills a command still running after a minute: exit -1.
+	code, out, errOut := e.run([]string{"DESKHAND_VIRTUAL_DISPLAY=auto"}, "doctor")
+	if code == -1 || !strings.Contains(out, "is a FIFO") || !strings.Contains(out, "deskhand install") {
+		t.Errorf("doctor with FIFOs in the store: exit %d, want it to name the FIFO and the fix:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = e.run(nil, "install", "--rollback")
+	if code != 0 || !strings.Contains(out, "rolled back to helper 1.0.0") {
+		t.Fatalf("install --rollback over the FIFOs: exit %d, want a repair and a rollback:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = e.run(nil, "install", "--manifest-url", e.srv.At("/1.1.0/manifest.json"))
+	if code != 0 {
+		t.Fatalf("install over the FIFO installer.json: exit %d, want a repair:\n%s%s", code, out, errOut)
+	}
+	for _, p := range fifos {
+		if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("after the install %s is %v, %v; want a regular file", p, fi, err)
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,7 +24,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/deskhand/deskhand/installer"
 	"github.com/deskhand/deskhand/installer/manifest"
 	"github.com/deskhand/deskhand/installer/releasetest"
 	"github.com/deskhand/deskhand/internal/desktoptest"
@@ -282,14 +283,8 @@ func TestBundledHelperChecksums(t *testing.T) {
 }
 
 func hashHex(b []byte) (string, error) {
-	f, err := os.CreateTemp("", "hash-")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(f.Name())
-	f.Write(b)
-	f.Close()
-	return installer.HashFile(f.Name())
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // An MCP client that launches deskhand on a machine with no helper gets

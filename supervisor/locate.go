@@ -61,15 +61,25 @@ type Located struct {
 	// Note qualifies the source, for example an unverified development
 	// build.
 	Note string
+	// Exe is the helper opened when its hash was checked (installed,
+	// downloaded and bundled helpers): start it from this descriptor
+	// (bridge.Options.Exe) so that what runs is what was checked.
+	// Release closes it.
+	Exe *os.File
 
 	// installed holds the lease on an installed version; see Release.
 	installed *installer.Installed
 }
 
 // Release gives up the lease that keeps an installed helper's version
-// from being removed by installs while it runs (see installer.Use). It
-// does nothing for other sources and may be called more than once.
-func (l Located) Release() { l.installed.Release() }
+// from being removed by installs while it runs (see installer.Use), and
+// closes Exe. It may be called more than once.
+func (l Located) Release() {
+	l.installed.Release()
+	if l.Exe != nil {
+		l.Exe.Close()
+	}
+}
 
 // FindHelper finds the capture helper in this order: an explicit path
 // (--helper, then $DESKHAND_HELPER); a helper bundled beside the
@@ -116,17 +126,17 @@ func FindHelper(ctx context.Context, opts LocateOptions) (Located, error) {
 			if err != nil {
 				continue
 			}
-			note, err := checkBundle(p, b.required)
+			exe, note, err := checkBundle(p, b.required)
 			if err != nil {
 				return Located{}, err
 			}
-			return Located{Path: p, Source: b.source, Note: note}, nil
+			return Located{Path: p, Source: b.source, Note: note, Exe: exe}, nil
 		}
 	}
 	inst, err := installer.Use(ctx, opts.Install)
 	switch {
 	case err == nil:
-		return Located{Path: inst.Path, Source: FromInstalled, Version: inst.Version, installed: inst}, nil
+		return Located{Path: inst.Path, Source: FromInstalled, Version: inst.Version, Exe: inst.Exe, installed: inst}, nil
 	case !errors.Is(err, installer.ErrNotInstalled):
 		return Located{}, fmt.Errorf("checking the installed helper: %w", err)
 	}
@@ -146,7 +156,7 @@ func FindHelper(ctx context.Context, opts LocateOptions) (Located, error) {
 	if err != nil {
 		return Located{}, fmt.Errorf("checking the helper just installed: %w", err)
 	}
-	return Located{Path: inst.Path, Source: FromDownload, Version: inst.Version, installed: inst}, nil
+	return Located{Path: inst.Path, Source: FromDownload, Version: inst.Version, Exe: inst.Exe, installed: inst}, nil
 }
 
 // helperLocator is a serving deskhand's bridge.Options.Locate: it finds
@@ -160,7 +170,7 @@ type helperLocator struct {
 	held Located
 }
 
-func (l *helperLocator) locate(ctx context.Context) (string, error) {
+func (l *helperLocator) locate(ctx context.Context) (string, *os.File, error) {
 	found, err := FindHelper(ctx, l.opts)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -169,9 +179,9 @@ func (l *helperLocator) locate(ctx context.Context) (string, error) {
 	l.held.Release()
 	l.held = found
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return found.Path, nil
+	return found.Path, found.Exe, nil
 }
 
 // Close releases the lease on the version last found.
@@ -193,7 +203,7 @@ var oneShotLeases struct {
 // an install it has to do logs its progress on stderr, and
 // $DESKHAND_MANIFEST_URL (space-separated URLs) replaces the default
 // manifest location.
-func LocateHelper(explicit string) (string, HelperSource, error) {
+func LocateHelper(explicit string) (Located, error) {
 	opts := LocateOptions{Explicit: explicit}
 	opts.Install.ManifestURLs = ManifestURLsFromEnv()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -206,7 +216,7 @@ func LocateHelper(explicit string) (string, HelperSource, error) {
 	oneShotLeases.mu.Lock()
 	oneShotLeases.kept = append(oneShotLeases.kept, h)
 	oneShotLeases.mu.Unlock()
-	return h.Path, h.Source, err
+	return h, err
 }
 
 // ManifestURLsFromEnv is $DESKHAND_MANIFEST_URL: the release manifest URLs
@@ -231,25 +241,27 @@ func installDirs(opts installer.Options) (data, state string) {
 }
 
 // checkBundle compares a bundled helper with the SHA256SUMS beside it and
-// returns a note for an unverified development build.
-func checkBundle(helper string, required bool) (string, error) {
+// returns it opened as it was hashed (nil for an unverified development
+// build, which runs by path), with a note for such a build.
+func checkBundle(helper string, required bool) (*os.File, string, error) {
 	sums := filepath.Join(filepath.Dir(helper), BundleChecksums)
 	want, err := readChecksum(sums, HelperName)
 	if errors.Is(err, os.ErrNotExist) && !required {
-		return "unverified development build: no " + BundleChecksums + " beside it", nil
+		return nil, "unverified development build: no " + BundleChecksums + " beside it", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("checking the bundled helper %s: %w; reinstall deskhand", helper, err)
+		return nil, "", fmt.Errorf("checking the bundled helper %s: %w; reinstall deskhand", helper, err)
 	}
-	got, err := installer.HashFile(helper)
+	exe, got, err := installer.OpenHashed(helper)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	if got != want {
-		return "", fmt.Errorf("the bundled helper %s has SHA-256 %s, but the bundle's %s says %s: the bundle was modified or damaged; it will not be run. Reinstall deskhand",
+		exe.Close()
+		return nil, "", fmt.Errorf("the bundled helper %s has SHA-256 %s, but the bundle's %s says %s: the bundle was modified or damaged; it will not be run. Reinstall deskhand",
 			helper, got, BundleChecksums, want)
 	}
-	return "verified against " + BundleChecksums, nil
+	return exe, "verified against " + BundleChecksums, nil
 }
 
 // readChecksum finds name's hash in a sha256sum(1) list.

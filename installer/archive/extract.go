@@ -18,6 +18,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	sha256 "github.com/minio/sha256-simd"
 )
@@ -34,6 +35,9 @@ var (
 	ErrTooLarge = errors.New("archive over its size caps")
 	// ErrCorrupt means the archive is not a readable gzip-compressed tar.
 	ErrCorrupt = errors.New("archive is corrupt")
+	// ErrNoSpace means the device holding the directory filled up while
+	// the files were written: the archive may be fine.
+	ErrNoSpace = errors.New("no space left on the device")
 )
 
 // File is one file the archive must contain.
@@ -62,6 +66,19 @@ var DefaultLimits = Limits{MaxEntries: 256, MaxBytes: 1 << 30}
 // and synced. On error, dir may hold part of the archive: the caller
 // removes it.
 func Extract(r io.Reader, dir string, want []File, lim Limits) error {
+	err := extract(r, dir, want, lim)
+	if errors.Is(err, syscall.ENOSPC) {
+		var total int64
+		for _, f := range want {
+			total += f.Size
+		}
+		return fmt.Errorf("%w holding %s: the helper's files need %d bytes (%.1f MB) there: %v; free some space and try again",
+			ErrNoSpace, dir, total, float64(total)/1e6, err)
+	}
+	return err
+}
+
+func extract(r io.Reader, dir string, want []File, lim Limits) error {
 	if lim.MaxEntries <= 0 {
 		lim.MaxEntries = DefaultLimits.MaxEntries
 	}
@@ -183,12 +200,21 @@ func writeFile(dir string, r io.Reader, f File) error {
 		return fmt.Errorf("creating the directory of %s: %w", f.Path, err)
 	}
 	out, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
+	if errors.Is(err, syscall.ENOSPC) {
+		return fmt.Errorf("creating %s: %w", f.Path, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: creating %s: %v", ErrUnsafe, f.Path, err)
 	}
 	defer out.Close()
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(r, f.Size))
+	w := &writeErr{w: out}
+	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(r, f.Size))
+	if w.err != nil {
+		// The disk, not the archive: a full device must not be reported
+		// as a corrupt download.
+		return fmt.Errorf("writing %s: %w", f.Path, w.err)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: reading %s: %v", ErrCorrupt, f.Path, err)
 	}
@@ -205,6 +231,21 @@ func writeFile(dir string, r io.Reader, f File) error {
 		return fmt.Errorf("syncing %s: %w", f.Path, err)
 	}
 	return out.Close()
+}
+
+// writeErr keeps the error of the writer it wraps, to tell a failed
+// write from a failed read.
+type writeErr struct {
+	w   io.Writer
+	err error
+}
+
+func (w *writeErr) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	return n, err
 }
 
 func drainZeros(r io.Reader) error {

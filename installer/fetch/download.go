@@ -19,6 +19,13 @@ import (
 type Target struct {
 	Size   int64
 	SHA256 string // lower-case hex
+	// Alternatives says the caller has other URLs to try first: an
+	// attempt projected (from its speed so far) to end later than
+	// Options.ProjectedLimit after it began is abandoned with
+	// ErrTooSlow, and one cut short is not resumed but reported as
+	// ErrTooSlow, so that one slow server cannot hold the download while
+	// a faster one waits.
+	Alternatives bool
 }
 
 // partialMeta is kept beside a partial download so that a later run can
@@ -69,6 +76,12 @@ func (c *Client) Download(ctx context.Context, url, partial string, want Target,
 			return err
 		case ctx.Err() != nil:
 			return ctx.Err()
+		}
+		if want.Alternatives {
+			if err == nil {
+				err = errors.New("its answer to a Range request cannot be resumed")
+			}
+			return fmt.Errorf("%w: %s was cut short (%v); trying the other URLs before resuming it", ErrTooSlow, url, err)
 		}
 		resumes++
 		if resumes > c.opts.MaxResumes {
@@ -161,7 +174,7 @@ func (c *Client) receive(resp *http.Response, cancel context.CancelCauseFunc, ur
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return false, err
 	}
-	body := c.watch(resp.Body, cancel)
+	body := c.watch(resp.Body, cancel, url, remaining, want.Alternatives)
 	defer body.stop()
 	w := &progressWriter{w: f, done: offset, total: want.Size, progress: progress}
 	n, err := io.Copy(w, io.LimitReader(body, remaining+1))

@@ -59,6 +59,7 @@ const (
 	DefaultMinThroughput    = 2048 // bytes per second
 	DefaultThroughputWindow = 20 * time.Second
 	DefaultMaxResumes       = 8
+	DefaultProjectedLimit   = 2 * time.Minute
 )
 
 // Options configure a Client; zero fields take the defaults above.
@@ -94,6 +95,11 @@ type Options struct {
 	// MaxResumes is how many times one download may be resumed after its
 	// body was cut short.
 	MaxResumes int
+	// ProjectedLimit is how long an attempt of a download with
+	// alternatives (Target.Alternatives) may be projected to take, at
+	// the speed it has had so far, before it is abandoned for the other
+	// URLs; checked every ThroughputWindow.
+	ProjectedLimit time.Duration
 	// UserAgent is sent with every request.
 	UserAgent string
 }
@@ -136,6 +142,9 @@ func New(opts Options) *Client {
 	}
 	if opts.MaxResumes <= 0 {
 		opts.MaxResumes = DefaultMaxResumes
+	}
+	if opts.ProjectedLimit <= 0 {
+		opts.ProjectedLimit = DefaultProjectedLimit
 	}
 	if opts.UserAgent == "" {
 		opts.UserAgent = "deskhand-installer"
@@ -277,9 +286,12 @@ func (c *Client) Get(ctx context.Context, url string, limit int64) ([]byte, erro
 	if resp.ContentLength > limit {
 		return nil, fmt.Errorf("fetching %s: %w: Content-Length %d, cap %d bytes", url, ErrTooLarge, resp.ContentLength, limit)
 	}
-	body := c.watch(resp.Body, cancel)
+	body := c.watch(resp.Body, cancel, url, 0, false)
 	defer body.stop()
 	data, err := io.ReadAll(io.LimitReader(body, limit+1))
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Errorf("reading %s: %w: it sent %d bytes in %v (%s), and the time for it is up", url, ErrTooSlow, len(data), body.elapsed().Round(time.Millisecond), rate(int64(len(data)), body.elapsed()))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", url, body.cause(err))
 	}
@@ -291,20 +303,24 @@ func (c *Client) Get(ctx context.Context, url string, limit int64) ([]byte, erro
 
 // watchedBody counts what is read through it; a watchdog goroutine
 // cancels the request when a whole window passes below the minimum
-// throughput.
+// throughput, or, in a hurry, when the rest (of total bytes) would take
+// too long at the speed so far.
 type watchedBody struct {
 	r       io.Reader
+	start   time.Time
 	n       atomic.Int64
-	tooSlow atomic.Bool
+	tooSlow atomic.Pointer[error]
 	done    chan struct{}
-	err     error
 }
 
-func (c *Client) watch(r io.Reader, cancel context.CancelCauseFunc) *watchedBody {
-	w := &watchedBody{r: r, done: make(chan struct{})}
+func (c *Client) watch(r io.Reader, cancel context.CancelCauseFunc, url string, total int64, hurry bool) *watchedBody {
+	w := &watchedBody{r: r, start: time.Now(), done: make(chan struct{})}
 	window := c.opts.ThroughputWindow
 	need := max(c.opts.MinThroughput*int64(window)/int64(time.Second), 1)
-	w.err = fmt.Errorf("%w: fewer than %d bytes in %v (minimum %d bytes/s); abandoning this server", ErrTooSlow, need, window, c.opts.MinThroughput)
+	slow := func(err error) {
+		w.tooSlow.Store(&err)
+		cancel(err)
+	}
 	go func() {
 		t := time.NewTicker(window)
 		defer t.Stop()
@@ -316,15 +332,31 @@ func (c *Client) watch(r io.Reader, cancel context.CancelCauseFunc) *watchedBody
 			case <-t.C:
 				n := w.n.Load()
 				if n-last < need {
-					w.tooSlow.Store(true)
-					cancel(w.err)
+					slow(fmt.Errorf("%w: %s sent %d bytes in %v (%s), under the minimum of %d bytes/s; abandoning this server", ErrTooSlow, url, n-last, window, rate(n-last, window), c.opts.MinThroughput))
 					return
 				}
 				last = n
+				elapsed := w.elapsed()
+				projected := time.Duration(float64(total-n) / float64(n) * float64(elapsed))
+				if hurry && elapsed+projected > c.opts.ProjectedLimit {
+					slow(fmt.Errorf("%w: %s sends %s: the remaining %d of %d bytes would take about %v more, beyond the %v an attempt may take while other URLs wait; trying them first",
+						ErrTooSlow, url, rate(n, elapsed), total-n, total, projected.Round(time.Second), c.opts.ProjectedLimit))
+					return
+				}
 			}
 		}
 	}()
 	return w
+}
+
+func (w *watchedBody) elapsed() time.Duration { return time.Since(w.start) }
+
+// rate formats a transfer speed.
+func rate(n int64, d time.Duration) string {
+	if d <= 0 {
+		return "? KB/s"
+	}
+	return fmt.Sprintf("%.1f KB/s", float64(n)/1000/d.Seconds())
 }
 
 func (w *watchedBody) Read(p []byte) (int, error) {
@@ -341,10 +373,10 @@ func (w *watchedBody) stop() {
 	}
 }
 
-// cause replaces a read error caused by the watchdog with ErrTooSlow.
+// cause replaces a read error caused by the watchdog with its ErrTooSlow.
 func (w *watchedBody) cause(err error) error {
-	if w.tooSlow.Load() {
-		return w.err
+	if e := w.tooSlow.Load(); e != nil {
+		return *e
 	}
 	return err
 }

@@ -168,6 +168,7 @@ type Server struct {
 	files    map[string][]byte
 	handlers map[string]http.HandlerFunc
 	hits     map[string]int
+	asked    []string
 }
 
 // NewServer starts a Server, closed when the test ends.
@@ -199,6 +200,13 @@ func (s *Server) Hits(path string) int {
 	return s.hits[path]
 }
 
+// Asked returns the paths requested so far, in order.
+func (s *Server) Asked() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.asked...)
+}
+
 // At returns the URL of path.
 func (s *Server) At(path string) string { return s.URL + path }
 
@@ -214,6 +222,7 @@ func (s *Server) Publish(manifestPath string, r *Release) string {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.hits[r.URL.Path]++
+	s.asked = append(s.asked, r.URL.Path)
 	h := s.handlers[r.URL.Path]
 	data, ok := s.files[r.URL.Path]
 	s.mu.Unlock()

@@ -7,7 +7,11 @@ import (
 	"os"
 )
 
-const oNoFollow = 0
+const (
+	oNoFollow  = 0
+	oNonBlock  = 0
+	oDirectory = 0
+)
 
 var errUnsupported = errors.New("installing helpers is supported on Unix systems only")
 

@@ -11,6 +11,13 @@ import (
 // oNoFollow makes open(2) fail with ELOOP on a symbolic link.
 const oNoFollow = syscall.O_NOFOLLOW
 
+// oNonBlock makes open(2) of a FIFO return at once instead of waiting for
+// a writer; on a regular file it changes nothing.
+const oNonBlock = syscall.O_NONBLOCK
+
+// oDirectory makes open(2) fail with ENOTDIR on anything but a directory.
+const oDirectory = syscall.O_DIRECTORY
+
 // tryLock takes an exclusive flock on f without waiting; false means
 // another open file description holds it.
 func tryLock(f *os.File) (bool, error) { return flockNB(f, syscall.LOCK_EX) }

@@ -6,7 +6,6 @@
 //	active.json        which version runs, and the previous one (rollback)
 //	<version>/         one installed version: its files and manifest.json
 //	.lock              flock(2)ed by an installer for its whole run
-//	<version>/.in-use  flock(2)ed shared by every deskhand running it
 //	.downloads/        partial archive downloads, kept to resume
 //	.staging-*/        a version being extracted and validated
 //	.trash-*/          a version being deleted
@@ -21,12 +20,15 @@
 // kept apart, in $XDG_STATE_HOME/deskhand/installer.json, so that removing
 // or editing active.json does not reopen the door to a rollback.
 //
-// A running deskhand holds a lease on the version it runs (a shared flock
-// on the version's .in-use file, which the kernel drops when the process
-// dies, so a killed deskhand never leaves a stale lease); GC and Commit
-// remove a version only while they hold that file exclusively, so a
-// version in use is kept and removed by a later run once it is free. The
-// lock and lease files are opened without following symbolic links.
+// A running deskhand holds a lease on the version it runs: a shared flock
+// on the version directory itself (not on a file in it, which could be
+// unlinked, replaced or linked away so that the collector misses it),
+// dropped by the kernel when the process dies, so a killed deskhand never
+// leaves a stale lease. GC, Commit and Cleanup delete a directory only
+// while they hold its flock exclusively, under whatever name it has by
+// then, so a version in use is kept and removed by a later run once it is
+// free. The lock file and version directories are opened without
+// following symbolic links.
 // CheckPrivate refuses directories that anyone but the user (or root)
 // could change, since what they hold runs with access to the screen.
 package store
@@ -58,14 +60,14 @@ var (
 	// ErrSymlink means a file the store opens itself (a lock, a lease,
 	// active.json) is a symbolic link, which it refuses to follow.
 	ErrSymlink = errors.New("refusing to follow a symbolic link")
+	// ErrNotRegular means a file the store reads (active.json, a
+	// version's files, installer.json) is not a regular file: a FIFO, a
+	// device, a socket or a directory.
+	ErrNotRegular = errors.New("not a regular file")
 	// ErrVersionGone means a version directory was removed (or is being
 	// removed) before it could be leased.
 	ErrVersionGone = errors.New("helper version directory is gone")
 )
-
-// leaseFile is the file in a version directory that users of the version
-// hold a shared flock on.
-const leaseFile = ".in-use"
 
 // Record names one installed version.
 type Record struct {
@@ -161,24 +163,53 @@ func (s *Store) Active() (*Active, error) {
 	return &a, nil
 }
 
-// readNoFollow reads a small file that must not be a symbolic link.
+// readNoFollow reads a small file that must be a regular file.
 func readNoFollow(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
+	f, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 1<<20))
+}
+
+// OpenRegular opens a file of the store for reading: without following a
+// symbolic link (ErrSymlink), without waiting for a writer should it be a
+// FIFO, and only when the open descriptor is a regular file
+// (ErrNotRegular), so that whatever was put at path, nothing that reads
+// the store can hang on it.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock, 0)
 	if isLoop(err) {
 		return nil, fmt.Errorf("%w: %s is a symbolic link", ErrSymlink, path)
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%w: %s is a %s (mode %v)", ErrNotRegular, path, fileKind(fi.Mode()), fi.Mode())
+	}
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
+	return f, nil
+}
+
+// fileKind names a file type for error messages.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m.IsDir():
+		return "directory"
 	}
-	return io.ReadAll(io.LimitReader(f, 1<<20))
+	return "special file"
 }
 
 func (r Record) check() error {
@@ -205,7 +236,7 @@ func (s *Store) SetActive(a Active) error {
 
 // Accepted reads the rollback-protection record; the zero value when none.
 func (s *Store) Accepted() (Accepted, error) {
-	raw, err := os.ReadFile(s.acceptedPath())
+	raw, err := readNoFollow(s.acceptedPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return Accepted{}, nil
 	}
@@ -301,11 +332,6 @@ func (s *Store) NewStaging() (string, error) {
 // deskhand holds a lease on it: then the new directory gets the name with
 // a "~N" suffix instead.
 func (s *Store) Commit(staging, version string, inUse ...string) (string, error) {
-	// The lease file comes with the version, so that leasing it never
-	// depends on being able to create files there later.
-	if err := os.WriteFile(filepath.Join(staging, leaseFile), nil, 0o644); err != nil {
-		return "", fmt.Errorf("creating the lease file of %s: %w", version, err)
-	}
 	if err := syncTree(staging); err != nil {
 		return "", err
 	}
@@ -359,16 +385,18 @@ func syncTree(root string) error {
 }
 
 // trash renames an entry of the store to a .trash-* name (atomic, so a
-// half-deleted version never keeps a version's name) and deletes it.
+// half-deleted version never keeps a version's name) and deletes it,
+// unless what now has that name is a directory someone leases.
 func (s *Store) trash(name string) error {
-	tmp := s.Path(".trash-" + randomSuffix())
-	if err := os.Rename(s.Path(name), tmp); err != nil {
+	tmp := ".trash-" + randomSuffix()
+	if err := os.Rename(s.Path(name), s.Path(tmp)); err != nil {
 		return fmt.Errorf("removing %s: %w", s.Path(name), err)
 	}
 	if err := SyncDir(s.Dir); err != nil {
 		return err
 	}
-	return os.RemoveAll(tmp)
+	_, err := s.removeIfFree(tmp)
+	return err
 }
 
 func randomSuffix() string {
@@ -405,32 +433,83 @@ func (s *Store) GC(keep ...string) (removed, inUse []string, err error) {
 // trashIfFree removes the entry name unless it is a version directory
 // that someone holds a lease on. The exclusive flock is held across the
 // rename, so a lease is taken either before (and the version is kept) or
-// after, on a file that is no longer at the version's path (see Lease).
+// after, on a directory no longer at the version's path (see Lease); and
+// what the rename moved is checked again before it is deleted.
 func (s *Store) trashIfFree(name string) (bool, error) {
 	dir := s.Path(name)
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return false, err
 	}
-	if fi.IsDir() {
-		f, err := os.OpenFile(filepath.Join(dir, leaseFile), os.O_RDONLY|os.O_CREATE|oNoFollow, 0o644)
-		switch {
-		case isLoop(err):
-			// No lease can be taken through a link: nobody uses it.
-		case err != nil:
-			return false, fmt.Errorf("checking whether %s is in use: %w", dir, err)
-		default:
-			defer f.Close()
-			ok, err := tryLock(f)
-			if err != nil {
-				return false, fmt.Errorf("checking whether %s is in use: %w", dir, err)
-			}
-			if !ok {
-				return false, nil
-			}
-		}
+	if !fi.IsDir() {
+		return true, s.trash(name)
 	}
-	return true, s.trash(name)
+	f, ok, err := lockDir(dir)
+	if err != nil || !ok {
+		return false, err
+	}
+	defer f.Close()
+	tmp := ".trash-" + randomSuffix()
+	if err := os.Rename(dir, s.Path(tmp)); err != nil {
+		return false, fmt.Errorf("removing %s: %w", dir, err)
+	}
+	if err := SyncDir(s.Dir); err != nil {
+		return false, err
+	}
+	held, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if now, err := os.Lstat(s.Path(tmp)); err == nil && os.SameFile(held, now) {
+		return true, os.RemoveAll(s.Path(tmp))
+	}
+	// Something replaced the directory between the check and the rename:
+	// delete that only if nobody leases it either.
+	return s.removeIfFree(tmp)
+}
+
+// removeIfFree deletes the entry name unless it is a directory someone
+// leases, and reports whether it did.
+func (s *Store) removeIfFree(name string) (bool, error) {
+	path := s.Path(name)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return false, err
+	}
+	if fi.IsDir() {
+		f, ok, err := lockDir(path)
+		if err != nil || !ok {
+			return false, err
+		}
+		defer f.Close()
+	}
+	return true, os.RemoveAll(path)
+}
+
+// lockDir opens a directory (never through a link, never waiting) and
+// takes its flock exclusively without waiting; ok is false, with no file,
+// while someone leases it.
+func lockDir(path string) (f *os.File, ok bool, err error) {
+	f, err = openDir(path)
+	if err != nil {
+		return nil, false, fmt.Errorf("checking whether %s is in use: %w", path, err)
+	}
+	ok, err = tryLock(f)
+	if err != nil || !ok {
+		f.Close()
+		if err != nil {
+			return nil, false, fmt.Errorf("checking whether %s is in use: %w", path, err)
+		}
+		return nil, false, nil
+	}
+	return f, true, nil
+}
+
+// openDir opens a directory for flock: not through a symbolic link
+// (ELOOP), and nothing but a directory (ENOTDIR), without waiting should
+// something else be there.
+func openDir(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock|oDirectory, 0)
 }
 
 // Lease is a running deskhand's hold on one installed version: while it
@@ -441,20 +520,26 @@ type Lease struct {
 	Dir string
 }
 
-// Lease takes a lease on the version directory dir. It fails with
-// ErrVersionGone when the directory is gone or being removed, and with
-// ErrSymlink when its lease file is a link.
+// Lease takes a lease on the version directory dir: a shared flock on the
+// directory itself. It fails with ErrVersionGone when the directory is
+// gone or being removed, and with ErrSymlink when it is a link.
 func (s *Store) Lease(ctx context.Context, dir string) (*Lease, error) {
-	if fi, err := os.Lstat(s.Path(dir)); err == nil && !fi.IsDir() {
-		return nil, fmt.Errorf("leasing helper version %s: %s is not a directory (mode %v); run `deskhand install` to reinstall it", dir, s.Path(dir), fi.Mode())
-	}
-	path := filepath.Join(s.Path(dir), leaseFile)
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|oNoFollow, 0o644)
+	path := s.Path(dir)
+	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%w: %s", ErrVersionGone, s.Path(dir))
-	case isLoop(err):
-		return nil, fmt.Errorf("%w: %s is a symbolic link; remove it (`rm %s`) and run `deskhand install`", ErrSymlink, path, path)
+		return nil, fmt.Errorf("%w: %s", ErrVersionGone, path)
+	case err != nil:
+		return nil, fmt.Errorf("leasing helper version %s: %w", dir, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, fmt.Errorf("%w: %s is a symbolic link; run `deskhand install` to reinstall it", ErrSymlink, path)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("leasing helper version %s: %s is not a directory (mode %v); run `deskhand install` to reinstall it", dir, path, fi.Mode())
+	}
+	f, err := openDir(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w: %s", ErrVersionGone, path)
 	case err != nil:
 		return nil, fmt.Errorf("leasing helper version %s: %w", dir, err)
 	}
@@ -484,9 +569,24 @@ func (s *Store) Lease(ctx context.Context, dir string) (*Lease, error) {
 	now, err := os.Lstat(path)
 	if err != nil || !os.SameFile(held, now) {
 		f.Close()
-		return nil, fmt.Errorf("%w: %s was removed while it was being leased", ErrVersionGone, s.Path(dir))
+		return nil, fmt.Errorf("%w: %s was removed while it was being leased", ErrVersionGone, path)
 	}
 	return &Lease{f: f, Dir: dir}, nil
+}
+
+// DropBrokenAccepted removes the rollback record when it is not a
+// regular file (a FIFO, a device): nothing can be read from it, so no
+// floor is lost, and the caller raises the floor again from the active
+// version. Call it with the lock held.
+func (s *Store) DropBrokenAccepted() (bool, error) {
+	fi, err := os.Lstat(s.acceptedPath())
+	if err != nil || fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0 {
+		return false, nil
+	}
+	if err := os.RemoveAll(s.acceptedPath()); err != nil {
+		return false, fmt.Errorf("removing %s: %w", s.acceptedPath(), err)
+	}
+	return true, nil
 }
 
 // Release gives the lease up; it may be called more than once.
@@ -520,10 +620,15 @@ func (s *Store) Cleanup() ([]string, error) {
 		for _, e := range entries {
 			n := e.Name()
 			if strings.HasPrefix(n, ".staging-") || strings.HasPrefix(n, ".trash-") || strings.HasPrefix(n, ".tmp-") {
-				if err := os.RemoveAll(filepath.Join(d, n)); err != nil {
+				// A leased version renamed here is still in use: a
+				// later run removes it.
+				ok, err := (&Store{Dir: d}).removeIfFree(n)
+				if err != nil {
 					return removed, err
 				}
-				removed = append(removed, n)
+				if ok {
+					removed = append(removed, n)
+				}
 			}
 		}
 	}
@@ -544,7 +649,9 @@ func (s *Store) PruneDownloads(keepSHA string) ([]string, error) {
 		return nil, err
 	}
 	for _, e := range entries {
-		if keepSHA != "" && strings.HasPrefix(e.Name(), keepSHA+".") {
+		// Only a regular file is kept: a download opened for writing
+		// would wait for ever on a FIFO.
+		if keepSHA != "" && strings.HasPrefix(e.Name(), keepSHA+".") && e.Type().IsRegular() {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(dl, e.Name())); err != nil {
@@ -637,7 +744,7 @@ func (s *Store) LockHolder() (held bool, pid int, err error) {
 // there, and a link (or a second hard link) would make it truncate
 // another file.
 func openLock(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|oNoFollow, 0o600)
+	f, err := os.OpenFile(path, flag|oNoFollow|oNonBlock, 0o600)
 	if isLoop(err) {
 		target, _ := os.Readlink(path)
 		return nil, fmt.Errorf("%w: the installer lock %s is a symbolic link (to %s), which deskhand does not follow since it would truncate the file it points to; remove it with `rm %s` and run the command again",
@@ -648,7 +755,7 @@ func openLock(path string, flag int) (*os.File, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil && (!fi.Mode().IsRegular() || links(fi) > 1) {
-		err = fmt.Errorf("the installer lock %s is not a plain file of its own (mode %v, %d links); remove it with `rm %s` and run the command again", path, fi.Mode(), links(fi), path)
+		err = fmt.Errorf("%w: the installer lock %s is not a plain file of its own (mode %v, %d links); remove it with `rm %s` and run the command again", ErrNotRegular, path, fi.Mode(), links(fi), path)
 	}
 	if err != nil {
 		f.Close()
@@ -658,7 +765,7 @@ func openLock(path string, flag int) (*os.File, error) {
 }
 
 func readPID(path string) int {
-	raw, _ := os.ReadFile(path)
+	raw, _ := readNoFollow(path)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
 	return pid
 }

@@ -226,12 +226,14 @@ func storeChecks() []check {
 		out = append(out, check{status: "FAIL", name: "installed", detail: err.Error(),
 			fix: "run `deskhand install`: it rebuilds the record from the installed versions that verify, and rewrites it"})
 	}
-	if acc, err := st.Accepted(); err != nil {
+	if acc, err := st.Accepted(); errors.Is(err, store.ErrNotRegular) {
+		out = append(out, check{status: "FAIL", name: "installed", detail: err.Error(), fix: "run `deskhand install`: it replaces it and raises the floor again from the active version"})
+	} else if err != nil {
 		out = append(out, check{status: "FAIL", name: "installed", detail: err.Error(), fix: "delete " + filepath.Join(state, "installer.json") + " if you trust the release you install next"})
 	} else if acc.Highest != "" {
 		out = append(out, check{status: "ok", name: "rollback", detail: "manifests older than " + acc.Highest + " are refused"})
 	}
-	if held, pid, err := st.LockHolder(); errors.Is(err, store.ErrSymlink) {
+	if held, pid, err := st.LockHolder(); errors.Is(err, store.ErrSymlink) || errors.Is(err, store.ErrNotRegular) {
 		lock := filepath.Join(data, ".lock")
 		out = append(out, check{status: "FAIL", name: "lock", detail: "installs are refused: " + err.Error(), fix: fmt.Sprintf("`rm %s`", lock)})
 	} else if err != nil {

@@ -55,13 +55,13 @@ func runHelperCommand(ctx context.Context, args []string, io Stdio) error {
 	if err != nil {
 		return err
 	}
-	path, source, err := supervisor.LocateHelper(*helperPath)
+	loc, err := supervisor.LocateHelper(*helperPath)
 	if err != nil {
 		return err
 	}
-	logger.Debug("using helper", "path", path, "from", string(source))
+	logger.Debug("using helper", "path", loc.Path, "from", string(loc.Source))
 
-	client := bridge.New(bridge.Options{Path: path, Logger: logger, CallTimeout: *timeout})
+	client := bridge.New(bridge.Options{Path: loc.Path, Exe: loc.Exe, Logger: logger, CallTimeout: *timeout})
 	defer client.Close()
 
 	ctx, cancel := context.WithTimeout(ctx, *timeout)

@@ -20,14 +20,20 @@ manifest, verifies it, checks that it starts and speaks the protocol, and
 makes it the active helper (under $XDG_DATA_HOME/deskhand/helpers). The
 manifest URLs are tried in order: the first is the primary, the rest are
 mirrors; a server that sends no response headers, or no first body byte,
-within --stall-timeout is abandoned for the next one, and the error names
-each URL and what it did. Installing the active version again does nothing,
-except that a damaged install record (active.json) is rebuilt from the
-installed versions that verify and rewritten. --rollback makes the
-previously active version active again (repairing the record the same way).
-Versions that a running deskhand uses are kept until it stops; a later
-install removes them. The helper is refused while its directory, the store
-or a directory above them is writable by another user.
+within --stall-timeout is abandoned for the next one, as is a manifest not
+complete within twice --stall-timeout, and the error names each URL and
+what it did. An archive URL whose download, at its speed so far, would end
+more than two minutes after it began is set aside (with its speed in the
+log) while the other URLs are tried, and resumed only if they all fail; one
+cut short is not resumed before the others are tried. Installing the active
+version again does nothing, except that a damaged or deleted install record
+(active.json) is rebuilt from the installed versions that verify, all of
+which are kept, and rewritten. --rollback makes the previously active
+version active again (repairing the record the same way). Versions that a
+running deskhand uses (whatever is done to their files or names) are kept
+until it stops; a later install removes them. The helper is refused while
+its directory, the store or a directory above them is writable by another
+user.
 
 Flags:
 `
@@ -43,7 +49,7 @@ func runInstallCommand(ctx context.Context, args []string, io Stdio) error {
 	fs.Var(&urls, "manifest-url", "release manifest `URL`; repeat for mirrors (default: $DESKHAND_MANIFEST_URL, then the project's release page)")
 	rollback := fs.Bool("rollback", false, "make the previously installed version active again")
 	timeout := fs.Duration("timeout", 15*time.Minute, "give up after this long")
-	stall := fs.Duration("stall-timeout", fetch.DefaultHeaderTimeout, "abandon a server that sends no response headers, or no first body byte after them, within this long, and try the next URL")
+	stall := fs.Duration("stall-timeout", fetch.DefaultHeaderTimeout, "abandon a server that sends no response headers, or no first body byte after them, within this long (or no whole manifest within twice this long), and try the next URL")
 	logLevel := fs.String("log-level", envOr("DESKHAND_LOG", "warn"), "stderr log level: debug, info, warn or error")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -63,6 +69,7 @@ func runInstallCommand(ctx context.Context, args []string, io Stdio) error {
 	bar := newProgressBar(io.Err)
 	opts := installer.Options{ManifestURLs: urls, Logger: logger, Progress: bar.event}
 	opts.Fetch.HeaderTimeout, opts.Fetch.FirstByteTimeout = *stall, *stall
+	opts.ManifestTimeout = 2 * *stall
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 
