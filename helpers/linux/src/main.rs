@@ -61,6 +61,7 @@ fn main() -> ExitCode {
     }
 
     log::init_from_env();
+    name_process();
     die_with_parent();
     log_debug!(
         "deskhand-helper {HELPER_VERSION} starting (pid {})",
@@ -131,6 +132,15 @@ fn quiet() {
 
 /// Asks the kernel to kill the helper when deskhand dies, so a crashed
 /// supervisor never leaves a helper holding the X connection.
+/// Names the process deskhand-helper: deskhand starts the helper from the
+/// descriptor it verified (`/proc/self/fd/3`), which would leave the
+/// kernel's name for it "3", and `pgrep deskhand-helper` finding nothing.
+fn name_process() {
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16
+    // bytes, which the literal is.
+    unsafe { libc::prctl(libc::PR_SET_NAME, c"deskhand-helper".as_ptr(), 0, 0, 0) };
+}
+
 fn die_with_parent() {
     let parent = std::os::unix::process::parent_id();
     // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number and touches no
