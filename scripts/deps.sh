@@ -16,6 +16,8 @@ packages=(
   # the Escape watcher reads XInput 2 raw key events (cgo); turn-end
   # notifications are tested on a private session bus (dbus-daemon)
   libxi-dev dbus
+  # the shaped-window test program (testdata/shapedwin.c) links Xext
+  libxext-dev
   # the real-desktop test harness and its reference tools
   xvfb openbox xterm zenity wmctrl xclip xdotool
   x11-apps x11-utils x11-xserver-utils imagemagick procps xfonts-base
