@@ -125,7 +125,7 @@ pub fn regions(windows: &[Window], selection: &Selection, clip: Rect) -> Painted
                 .iter()
                 .map(|r| r.width as u64 * r.height as u64)
                 .sum();
-            if largest.is_none_or(|(_, most)| area > most) {
+            if largest.map_or(true, |(_, most)| area > most) {
                 largest = Some((window.id, area));
             }
             rects.extend(region);
