@@ -80,6 +80,25 @@ type Window struct {
 	// OverrideRedirect marks a window the window manager does not manage:
 	// a menu, tooltip, popup or notification. It cannot be minimized.
 	OverrideRedirect bool `json:"override_redirect"`
+	// Input, when not nil, is where a pointer event lands in the window
+	// (its input shape), if that is not all of Bounds: a drag icon or a
+	// cursor overlay lets clicks through to the window below. Empty means
+	// nowhere.
+	Input []Rect `json:"input,omitempty"`
+}
+
+// TakesInputAt reports whether a pointer event at p lands in w (rather
+// than passing through it, or missing it).
+func (w Window) TakesInputAt(p Point) bool {
+	if w.Input == nil {
+		return w.Bounds.Contains(p)
+	}
+	for _, r := range w.Input {
+		if r.Contains(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // WindowList is the answer to windows: Windows in stacking order, top
@@ -149,6 +168,12 @@ type Capture struct {
 	// MaskOthers is true when the helper honoured the request's
 	// MaskOthers.
 	MaskOthers bool `json:"mask_others"`
+	// MaskCover says how much of Source the mask paints over, nil when
+	// nothing or when the helper does not tell.
+	MaskCover *MaskCover `json:"mask_cover,omitempty"`
+	// Note is what the caller's safety layer adds for the model about
+	// this image (such as most of it being masked); never from a helper.
+	Note string `json:"-"`
 	// Method says how the pixels were read: "shm", "get_image" or
 	// "screencapturekit".
 	Method    string `json:"method"`
@@ -168,6 +193,14 @@ type Capture struct {
 	// base64 (an MCP image content) copies this instead of encoding Data
 	// again. Nil when the image text had line breaks.
 	Base64 []byte `json:"-"`
+}
+
+// MaskCover is how much of a capture is masked.
+type MaskCover struct {
+	// Pixels is the number of source pixels painted over.
+	Pixels int64 `json:"pixels"`
+	// Window is the window painted over the largest area, if any.
+	Window *uint32 `json:"window"`
 }
 
 // PatchCheckRequest asks whether the patch around a point changed since

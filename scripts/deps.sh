@@ -50,6 +50,8 @@ test_only=(
   # a terminal whose preferences window is a program of its own (the
   # app-family test)
   gnome-terminal
+  # the shaped-window test program (X Shape extension), built with gcc
+  libxext-dev
   # the Wayland tests: headless sway, a terminal and a GTK 3 probe, and
   # the reference tools for screenshots, the clipboard and typing
   sway foot grim wl-clipboard wtype python3-gi gir1.2-gtk-3.0

@@ -96,6 +96,7 @@ func (e *guarded) Capture(ctx context.Context, req bridge.CaptureRequest) (*brid
 			g.mu.Lock()
 			g.last, g.acted = &src, false
 			g.mu.Unlock()
+			g.noteMask(ctx, img)
 			return img, nil
 		}
 		after, _, err := g.maskIDs(ctx)
@@ -107,12 +108,39 @@ func (e *guarded) Capture(ctx context.Context, req bridge.CaptureRequest) (*brid
 			g.mu.Lock()
 			g.last, g.acted = &src, false
 			g.mu.Unlock()
+			g.noteMask(ctx, img)
 			return img, nil
 		} else if attempt == maskAttempts {
 			return nil, fmt.Errorf("windows of unapproved apps kept appearing during the screenshot (%v); try again in a moment", late)
 		}
 		ids = union(ids, after)
 	}
+}
+
+// noteMask tells the model, in img.Note, when the mask paints over most
+// of an image and whose window it is for, so that a flat image is not
+// taken for the screen.
+func (g *Gates) noteMask(ctx context.Context, img *bridge.Capture) {
+	c := img.MaskCover
+	area := int64(img.Source.Width) * int64(img.Source.Height)
+	if c == nil || area == 0 || 2*c.Pixels <= area {
+		return
+	}
+	who := "windows of apps that are not approved"
+	if c.Window != nil {
+		if list, err := g.listWindows(ctx, true); err == nil {
+			for _, w := range list.Windows {
+				if w.ID == *c.Window {
+					who = fmt.Sprintf("a window of %s, which is not approved for this session", appName(w.App))
+					if w.Title != "" {
+						who = fmt.Sprintf("the window %q of %s, which is not approved for this session", w.Title, appName(w.App))
+					}
+				}
+			}
+		}
+	}
+	img.Note = fmt.Sprintf(" %d%% of this image is masked (painted over in one flat colour), most of it for %s: those pixels do not show the screen.",
+		c.Pixels*100/area, who)
 }
 
 func union(a, b []uint32) []uint32 {

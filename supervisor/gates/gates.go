@@ -402,9 +402,11 @@ func (g *Gates) windows(ctx context.Context, a *mcpserver.Action) (*bridge.Windo
 	return list, nil
 }
 
-// windowAt returns the topmost visible window whose frame holds pt, and
-// its app, from the action's window list: the helper's window_at answers
-// the same question, but one listing per action serves every gate.
+// windowAt returns the window a pointer event at pt lands in (the
+// topmost visible one whose input shape holds it: windows that let clicks
+// through are passed over), and its app, from the action's window list:
+// the helper's window_at answers the same question, but one listing per
+// action serves every gate.
 func (g *Gates) windowAt(ctx context.Context, a *mcpserver.Action, pt geometry.Point) (*bridge.WindowAt, error) {
 	list, err := g.windows(ctx, a)
 	if err != nil {
@@ -412,7 +414,7 @@ func (g *Gates) windowAt(ctx context.Context, a *mcpserver.Action, pt geometry.P
 	}
 	var found *bridge.WindowAt
 	for _, w := range list.Windows {
-		if !w.Minimized && !w.Hidden && w.Bounds.Contains(pt) {
+		if !w.Minimized && !w.Hidden && w.TakesInputAt(pt) {
 			if found != nil {
 				return nil, fmt.Errorf("%q and %q both cover it: %w", found.Window.Title, w.Title, g.opts.NoStacking)
 			}

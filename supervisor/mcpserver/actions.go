@@ -649,6 +649,7 @@ func (s *Server) takeScreenshot(ctx context.Context, sess *session, prefix strin
 	if len(others) > 0 {
 		fmt.Fprintf(&b, " Other displays: %s; use switch_display to see one.", describeDisplays(others))
 	}
+	b.WriteString(img.Note)
 	otherData := make([]map[string]any, len(others))
 	for i, o := range others {
 		otherData[i] = displayData(o)
@@ -739,7 +740,7 @@ func (p *parser) zoom(a *args) (*step, error) {
 			}
 			return &outcome{
 				text: fmt.Sprintf("Zoomed view of region %s of display %q (%dx%d screen pixels), shown at %dx%d. Coordinates for the other tools still refer to the full screenshot.",
-					fmtCoord(vals), shot.DisplayName, rect.Width, rect.Height, img.Width, img.Height),
+					fmtCoord(vals), shot.DisplayName, rect.Width, rect.Height, img.Width, img.Height) + img.Note,
 				data: map[string]any{
 					"region":       vals,
 					"screen_rect":  rect,

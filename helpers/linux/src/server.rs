@@ -794,13 +794,17 @@ impl Session {
         let drawn = self.capturer.drawn_since_read().filter(|_| synced);
         let tooltip = crate::teach::OutOfCapture::new(&self.x.conn)?;
         let mut grab = capture::ServerGrab::new(&self.x.conn, !req.mask.is_empty())?;
-        let (mask_rects, masked) = self.mask_regions(req, source)?;
+        let painted = self.mask_regions(req, source)?;
+        let mask_cover = (!painted.rects.is_empty()).then(|| MaskCover {
+            pixels: mask::covered(&painted.rects, source),
+            window: painted.largest,
+        });
         let request = capture::Request {
             source,
             output,
             format: req.format,
             quality: req.quality,
-            mask: &mask_rects,
+            mask: &painted.rects,
             mask_color: req.mask_color,
             capture_id,
             drawn,
@@ -823,8 +827,9 @@ impl Session {
                 height: output.height,
                 source,
                 display,
-                masked,
+                masked: painted.ids,
                 mask_others: req.mask.others,
+                mask_cover,
                 method: out.method.name(),
                 capture_id,
                 reused: out.reused,
@@ -887,20 +892,21 @@ impl Session {
         Ok((rect, Some(id), screen, Some(list)))
     }
 
-    /// The rectangles to paint over `source` for the capture's mask, and
-    /// the ids of the windows they cover; none when nothing is masked.
-    /// Called with the server grabbed, so that the windows cannot move
-    /// before the pixels are read.
-    fn mask_regions(&self, req: &CaptureParams, source: Rect) -> Result<(Vec<Rect>, Vec<u32>)> {
+    /// What to paint over `source` for the capture's mask; nothing when
+    /// nothing is masked. Called with the server grabbed, so that the
+    /// windows cannot move before the pixels are read.
+    fn mask_regions(&self, req: &CaptureParams, source: Rect) -> Result<mask::Painted> {
         if req.mask.is_empty() {
-            return Ok((Vec::new(), Vec::new()));
+            return Ok(mask::Painted::default());
         }
         // Never capture without the mask: a masked window must not leak.
         let wm = self.wm()?;
         let windows = self.mask_windows.visible(wm, &self.x.conn, self.x.root)?;
-        let (mut rects, masked) = mask::regions(&windows, &req.mask, source);
-        rects.extend(wm.ghost_rects(&self.x.conn, &req.mask, source, &windows)?);
-        Ok((rects, masked))
+        let mut painted = mask::regions(&windows, &req.mask, source);
+        painted
+            .rects
+            .extend(wm.ghost_rects(&self.x.conn, &req.mask, source, &windows)?);
+        Ok(painted)
     }
 }
 
@@ -1273,6 +1279,9 @@ pub(crate) struct CaptureResult<'a> {
     pub display: Option<u32>,
     pub masked: Vec<u32>,
     pub mask_others: bool,
+    /// How much of the source the mask covers, when it covers any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mask_cover: Option<MaskCover>,
     pub method: &'static str,
     pub capture_id: u64,
     /// The previous capture's image served again under this id, because
@@ -1281,6 +1290,16 @@ pub(crate) struct CaptureResult<'a> {
     /// The previous capture's image updated where it was drawn in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub incremental: Option<capture::Updated>,
+}
+
+/// The `capture` result's `mask_cover`.
+#[derive(Serialize)]
+pub(crate) struct MaskCover {
+    /// Source pixels painted over.
+    pub pixels: u64,
+    /// The window painted over the largest area (a window that closed a
+    /// moment ago, whose place is still painted, is not counted).
+    pub window: Option<u32>,
 }
 
 #[cfg(test)]

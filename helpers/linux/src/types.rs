@@ -78,6 +78,33 @@ pub struct Window {
     /// Not managed by the window manager: a menu, tooltip, popup or
     /// notification that the client placed on the root itself.
     pub override_redirect: bool,
+    /// Where the window shows pixels, in root coordinates, when that is
+    /// not all of `bounds`: a window shaped by the X Shape extension (an
+    /// empty list for one that shows none, as an input-only window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Vec<Rect>>,
+    /// Where a pointer event lands in the window (its input shape within
+    /// its visible one), when that is not all of `bounds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Vec<Rect>>,
+}
+
+impl Window {
+    /// Where the window shows pixels.
+    pub fn visible_region(&self) -> &[Rect] {
+        match &self.shape {
+            Some(rects) => rects,
+            None => std::slice::from_ref(&self.bounds),
+        }
+    }
+
+    /// Whether a pointer event at `p` would land in this window.
+    pub fn takes_input_at(&self, p: Point) -> bool {
+        match &self.input {
+            Some(rects) => rects.iter().any(|r| r.contains(p)),
+            None => self.bounds.contains(p),
+        }
+    }
 }
 
 impl std::fmt::Display for Rect {

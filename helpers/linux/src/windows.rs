@@ -25,16 +25,17 @@ use x11rb::connection::Connection;
 use x11rb::cookie::Cookie;
 use x11rb::errors::{ConnectionError, ReplyError};
 use x11rb::protocol::res::{self, ClientIdMask, ClientIdSpec, ConnectionExt as _};
+use x11rb::protocol::shape::{self, ConnectionExt as _, GetRectanglesReply, SK};
 use x11rb::protocol::xproto::{
     AtomEnum, ChangeWindowAttributesAux, ClientMessageEvent, ConnectionExt as _, EventMask,
-    GetGeometryReply, GetPropertyReply, GetWindowAttributesReply, MapState,
-    TranslateCoordinatesReply,
+    GetGeometryReply, GetPropertyReply, GetWindowAttributesReply, MapState, Rectangle,
+    TranslateCoordinatesReply, WindowClass,
 };
 use x11rb::protocol::Event;
 
 use crate::apps::{Apps, Clues};
 use crate::capture::ghosts::Ghosts;
-use crate::capture::mask::Selection;
+use crate::capture::mask::{subtract, Selection};
 use crate::epoch::{Epoch, EpochResult};
 use crate::error::{Code, Error, Result};
 use crate::types::{App, Point, Rect, Window};
@@ -86,6 +87,8 @@ pub struct Wm {
     atoms: Atoms,
     /// X-Resource 1.2 (QueryClientIds) is available.
     xres: bool,
+    /// The Shape extension 1.1 (input shapes) is available.
+    shape: bool,
     resource_id_mask: u32,
     hostname: Option<String>,
     apps: Mutex<Apps>,
@@ -129,6 +132,26 @@ struct Facts {
     transient_for: Option<u32>,
     /// WM_CLIENT_LEADER: the window that stands for the whole client.
     client_leader: Option<u32>,
+    /// The shapes of the child of the root that holds it (see [`Shapes`]).
+    shapes: Shapes,
+}
+
+/// Where a child of the root shows pixels and takes pointer input, in root
+/// coordinates; None where that is its whole rectangle.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Shapes {
+    visible: Option<Vec<Rect>>,
+    input: Option<Vec<Rect>>,
+}
+
+/// A child of the root's shape requests in flight (see
+/// [`Wm::request_shapes`]).
+struct ShapeProbe<'c, C: Connection> {
+    top: u32,
+    geometry: Cookie<'c, C, GetGeometryReply>,
+    attributes: Cookie<'c, C, GetWindowAttributesReply>,
+    bounding: Cookie<'c, C, GetRectanglesReply>,
+    input: Cookie<'c, C, GetRectanglesReply>,
 }
 
 /// A window's requests in flight (see [`Wm::describe`]).
@@ -200,6 +223,20 @@ fn per_window<T>(reply: std::result::Result<T, ReplyError>) -> std::result::Resu
     }
 }
 
+/// Like [`per_window`], but an X error is an answer the server would not
+/// give (None), not a vanished window.
+fn optional<T>(
+    reply: std::result::Result<T, ReplyError>,
+) -> std::result::Result<Option<T>, Failure> {
+    match reply {
+        Ok(value) => Ok(Some(value)),
+        Err(ReplyError::X11Error(_)) => Ok(None),
+        Err(ReplyError::ConnectionError(err)) => {
+            Err(Failure::Fatal(Error::x11("reading window shapes", err)))
+        }
+    }
+}
+
 fn no_such_window(id: u32) -> Error {
     Error::new(
         Code::NoSuchWindow,
@@ -267,10 +304,76 @@ fn frame_bounds(client: Rect, extents: Option<[u32; 4]>, border: u32) -> Rect {
     }
 }
 
-/// The topmost visible window whose frame contains `p`; `windows` is in
+/// The window a pointer event at `p` lands in: the topmost visible one
+/// whose input shape holds it (a window that lets clicks through, such as
+/// a drag icon or a cursor overlay, is passed over); `windows` is in
 /// stacking order, top first.
 pub fn topmost_at(windows: &[Window], p: Point) -> Option<&Window> {
-    windows.iter().find(|w| !w.hidden && w.bounds.contains(p))
+    windows.iter().find(|w| !w.hidden && w.takes_input_at(p))
+}
+
+/// The shapes of a child of the root from its geometry and its bounding
+/// and input rectangles (relative to its origin inside the border; None
+/// when the server would not say, which counts as unshaped). Shapes equal
+/// to the whole window are left out; an input-only window shows nothing,
+/// and takes input only where its input shape and its bounding one meet,
+/// as the server delivers it.
+fn shapes_of(
+    g: &GetGeometryReply,
+    input_only: bool,
+    bounding: Option<Vec<Rectangle>>,
+    input: Option<Vec<Rectangle>>,
+) -> Shapes {
+    let bw = i32::from(g.border_width);
+    let whole = Rect {
+        x: -bw,
+        y: -bw,
+        width: u32::from(g.width) + 2 * g.border_width as u32,
+        height: u32::from(g.height) + 2 * g.border_width as u32,
+    };
+    let clip = |rects: Option<Vec<Rectangle>>| -> Vec<Rect> {
+        match rects {
+            Some(rects) => rects
+                .iter()
+                .filter_map(|r| {
+                    Rect {
+                        x: i32::from(r.x),
+                        y: i32::from(r.y),
+                        width: u32::from(r.width),
+                        height: u32::from(r.height),
+                    }
+                    .intersect(&whole)
+                })
+                .collect(),
+            None => vec![whole],
+        }
+    };
+    let bounding = clip(bounding);
+    let input: Vec<Rect> = clip(input)
+        .iter()
+        .flat_map(|i| bounding.iter().filter_map(|b| i.intersect(b)))
+        .collect();
+    let (ox, oy) = (i32::from(g.x) + bw, i32::from(g.y) + bw);
+    let placed = |rects: Vec<Rect>| -> Option<Vec<Rect>> {
+        (rects != [whole]).then(|| {
+            rects
+                .into_iter()
+                .map(|r| Rect {
+                    x: r.x + ox,
+                    y: r.y + oy,
+                    ..r
+                })
+                .collect()
+        })
+    };
+    Shapes {
+        visible: if input_only {
+            Some(Vec::new())
+        } else {
+            placed(bounding)
+        },
+        input: placed(input),
+    }
 }
 
 /// One entry of the stacking order (see [`stacking_bottom_up`]).
@@ -370,6 +473,8 @@ impl Facts {
             focused: active == Some(self.id),
             desktop: self.desktop.filter(|&d| d != ALL_DESKTOPS),
             override_redirect: self.override_redirect,
+            shape: self.shapes.visible.clone(),
+            input: self.shapes.input.clone(),
         }
     }
 
@@ -412,9 +517,20 @@ impl Wm {
             Ok(None) => false,
             Err(e) => return Err(sent("querying the X-Resource extension", e)),
         };
+        let shape = match conn.extension_information(shape::X11_EXTENSION_NAME) {
+            Ok(Some(_)) => match conn.shape_query_version() {
+                Ok(cookie) => cookie
+                    .reply()
+                    .is_ok_and(|v| (v.major_version, v.minor_version) >= (1, 1)),
+                Err(e) => return Err(sent("querying the Shape version", e)),
+            },
+            Ok(None) => false,
+            Err(e) => return Err(sent("querying the Shape extension", e)),
+        };
         Ok(Wm {
             atoms,
             xres,
+            shape,
             resource_id_mask: conn.setup().resource_id_mask,
             hostname: local_hostname(),
             apps: Mutex::new(Apps::from_env()),
@@ -537,13 +653,15 @@ impl Wm {
 
     /// The recent places of windows that `selection` masks, clipped to
     /// `clip`: a window that closed or moved a moment ago may still show
-    /// there, until the app beneath repaints. Without a compositing
-    /// manager only the parts over one of `windows` (the visible ones)
-    /// count, since the X server repaints the bare root at once; with one,
-    /// the whole screen is what it last drew, so all of them count. The
-    /// clients inside a frame decide for it; a child of the root whose
-    /// clients are unknown decides for itself, so under `mask_others` it is
-    /// painted.
+    /// there, until the app beneath repaints. Only where it was itself
+    /// visible: what the windows stacked above it then still show there
+    /// (as `windows`, the visible ones top first, has them now) was never
+    /// its pixels. Without a compositing manager only the parts over one
+    /// of `windows` count, since the X server repaints the bare root at
+    /// once; with one, the whole screen is what it last drew, so all of
+    /// them count. The clients inside a frame decide for it; a child of
+    /// the root whose clients are unknown decides for itself, so under
+    /// `mask_others` it is painted.
     pub fn ghost_rects<C: Connection>(
         &self,
         conn: &C,
@@ -569,17 +687,34 @@ impl Wm {
         };
         let mut ghosts = self.ghosts.lock().unwrap_or_else(|p| p.into_inner());
         let clients_in = self.clients_in.lock().unwrap_or_else(|p| p.into_inner());
-        let rects = ghosts
-            .recent(Instant::now())
-            .iter()
-            .filter(|g| !crate::teach::is_tooltip(g.window))
-            .filter(|g| match clients_in.get(&g.window) {
-                Some(clients) => clients.iter().any(|&c| selection.masks(c)),
-                None => selection.masks(g.window),
-            })
-            .filter_map(|g| g.rect.intersect(&clip))
-            .flat_map(|r| under.iter().filter_map(move |u| r.intersect(u)))
-            .collect();
+        let held =
+            |top: u32| -> Vec<u32> { clients_in.get(&top).cloned().unwrap_or_else(|| vec![top]) };
+        let mut rects = Vec::new();
+        for g in ghosts.recent(Instant::now()) {
+            if crate::teach::is_tooltip(g.window)
+                || !held(g.window).iter().any(|&c| selection.masks(c))
+            {
+                continue;
+            }
+            let Some(mut region) = g.rect.intersect(&clip).map(|r| vec![r]) else {
+                continue;
+            };
+            for (top, then) in &g.above {
+                let ids = held(*top);
+                let shown = windows
+                    .iter()
+                    .filter(|w| ids.contains(&w.id))
+                    .flat_map(|w| w.visible_region().iter().filter_map(|r| r.intersect(then)));
+                for cover in shown {
+                    region = subtract(&region, &cover);
+                }
+            }
+            rects.extend(
+                region
+                    .iter()
+                    .flat_map(|r| under.iter().filter_map(move |u| r.intersect(u))),
+            );
+        }
         Ok(rects)
     }
 
@@ -618,7 +753,7 @@ impl Wm {
         })
     }
 
-    /// The topmost visible window whose frame contains `p`.
+    /// The window a pointer event at `p` would land in (see [`topmost_at`]).
     pub fn window_at<C: Connection>(
         &self,
         conn: &C,
@@ -1041,14 +1176,22 @@ impl Wm {
         let active = self
             .root_u32(conn, root, self.atoms._NET_ACTIVE_WINDOW)?
             .filter(|&id| id != 0);
-        self.follow(conn, &ids)?;
+        let top = |id: &u32| top_of.get(id).copied().unwrap_or(*id);
+        let tops: Vec<u32> = {
+            let mut seen = HashSet::new();
+            ids.iter().map(top).filter(|t| seen.insert(*t)).collect()
+        };
+        self.follow(conn, &[ids.as_slice(), &frames].concat())?;
+        let shape_probes = self.request_shapes(conn, &tops)?;
         let mut facts = self.describe(conn, root, &ids)?;
+        let shapes = self.collect_shapes(shape_probes)?;
         let managed: HashSet<u32> = clients.into_iter().collect();
         for f in &mut facts {
             f.managed = managed.contains(&f.id);
             if let Some(top) = top_of.get(&f.id).filter(|&&top| top != f.id) {
                 f.viewable |= viewable.contains(top);
             }
+            f.shapes = shapes.get(&top(&f.id)).cloned().unwrap_or_default();
         }
         self.attribute(conn, root, &mut facts)?;
         // Every event sent before these replies has arrived by now.
@@ -1062,6 +1205,7 @@ impl Wm {
     /// then makes an X error, which moves it on too. Their focus too: the
     /// focus can move between two clients with no event on the root, and
     /// a client told of the epoch's moves makes no GetInputFocus.
+    /// Their shapes too, which decide where they are masked and clicked.
     fn follow<C: Connection>(&self, conn: &C, ids: &[u32]) -> Result<()> {
         if !self.epoch.live() {
             return Ok(());
@@ -1076,8 +1220,73 @@ impl Wm {
                 ),
             )
             .map_err(|e| sent("following a window's properties", e))?;
+            if self.shape {
+                conn.shape_select_input(id, true)
+                    .map_err(|e| sent("following a window's shape", e))?;
+            }
         }
         Ok(())
+    }
+
+    /// Asks for the shapes of the children of the root `tops`; the
+    /// replies are read by [`Wm::collect_shapes`], after other requests
+    /// have gone out, so they cost no round trip of their own.
+    fn request_shapes<'c, C: Connection>(
+        &self,
+        conn: &'c C,
+        tops: &[u32],
+    ) -> Result<Vec<ShapeProbe<'c, C>>> {
+        if !self.shape {
+            return Ok(Vec::new());
+        }
+        tops.iter()
+            .map(|&top| {
+                Ok(ShapeProbe {
+                    top,
+                    geometry: conn.get_geometry(top)?,
+                    attributes: conn.get_window_attributes(top)?,
+                    bounding: conn.shape_get_rectangles(top, SK::BOUNDING)?,
+                    input: conn.shape_get_rectangles(top, SK::INPUT)?,
+                })
+            })
+            .collect::<std::result::Result<Vec<_>, ConnectionError>>()
+            .map_err(|e| sent("asking for window shapes", e))
+    }
+
+    /// The shapes asked for by [`Wm::request_shapes`], by window; a
+    /// window that vanished meanwhile is left out.
+    fn collect_shapes<C: Connection>(
+        &self,
+        probes: Vec<ShapeProbe<'_, C>>,
+    ) -> Result<HashMap<u32, Shapes>> {
+        let mut out = HashMap::with_capacity(probes.len());
+        for p in probes {
+            let read = (|| -> std::result::Result<Shapes, Failure> {
+                let geometry = per_window(p.geometry.reply())?;
+                let attributes = per_window(p.attributes.reply())?;
+                // A window the server will not describe the shape of is
+                // judged by its rectangle.
+                let rects = |r: std::result::Result<Option<GetRectanglesReply>, Failure>| {
+                    r.map(|reply| reply.map(|reply| reply.rectangles))
+                };
+                let bounding = rects(optional(p.bounding.reply()))?;
+                let input = rects(optional(p.input.reply()))?;
+                Ok(shapes_of(
+                    &geometry,
+                    attributes.class == WindowClass::INPUT_ONLY,
+                    bounding,
+                    input,
+                ))
+            })();
+            match read {
+                Ok(shapes) => {
+                    out.insert(p.top, shapes);
+                }
+                Err(Failure::Vanished) => {}
+                Err(Failure::Fatal(err)) => return Err(err),
+            }
+        }
+        Ok(out)
     }
 
     /// Notes which clients each child of the root holds, keeping what was
@@ -1308,6 +1517,7 @@ impl Wm {
             managed: false,
             transient_for: first_u32(&transient_for).filter(|&w| w != 0),
             client_leader: first_u32(&client_leader).filter(|&w| w != 0),
+            shapes: Shapes::default(),
         })
     }
 
@@ -1393,6 +1603,8 @@ mod tests {
             focused: false,
             desktop: Some(0),
             override_redirect: false,
+            shape: None,
+            input: None,
         }
     }
 
@@ -1432,6 +1644,60 @@ mod tests {
         assert_eq!(at(10, 10), Some(5), "minimized and unmapped are skipped");
         assert_eq!(at(1000, 5), None);
         assert_eq!(topmost_at(&[], Point { x: 0, y: 0 }), None);
+    }
+
+    #[test]
+    fn topmost_at_passes_over_windows_that_let_clicks_through() {
+        let mut overlay = window(1, rect(0, 0, 1000, 1000));
+        overlay.input = Some(Vec::new());
+        let mut icon = window(2, rect(100, 100, 64, 64));
+        icon.input = Some(vec![rect(100, 100, 10, 10)]);
+        let below = window(3, rect(0, 0, 500, 500));
+        let list = vec![overlay, icon, below];
+        let at = |x, y| topmost_at(&list, Point { x, y }).map(|w| w.id);
+        assert_eq!(at(150, 150), Some(3));
+        assert_eq!(at(105, 105), Some(2));
+        assert_eq!(at(700, 700), None);
+    }
+
+    #[test]
+    fn shapes_are_placed_and_left_out_when_whole() {
+        let g = GetGeometryReply {
+            depth: 24,
+            sequence: 0,
+            length: 0,
+            root: 1,
+            x: 100,
+            y: 50,
+            width: 200,
+            height: 100,
+            border_width: 1,
+        };
+        let r = |x, y, width, height| Rectangle {
+            x,
+            y,
+            width,
+            height,
+        };
+        let whole = vec![r(-1, -1, 202, 102)];
+        assert_eq!(
+            shapes_of(&g, false, Some(whole.clone()), Some(whole.clone())),
+            Shapes::default()
+        );
+        assert_eq!(shapes_of(&g, false, None, None), Shapes::default());
+        // A cursor shown, no input taken: placed on the root.
+        let cursor = shapes_of(&g, false, Some(vec![r(10, 10, 5, 5)]), Some(Vec::new()));
+        assert_eq!(cursor.visible, Some(vec![rect(111, 61, 5, 5)]));
+        assert_eq!(cursor.input, Some(Vec::new()));
+        // Input is taken only where the window is also shown.
+        let cut = shapes_of(&g, false, Some(vec![r(0, 0, 50, 50)]), None);
+        assert_eq!(cut.input, Some(vec![rect(101, 51, 50, 50)]));
+        // An input-only window shows nothing.
+        let input_only = shapes_of(&g, true, None, None);
+        assert_eq!(
+            (input_only.visible, input_only.input),
+            (Some(Vec::new()), None)
+        );
     }
 
     #[test]

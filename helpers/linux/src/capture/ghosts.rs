@@ -5,12 +5,20 @@
 //! window that has just closed or moved would leak through them, so its old
 //! place is painted too for [`GHOST_TTL`].
 //!
-//! The helper follows the root's children through SubstructureNotify
-//! events (the window manager's frames, and override-redirect popups).
+//! A window left its pixels only where it was itself visible: where a
+//! window stacked above it covered it, that window's pixels were on
+//! screen, and stay. So each ghost remembers the windows above it when it
+//! left, and the capture leaves out what they still show there; an
+//! approved window over a hidden one is never painted over.
+//!
+//! The helper follows the root's children, and their stacking order,
+//! through SubstructureNotify events (the window manager's frames, and
+//! override-redirect popups).
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
+use x11rb::protocol::xproto::Place;
 use x11rb::protocol::Event;
 
 use crate::types::Rect;
@@ -22,12 +30,15 @@ pub const GHOST_TTL: Duration = Duration::from_secs(1);
 const MAX_GHOSTS: usize = 256;
 
 /// One area a window left.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ghost {
     /// The child of the root that was there.
     pub window: u32,
     pub rect: Rect,
     pub at: Instant,
+    /// The mapped children of the root stacked above it then, and their
+    /// rectangles.
+    pub above: Vec<(u32, Rect)>,
 }
 
 /// The root's children as the events tell them, and their recent ghosts.
@@ -35,6 +46,8 @@ pub struct Ghost {
 pub struct Ghosts {
     rects: HashMap<u32, Rect>,
     mapped: HashSet<u32>,
+    /// The children, bottom first.
+    order: Vec<u32>,
     recent: Vec<Ghost>,
 }
 
@@ -50,24 +63,56 @@ fn outer(x: i16, y: i16, width: u16, height: u16, border: u16) -> Rect {
 
 impl Ghosts {
     /// Records a child of the root found by listing, before any event
-    /// about it.
+    /// about it; listed bottom first.
     pub fn seen(&mut self, window: u32, rect: Rect, mapped: bool) {
         self.rects.entry(window).or_insert(rect);
         if mapped {
             self.mapped.insert(window);
+        }
+        if !self.order.contains(&window) {
+            self.order.push(window);
         }
     }
 
     fn left(&mut self, window: u32, now: Instant) {
         if self.mapped.remove(&window) {
             if let Some(&rect) = self.rects.get(&window) {
-                self.push(Ghost {
-                    window,
-                    rect,
-                    at: now,
-                });
+                self.push_ghost(window, rect, now);
             }
         }
+    }
+
+    /// A ghost of `window` at `rect`, under the windows above it now.
+    fn push_ghost(&mut self, window: u32, rect: Rect, now: Instant) {
+        let above = match self.order.iter().position(|&w| w == window) {
+            Some(at) => self.order[at + 1..]
+                .iter()
+                .filter(|w| self.mapped.contains(w))
+                .filter_map(|w| Some((*w, *self.rects.get(w)?)))
+                .collect(),
+            None => Vec::new(),
+        };
+        self.push(Ghost {
+            window,
+            rect,
+            at: now,
+            above,
+        });
+    }
+
+    /// Moves `window` to just above `sibling` (0: the bottom; one not
+    /// known: the top).
+    fn restack(&mut self, window: u32, sibling: u32) {
+        self.order.retain(|&w| w != window);
+        let at = match sibling {
+            0 => 0,
+            s => self
+                .order
+                .iter()
+                .position(|&w| w == s)
+                .map_or(self.order.len(), |i| i + 1),
+        };
+        self.order.insert(at, window);
     }
 
     fn push(&mut self, ghost: Ghost) {
@@ -83,18 +128,23 @@ impl Ghosts {
             Event::CreateNotify(e) if e.parent == root => {
                 self.rects
                     .insert(e.window, outer(e.x, e.y, e.width, e.height, e.border_width));
+                self.restack(e.window, u32::MAX);
             }
             Event::ConfigureNotify(e) if e.event == root => {
                 let rect = outer(e.x, e.y, e.width, e.height, e.border_width);
                 let old = self.rects.insert(e.window, rect);
                 if let Some(old) = old.filter(|old| *old != rect) {
                     if self.mapped.contains(&e.window) {
-                        self.push(Ghost {
-                            window: e.window,
-                            rect: old,
-                            at: now,
-                        });
+                        self.push_ghost(e.window, old, now);
                     }
+                }
+                self.restack(e.window, e.above_sibling);
+            }
+            Event::CirculateNotify(e) if e.event == root => {
+                if e.place == Place::ON_TOP {
+                    self.restack(e.window, u32::MAX);
+                } else {
+                    self.restack(e.window, 0);
                 }
             }
             Event::MapNotify(e) if e.event == root => {
@@ -104,6 +154,7 @@ impl Ghosts {
             Event::DestroyNotify(e) if e.event == root => {
                 self.left(e.window, now);
                 self.rects.remove(&e.window);
+                self.order.retain(|&w| w != e.window);
             }
             Event::ReparentNotify(e) if e.event == root => {
                 if e.parent == root {
@@ -113,9 +164,11 @@ impl Ghosts {
                         width: 0,
                         height: 0,
                     });
+                    self.restack(e.window, u32::MAX);
                 } else {
                     self.left(e.window, now);
                     self.rects.remove(&e.window);
+                    self.order.retain(|&w| w != e.window);
                 }
             }
             _ => {}
@@ -239,5 +292,31 @@ mod tests {
         g.event(&map(8), ROOT, t0);
         g.event(&unmap(8), ROOT, t0);
         assert_eq!(g.recent(t0).len(), 1);
+    }
+
+    #[test]
+    fn ghosts_know_the_windows_above_them() {
+        let t0 = Instant::now();
+        let mut g = Ghosts::default();
+        // Listed bottom first: 1 under 2; then 3 is created on top, and
+        // 1 raised above 2 (just above 2).
+        g.seen(1, rect(0, 0), true);
+        g.seen(2, rect(5, 5), true);
+        g.event(&create(3, 50, 50), ROOT, t0);
+        g.event(&map(3), ROOT, t0);
+        let mut raise = configure(1, 0, 0);
+        if let Event::ConfigureNotify(e) = &mut raise {
+            e.above_sibling = 2;
+        }
+        g.event(&raise, ROOT, t0);
+        g.event(&unmap(2), ROOT, t0);
+        g.event(&unmap(1), ROOT, t0);
+        let recent = g.recent(t0);
+        assert_eq!(recent[0].window, 2);
+        assert_eq!(
+            recent[0].above.iter().map(|a| a.0).collect::<Vec<_>>(),
+            vec![1, 3]
+        );
+        assert_eq!(recent[1].above, vec![(3, rect(50, 50))]);
     }
 }

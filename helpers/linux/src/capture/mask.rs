@@ -1,9 +1,10 @@
 //! Masking: which parts of a capture belong to windows the caller wants
 //! hidden, and painting them over.
 //!
-//! A masked window is painted where it is actually visible: its frame
-//! bounds minus whatever unmasked windows above it cover. Masked windows
-//! above it need not be subtracted, since they are painted too.
+//! A masked window is painted where it is actually visible: its visible
+//! shape (its frame bounds, for an unshaped window) minus whatever the
+//! visible shapes of unmasked windows above it cover. Masked windows above
+//! it need not be subtracted, since they are painted too.
 
 use crate::capture::pixfmt::Layout4;
 use crate::types::{Rect, Window};
@@ -80,42 +81,103 @@ impl Selection {
     }
 }
 
+/// What a capture paints over (see [`regions`]).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Painted {
+    /// Global coordinates, inside the clip.
+    pub rects: Vec<Rect>,
+    /// The windows painted: the requested ones in request order, then the
+    /// others in stacking order.
+    pub ids: Vec<u32>,
+    /// The window painted over the largest area.
+    pub largest: Option<u32>,
+}
+
 /// The areas to paint for a capture of `clip`, given the visible windows
-/// top first. Returns the rectangles (global coordinates, inside `clip`) and
-/// the ids that were actually painted: the requested ones in request order,
-/// then the others in stacking order.
-pub fn regions(windows: &[Window], selection: &Selection, clip: Rect) -> (Vec<Rect>, Vec<u32>) {
+/// top first. A window is painted where it shows pixels (its visible
+/// shape), and only an unmasked window's visible shape uncovers what lies
+/// below it: a full-screen overlay that shows a small cursor hides nothing
+/// else, and one that shows everything hides everything.
+pub fn regions(windows: &[Window], selection: &Selection, clip: Rect) -> Painted {
     let requested = &selection.mask;
     let mut above_unmasked: Vec<Rect> = Vec::new();
     let mut rects = Vec::new();
     let mut painted: Vec<u32> = Vec::new();
+    let mut largest: Option<(u32, u64)> = None;
     for window in windows {
         if !selection.masks(window.id) {
-            above_unmasked.push(window.bounds);
+            above_unmasked.extend_from_slice(window.visible_region());
             continue;
         }
-        let Some(visible) = window.bounds.intersect(&clip) else {
-            continue;
-        };
-        let mut region = vec![visible];
+        let mut region: Vec<Rect> = window
+            .visible_region()
+            .iter()
+            .filter_map(|r| r.intersect(&clip))
+            .collect();
         for cover in &above_unmasked {
-            region = subtract(&region, cover);
             if region.is_empty() {
                 break;
             }
+            region = subtract(&region, cover);
         }
         if !region.is_empty() {
+            let area = region
+                .iter()
+                .map(|r| r.width as u64 * r.height as u64)
+                .sum();
+            if largest.map_or(true, |(_, most)| area > most) {
+                largest = Some((window.id, area));
+            }
             rects.extend(region);
             painted.push(window.id);
         }
     }
-    let mut ordered: Vec<u32> = Vec::with_capacity(painted.len());
+    let mut ids: Vec<u32> = Vec::with_capacity(painted.len());
     for id in requested.iter().chain(painted.iter()) {
-        if painted.contains(id) && !ordered.contains(id) {
-            ordered.push(*id);
+        if painted.contains(id) && !ids.contains(id) {
+            ids.push(*id);
         }
     }
-    (rects, ordered)
+    Painted {
+        rects,
+        ids,
+        largest: largest.map(|(id, _)| id),
+    }
+}
+
+/// How many pixels of `clip` the rectangles cover, each pixel once.
+pub fn covered(rects: &[Rect], clip: Rect) -> u64 {
+    let rects: Vec<Rect> = rects.iter().filter_map(|r| r.intersect(&clip)).collect();
+    let mut edges: Vec<i64> = rects
+        .iter()
+        .flat_map(|r| [r.y as i64, r.y as i64 + r.height as i64])
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    let mut total = 0u64;
+    let mut spans: Vec<(i64, i64)> = Vec::new();
+    for band in edges.windows(2) {
+        let (top, bottom) = (band[0], band[1]);
+        spans.clear();
+        spans.extend(
+            rects
+                .iter()
+                .filter(|r| r.y as i64 <= top && bottom <= r.y as i64 + r.height as i64)
+                .map(|r| (r.x as i64, r.x as i64 + r.width as i64)),
+        );
+        spans.sort_unstable();
+        let mut done = i64::MIN;
+        let mut width = 0;
+        for &(x0, x1) in &spans {
+            let from = x0.max(done);
+            if x1 > from {
+                width += x1 - from;
+            }
+            done = done.max(x1);
+        }
+        total += width as u64 * (bottom - top) as u64;
+    }
+    total
 }
 
 /// Paints `rects` (global coordinates) into an image of 4-byte pixels whose
@@ -315,6 +377,8 @@ mod tests {
             focused: false,
             desktop: Some(0),
             override_redirect: false,
+            shape: None,
+            input: None,
         }
     }
 
@@ -341,13 +405,17 @@ mod tests {
             others: true,
             keep: vec![2, 3],
         };
-        let (rects, painted) = regions(&windows, &selection, clip);
+        let Painted {
+            rects,
+            ids: painted,
+            ..
+        } = regions(&windows, &selection, clip);
         assert_eq!(painted, vec![3, 1, 4]);
         assert_eq!(covers(&rects, 15, 15), 1, "the unlisted popup is painted");
         assert_eq!(covers(&rects, 30, 30), 0, "the kept window is not");
         assert_eq!(area(&rects), 300);
         // Without mask_others only the named window is painted.
-        let (_, painted) = regions(&windows, &only(&[3]), clip);
+        let painted = regions(&windows, &only(&[3]), clip).ids;
         assert_eq!(painted, vec![3]);
         assert!(only(&[]).is_empty() && !selection.is_empty());
     }
@@ -364,7 +432,12 @@ mod tests {
             window(4, rect(200, 200, 10, 10)),
             window(5, rect(60, 60, 10, 10)),
         ];
-        let (rects, painted) = regions(&windows, &only(&[4, 2, 3, 5, 99]), clip);
+        let Painted {
+            rects,
+            ids: painted,
+            largest,
+        } = regions(&windows, &only(&[4, 2, 3, 5, 99]), clip);
+        assert_eq!(largest, Some(2));
         // 3 is fully under 1; 4 is outside; 99 is unknown.
         assert_eq!(painted, vec![2, 5]);
         assert_eq!(area(&rects), 25 * 10 + 100);
@@ -379,10 +452,58 @@ mod tests {
             window(1, rect(0, 0, 20, 20)),
             window(2, rect(10, 10, 20, 20)),
         ];
-        let (rects, painted) = regions(&windows, &only(&[1, 2]), clip);
+        let Painted {
+            rects,
+            ids: painted,
+            ..
+        } = regions(&windows, &only(&[1, 2]), clip);
         assert_eq!(painted, vec![1, 2]);
         assert_eq!(covers(&rects, 15, 15), 2);
         assert_eq!(covers(&rects, 25, 25), 1);
+    }
+
+    #[test]
+    fn shapes_decide_what_is_painted_and_uncovered() {
+        let clip = rect(0, 0, 100, 100);
+        let cursor = rect(40, 40, 5, 5);
+        // Top first: an unapproved full-screen overlay that shows only a
+        // cursor, over an approved window, over an unapproved one.
+        let mut overlay = window(1, clip);
+        overlay.shape = Some(vec![cursor]);
+        let approved = window(2, rect(0, 0, 50, 50));
+        let below = window(3, rect(0, 0, 100, 100));
+        let windows = [overlay.clone(), approved.clone(), below.clone()];
+        let p = regions(&windows, &only(&[1, 3]), clip);
+        assert_eq!(covers(&p.rects, 42, 42), 1, "the cursor is painted");
+        assert_eq!(covers(&p.rects, 10, 10), 0, "the approved window is not");
+        assert_eq!(covers(&p.rects, 70, 70), 1, "the unapproved one below is");
+        assert_eq!(p.largest, Some(3));
+        // An approved overlay that shows only a cursor uncovers only that.
+        let p = regions(&[overlay, below], &only(&[3]), clip);
+        assert_eq!(covers(&p.rects, 42, 42), 0);
+        assert_eq!(area(&p.rects), 100 * 100 - 25);
+        // A window that shows nothing (input-only) is never painted.
+        let mut input_only = window(4, clip);
+        input_only.shape = Some(Vec::new());
+        assert!(regions(&[input_only], &only(&[4]), clip).ids.is_empty());
+    }
+
+    #[test]
+    fn covered_counts_each_pixel_once() {
+        let clip = rect(0, 0, 100, 100);
+        assert_eq!(covered(&[], clip), 0);
+        assert_eq!(
+            covered(&[rect(0, 0, 10, 10), rect(5, 5, 10, 10)], clip),
+            175
+        );
+        assert_eq!(
+            covered(&[rect(-50, -50, 500, 500), rect(5, 5, 10, 10)], clip),
+            10_000
+        );
+        assert_eq!(
+            covered(&[rect(0, 0, 10, 10), rect(20, 0, 10, 10)], clip),
+            200
+        );
     }
 
     #[test]

@@ -136,6 +136,8 @@ fn to_window(w: &KdeWindow, state: &State) -> Window {
         focused: w.flags & ACTIVE != 0,
         desktop: None,
         override_redirect: false,
+        shape: None,
+        input: None,
     }
 }
 

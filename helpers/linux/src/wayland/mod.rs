@@ -458,7 +458,8 @@ impl Server {
                 .map(|g| Window { hidden: false, ..g })
                 .collect();
             visible.extend(windows.into_iter().filter(|w| !w.hidden));
-            mask::regions(&visible, &selection, source)
+            let painted = mask::regions(&visible, &selection, source);
+            (painted.rects, painted.ids)
         };
         let mask_rects: Vec<Rect> = mask_rects.iter().map(to_buffer).collect();
         let display_id = if rect.is_some() {
@@ -503,6 +504,7 @@ impl Server {
                 display: display_id,
                 masked,
                 mask_others: selection.others,
+                mask_cover: None,
                 method: if kde::is_kwin(self.wl.as_ref().expect("connected"))
                     && self
                         .wl
@@ -1189,6 +1191,8 @@ fn window_list(wl: &Wl, include_hidden: bool) -> Vec<Window> {
                 focused: t.activated,
                 desktop: None,
                 override_redirect: false,
+                shape: None,
+                input: None,
             }
         })
         .filter(|w| include_hidden || !w.hidden)
