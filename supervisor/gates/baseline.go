@@ -3,6 +3,7 @@ package gates
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -17,6 +18,16 @@ import (
 // field), while anything else that changed the screen since deskhand last
 // looked does: a window mapped over the target after a mouse_move, a
 // dialog that popped up during a wait.
+//
+// A change is deskhand's when it was drawn after deskhand's input began.
+// Just before an input that follows a quiet spell (no settling in
+// progress), the helper compares the screen with its reference
+// (beforeInput): where something was drawn since, the change is no one
+// deskhand knows, and the settling that follows the input would make it
+// part of the reference. So every checked action is refused from then
+// until the next capture, the one way the model can have seen it; a
+// difference no patch check would notice (a blinking text cursor) is
+// let through.
 //
 // "As the action left it" is read once the screen settles: settleStep
 // after the action the helper re-reads the latest capture's area
@@ -134,15 +145,7 @@ func (g *Gates) settle(ctx context.Context, b baseliner, stop <-chan struct{}, s
 			return false
 		default:
 		}
-		g.mu.Lock()
-		g.baselineReads++
-		g.mu.Unlock()
-		read := g.markRead()
-		res, err := b.PatchBaseline(ctx, patchTolerance)
-		read(err == nil)
-		g.mu.Lock()
-		g.baselineReads++
-		g.mu.Unlock()
+		res, err := g.readBaseline(ctx, b)
 		var be *bridge.Error
 		if errors.As(err, &be) && be.Name == "no_capture" {
 			return false
@@ -155,6 +158,64 @@ func (g *Gates) settle(ctx context.Context, b baseliner, stop <-chan struct{}, s
 			return true
 		}
 	}
+}
+
+// readBaseline makes the screen as it is now the helper's reference.
+func (g *Gates) readBaseline(ctx context.Context, b baseliner) (*bridge.PatchBaseline, error) {
+	g.mu.Lock()
+	g.baselineReads++
+	g.mu.Unlock()
+	read := g.markRead()
+	res, err := b.PatchBaseline(ctx, patchTolerance)
+	read(err == nil)
+	g.mu.Lock()
+	g.baselineReads++
+	g.mu.Unlock()
+	return res, err
+}
+
+// beforeInput runs just before deskhand sends input: what was drawn since
+// the reference was read, and before this input began, is not deskhand's,
+// and would become part of the reference once the input settles. Drawing
+// during the previous input's settling is that input's, so nothing is
+// read then.
+func (g *Gates) beforeInput(ctx context.Context) {
+	if g.settling() != nil {
+		return
+	}
+	g.mu.Lock()
+	last, acted, foreign := g.last, g.acted, g.foreign
+	g.mu.Unlock()
+	b, ok := g.opts.Desktop.(baseliner)
+	if last == nil || acted || foreign != nil || !ok {
+		// Nothing to be stale against, or nothing checked against it
+		// (see checkStaleness), or refused already.
+		return
+	}
+	res, err := g.readBaseline(ctx, b)
+	var be *bridge.Error
+	switch {
+	case errors.As(err, &be) && be.Name == "no_capture":
+		return
+	case err != nil:
+		foreign = fmt.Errorf("deskhand could not tell whether the screen changed between your latest screenshot and your last action (%v), so no click is checked against that screenshot any more: take a new screenshot and aim again", err)
+	case res.DifferingPixels*patchChanged >= patchSize*patchSize:
+		foreign = fmt.Errorf("the screen changed after your latest screenshot and before your last action (%d pixels differ), in places you have not seen, so no click is checked against that screenshot any more: take a new screenshot and aim again", res.DifferingPixels)
+	default:
+		return
+	}
+	g.mu.Lock()
+	if g.last == last {
+		g.foreign = foreign
+	}
+	g.mu.Unlock()
+}
+
+// captured makes the capture of src the staleness reference.
+func (g *Gates) captured(src bridge.Rect) {
+	g.mu.Lock()
+	g.last, g.acted, g.foreign = &src, false, nil
+	g.mu.Unlock()
 }
 
 // supersedeSettling stops the settling in progress and waits until it is

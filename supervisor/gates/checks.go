@@ -245,6 +245,12 @@ func (g *Gates) checkStaleness(ctx context.Context, a *mcpserver.Action) error {
 	if !classify(a).checkPixels {
 		return nil
 	}
+	g.mu.Lock()
+	foreign := g.foreign
+	g.mu.Unlock()
+	if foreign != nil {
+		return foreign
+	}
 	if g.settling() != nil {
 		// While the last action's settling runs, a target that matches
 		// the reference as it stands looks as deskhand last saw it, so

@@ -169,6 +169,10 @@ type Gates struct {
 	settleEnd   func()
 	// last is the source rectangle of the latest capture, nil before one.
 	last *bridge.Rect
+	// foreign, until the next capture, refuses every action the staleness
+	// gate checks: the screen changed after the latest capture and before
+	// deskhand's own input began (beforeInput).
+	foreign error
 	// baselineReads counts the settling's reads of the reference, twice
 	// each: odd while one is in flight.
 	baselineReads uint64
