@@ -12,7 +12,10 @@ package supervisor_test
 
 import (
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deskhand/deskhand/internal/desktoptest"
 )
@@ -40,29 +43,42 @@ func TestStaleAfterInput(t *testing.T) {
 		_, err := os.Stat(code)
 		return err == nil
 	}
+	// refused checks that the click on Yes, after input, was refused;
+	// zenity's exit status is the evidence of one that was not.
+	refused := func(after string, res *mcp.CallToolResult) {
+		t.Helper()
+		if !res.IsError {
+			t.Fatalf("after a %s, the click on the target the dialog came over was accepted (%q); zenity --question exited %d (0: Yes was pressed)", after, resultText(res), waitExit(t, code))
+		}
+		if msg := resultText(res); !strings.Contains(msg, "take a new screenshot") {
+			t.Errorf("after a %s, the refusal %q lacks %q", after, msg, "take a new screenshot")
+		}
+	}
+	yes := func() map[string]any { return map[string]any{"coordinate": e.at(yesX, yesY)} }
 
 	for _, tc := range []struct {
 		name string
-		// act sends the input, then clicks Yes; it checks the refusal.
+		// act sends the input, then clicks Yes, and checks the refusal.
 		act func()
 	}{
 		{"mouse_move elsewhere", func() {
 			e.ok("mouse_move", map[string]any{"coordinate": e.at(elseX, elseY)})
-			e.bad("left_click", map[string]any{"coordinate": e.at(yesX, yesY)}, "stale screenshot", "take a new screenshot")
+			refused("mouse_move", e.call("left_click", yes()))
 		}},
 		{"key press", func() {
 			e.ok("key", map[string]any{"text": "shift"})
-			e.bad("left_click", map[string]any{"coordinate": e.at(yesX, yesY)}, "stale screenshot", "take a new screenshot")
+			refused("key press", e.call("left_click", yes()))
 		}},
 		{"scroll elsewhere", func() {
 			e.ok("scroll", map[string]any{"coordinate": e.at(elseX, elseY), "scroll_direction": "down", "scroll_amount": 1})
-			e.bad("left_click", map[string]any{"coordinate": e.at(yesX, yesY)}, "stale screenshot", "take a new screenshot")
+			refused("scroll", e.call("left_click", yes()))
 		}},
 		{"batch step", func() {
 			res := e.call("computer_batch", map[string]any{"actions": []any{
 				map[string]any{"action": "mouse_move", "coordinate": e.at(elseX, elseY)},
 				map[string]any{"action": "left_click", "coordinate": e.at(yesX, yesY)},
 			}})
+			refused("batch step", res)
 			batchShape(t, res, 1, 0, "take a new screenshot")
 		}},
 	} {
@@ -80,7 +96,7 @@ func TestStaleAfterInput(t *testing.T) {
 
 	// A screenshot that shows the dialog makes the click the model's own.
 	e.screenshot("screenshot", nil)
-	e.ok("left_click", map[string]any{"coordinate": e.at(yesX, yesY)})
+	e.ok("left_click", yes())
 	if status := waitExit(t, code); status != 0 {
 		t.Errorf("zenity --question exited %d after a click on Yes once the model saw it, want 0", status)
 	}

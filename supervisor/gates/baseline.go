@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/geometry"
 )
 
 // The staleness gate checks every click (and every other action that
@@ -19,12 +20,12 @@ import (
 // looked does: a window mapped over the target after a mouse_move, a
 // dialog that popped up during a wait.
 //
-// A change is deskhand's when it was drawn after deskhand's input began.
-// Just before an input that follows a quiet spell (no settling in
-// progress), the helper compares the screen with its reference
-// (beforeInput): where something was drawn since, the change is no one
-// deskhand knows, and the settling that follows the input would make it
-// part of the reference. So every checked action is refused from then
+// A change is deskhand's when it was drawn within settleMax of deskhand's
+// input, as the settling would take it. Just before an input that follows
+// a quiet spell (settleMax since the last input), the helper compares the
+// screen with its reference (beforeInput): what was drawn since is no
+// change deskhand made, and the settling that follows the input would make
+// it part of the reference. So every checked action is refused from then
 // until the next capture, the one way the model can have seen it; a
 // difference no patch check would notice (a blinking text cursor) is
 // let through.
@@ -73,6 +74,7 @@ func (g *Gates) rebaseline(ctx context.Context) {
 	end := func() { once.Do(func() { close(done) }) }
 	g.mu.Lock()
 	last := g.last
+	g.inputAt = start
 	g.acted = true
 	g.stopSettlingLocked()
 	g.settleGen++
@@ -176,20 +178,27 @@ func (g *Gates) readBaseline(ctx context.Context, b baseliner) (*bridge.PatchBas
 
 // beforeInput runs just before deskhand sends input: what was drawn since
 // the reference was read, and before this input began, is not deskhand's,
-// and would become part of the reference once the input settles. Drawing
-// during the previous input's settling is that input's, so nothing is
-// read then.
+// and would become part of the reference once the input settles. What is
+// drawn within settleMax of deskhand's previous input is that input's, as
+// its settling would have taken it, so nothing is read then; nor where the
+// display vouches that nothing was drawn (drawn.go).
 func (g *Gates) beforeInput(ctx context.Context) {
 	if g.settling() != nil {
 		return
 	}
 	g.mu.Lock()
 	last, acted, foreign := g.last, g.acted, g.foreign
+	recent := time.Since(g.inputAt) < settleMax
+	vouched := g.checking != nil
+	since := g.checkingSince
 	g.mu.Unlock()
 	b, ok := g.opts.Desktop.(baseliner)
-	if last == nil || acted || foreign != nil || !ok {
+	if last == nil || acted || foreign != nil || recent || !ok {
 		// Nothing to be stale against, or nothing checked against it
-		// (see checkStaleness), or refused already.
+		// (see checkStaleness), refused already, or deskhand's own.
+		return
+	}
+	if vouched && g.opts.Drawn.Undrawn([]geometry.Rect{{X: last.X, Y: last.Y, Width: last.Width, Height: last.Height}}, since) {
 		return
 	}
 	res, err := g.readBaseline(ctx, b)
@@ -211,10 +220,12 @@ func (g *Gates) beforeInput(ctx context.Context) {
 	g.mu.Unlock()
 }
 
-// captured makes the capture of src the staleness reference.
+// captured makes the capture of src the staleness reference. What is
+// drawn after it is the next input's to answer for, however recent the
+// last one: the capture ended that one's settling.
 func (g *Gates) captured(src bridge.Rect) {
 	g.mu.Lock()
-	g.last, g.acted, g.foreign = &src, false, nil
+	g.last, g.acted, g.foreign, g.inputAt = &src, false, nil, time.Time{}
 	g.mu.Unlock()
 }
 

@@ -268,6 +268,9 @@ func TestSupersededSettlingNeverReads(t *testing.T) {
 
 	// A burst of actions: each one ends the settling before it. Only
 	// the first, after a quiet spell, reads before it.
+	f.g.mu.Lock()
+	f.g.inputAt = time.Time{} // a quiet spell, however fast the test runs
+	f.g.mu.Unlock()
 	before = reads() + 1
 	for range 5 {
 		settling := f.g.settling()
@@ -345,7 +348,11 @@ func TestStalenessNotLaunderedByInput(t *testing.T) {
 			if err := f.check(click); err != nil {
 				t.Fatalf("click after a new screenshot: %v", err)
 			}
-			// A blinking cursor before the input is not a change.
+			// After a quiet spell, a blinking cursor before the input is
+			// not a change.
+			f.g.mu.Lock()
+			f.g.inputAt = time.Time{}
+			f.g.mu.Unlock()
 			d.diffs = []int{patchSize*patchSize/patchChanged - 1}
 			if err := tc.input(f.exec); err != nil {
 				t.Fatal(err)
