@@ -20,22 +20,21 @@ import (
 // looked does: a window mapped over the target after a mouse_move, a
 // dialog that popped up during a wait.
 //
-// A change is deskhand's when it was drawn within settleMax of deskhand's
-// input, as the settling would take it. Just before an input that follows
-// a quiet spell (settleMax since the last input), the helper compares the
-// screen with its reference (beforeInput): what was drawn since is no
-// change deskhand made, and the settling that follows the input would make
-// it part of the reference. So every checked action is refused from then
-// until the next capture, the one way the model can have seen it; a
-// difference no patch check would notice (a blinking text cursor) is
-// let through.
+// A change is deskhand's when it was drawn while deskhand's input settled
+// (below). Just before an input that follows a quiet spell (no settling in
+// progress), the helper compares the screen with its reference
+// (beforeInput): what was drawn since is no change deskhand made, and the
+// settling that follows the input would make it part of the reference.
+// So if over settleQuiet pixels differ, every checked action is refused
+// until the next capture, the one way the model can have seen the change;
+// a blinking text cursor stays under that.
 //
 // "As the action left it" is read once the screen settles: settleStep
 // after the action the helper re-reads the latest capture's area
 // (patch_baseline), then again every settleStep until a read at least
 // settleMin after the action finds at most settleQuiet pixels changed
 // since the one before (a blinking text cursor stays under that), for at
-// most settleMax. A change that starts later than that, even one the
+// most settleMax; then once more at settleMax. A change that starts later than that, even one the
 // action caused, is treated as someone else's: the click is refused and
 // the model asked for a new screenshot, which is the safe way to be
 // wrong.
@@ -74,7 +73,6 @@ func (g *Gates) rebaseline(ctx context.Context) {
 	end := func() { once.Do(func() { close(done) }) }
 	g.mu.Lock()
 	last := g.last
-	g.inputAt = start
 	g.acted = true
 	g.stopSettlingLocked()
 	g.settleGen++
@@ -132,10 +130,11 @@ func (g *Gates) stopSettlingLocked() {
 // after start; false means it could not, or a newer action or a capture
 // took over (stop closed).
 func (g *Gates) settle(ctx context.Context, b baseliner, stop <-chan struct{}, start time.Time) bool {
-	for first := true; ; first = false {
-		if !first {
+	var next time.Duration // the timer waited for the first read
+	for {
+		if next > 0 {
 			select {
-			case <-time.After(settleStep):
+			case <-time.After(next):
 			case <-stop:
 				return false
 			case <-ctx.Done():
@@ -156,8 +155,17 @@ func (g *Gates) settle(ctx context.Context, b baseliner, stop <-chan struct{}, s
 			g.log.Warn("refreshing the staleness reference; checking only the first click after the next screenshot", "err", err)
 			return false
 		}
-		if since := time.Since(start); since >= settleMin && res.DifferingPixels <= settleQuiet || since >= settleMax {
+		since := time.Since(start)
+		switch {
+		case since >= settleMax:
 			return true
+		case since >= settleMin && res.DifferingPixels <= settleQuiet:
+			// Settled. One more read at settleMax takes what the action
+			// drew late (a transition, a fade) as its own, so that the
+			// next input does not count it as someone else's.
+			next = time.Until(start.Add(settleMax))
+		default:
+			next = settleStep
 		}
 	}
 }
@@ -178,24 +186,23 @@ func (g *Gates) readBaseline(ctx context.Context, b baseliner) (*bridge.PatchBas
 
 // beforeInput runs just before deskhand sends input: what was drawn since
 // the reference was read, and before this input began, is not deskhand's,
-// and would become part of the reference once the input settles. What is
-// drawn within settleMax of deskhand's previous input is that input's, as
-// its settling would have taken it, so nothing is read then; nor where the
-// display vouches that nothing was drawn (drawn.go).
+// and would become part of the reference once the input settles. While
+// the previous input's settling runs, what is drawn is that input's, so
+// nothing is read then; nor where the display vouches that nothing was
+// drawn (drawn.go).
 func (g *Gates) beforeInput(ctx context.Context) {
 	if g.settling() != nil {
 		return
 	}
 	g.mu.Lock()
 	last, acted, foreign := g.last, g.acted, g.foreign
-	recent := time.Since(g.inputAt) < settleMax
 	vouched := g.checking != nil
 	since := g.checkingSince
 	g.mu.Unlock()
 	b, ok := g.opts.Desktop.(baseliner)
-	if last == nil || acted || foreign != nil || recent || !ok {
+	if last == nil || acted || foreign != nil || !ok {
 		// Nothing to be stale against, or nothing checked against it
-		// (see checkStaleness), refused already, or deskhand's own.
+		// (see checkStaleness), or refused already.
 		return
 	}
 	if vouched && g.opts.Drawn.Undrawn([]geometry.Rect{{X: last.X, Y: last.Y, Width: last.Width, Height: last.Height}}, since) {
@@ -208,7 +215,7 @@ func (g *Gates) beforeInput(ctx context.Context) {
 		return
 	case err != nil:
 		foreign = fmt.Errorf("deskhand could not tell whether the screen changed between your latest screenshot and your last action (%v), so no click is checked against that screenshot any more: take a new screenshot and aim again", err)
-	case res.DifferingPixels*patchChanged >= patchSize*patchSize:
+	case res.DifferingPixels > settleQuiet:
 		foreign = fmt.Errorf("the screen changed after your latest screenshot and before your last action (%d pixels differ), in places you have not seen, so no click is checked against that screenshot any more: take a new screenshot and aim again", res.DifferingPixels)
 	default:
 		return
@@ -220,12 +227,10 @@ func (g *Gates) beforeInput(ctx context.Context) {
 	g.mu.Unlock()
 }
 
-// captured makes the capture of src the staleness reference. What is
-// drawn after it is the next input's to answer for, however recent the
-// last one: the capture ended that one's settling.
+// captured makes the capture of src the staleness reference.
 func (g *Gates) captured(src bridge.Rect) {
 	g.mu.Lock()
-	g.last, g.acted, g.foreign, g.inputAt = &src, false, nil, time.Time{}
+	g.last, g.acted, g.foreign = &src, false, nil
 	g.mu.Unlock()
 }
 

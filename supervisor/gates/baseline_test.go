@@ -47,7 +47,8 @@ func TestStalenessAfterOwnInput(t *testing.T) {
 	}
 	// Nothing was drawn before the model's own click, which changes the
 	// screen; the screen settles over three reads (the third at
-	// settleMin); the reference is then the settled screen.
+	// settleMin), and is read once more at settleMax; the reference is
+	// then the settled screen.
 	d.diffs = []int{0, 5000, 900, 3}
 	if err := f.exec.Click(ctx, *onZenity, mcpserver.ButtonLeft, 1, ""); err != nil {
 		t.Fatal(err)
@@ -56,8 +57,8 @@ func TestStalenessAfterOwnInput(t *testing.T) {
 	if err := f.g.awaitReference(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if d.calls != 4 {
-		t.Errorf("patch_baseline called %d times, want 4 (once before the click, then until the screen settled)", d.calls)
+	if d.calls != 5 {
+		t.Errorf("patch_baseline called %d times, want 5 (once before the click, until the screen settled, and at settleMax)", d.calls)
 	}
 	n := len(f.d.patches)
 	if err := f.check(click); err != nil {
@@ -268,9 +269,6 @@ func TestSupersededSettlingNeverReads(t *testing.T) {
 
 	// A burst of actions: each one ends the settling before it. Only
 	// the first, after a quiet spell, reads before it.
-	f.g.mu.Lock()
-	f.g.inputAt = time.Time{} // a quiet spell, however fast the test runs
-	f.g.mu.Unlock()
 	before = reads() + 1
 	for range 5 {
 		settling := f.g.settling()
@@ -348,12 +346,8 @@ func TestStalenessNotLaunderedByInput(t *testing.T) {
 			if err := f.check(click); err != nil {
 				t.Fatalf("click after a new screenshot: %v", err)
 			}
-			// After a quiet spell, a blinking cursor before the input is
-			// not a change.
-			f.g.mu.Lock()
-			f.g.inputAt = time.Time{}
-			f.g.mu.Unlock()
-			d.diffs = []int{patchSize*patchSize/patchChanged - 1}
+			// A blinking cursor before the input is not a change.
+			d.diffs = []int{settleQuiet}
 			if err := tc.input(f.exec); err != nil {
 				t.Fatal(err)
 			}

@@ -173,9 +173,6 @@ type Gates struct {
 	// gate checks: the screen changed after the latest capture and before
 	// deskhand's own input began (beforeInput).
 	foreign error
-	// inputAt is when deskhand's latest input since the latest capture
-	// was sent.
-	inputAt time.Time
 	// baselineReads counts the settling's reads of the reference, twice
 	// each: odd while one is in flight.
 	baselineReads uint64
