@@ -253,7 +253,7 @@ func (g *Gates) checkStaleness(ctx context.Context, a *mcpserver.Action) error {
 	g.mu.Lock()
 	foreign := g.foreign
 	g.mu.Unlock()
-	if foreign != nil {
+	if foreign != nil && len(points(a)) > 0 {
 		return foreign
 	}
 	if g.settling() != nil {
