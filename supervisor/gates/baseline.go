@@ -9,6 +9,7 @@ import (
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/geometry"
+	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
 // The staleness gate checks every click (and every other action that
@@ -25,9 +26,10 @@ import (
 // progress), the helper compares the screen with its reference
 // (beforeInput): what was drawn since is no change deskhand made, and the
 // settling that follows the input would make it part of the reference.
-// So if over settleQuiet pixels differ, every checked action is refused
-// until the next capture, the one way the model can have seen the change;
-// a blinking text cursor stays under that.
+// So if over settleQuiet pixels differ (a blinking text cursor stays
+// under that), the checked actions are refused until the next capture,
+// the one way the model can have seen the change: where the display says
+// it drew (X11's DAMAGE, drawn.go), else everywhere.
 //
 // "As the action left it" is read once the screen settles: settleStep
 // after the action the helper re-reads the latest capture's area
@@ -195,42 +197,87 @@ func (g *Gates) beforeInput(ctx context.Context) {
 		return
 	}
 	g.mu.Lock()
-	last, acted, foreign := g.last, g.acted, g.foreign
-	vouched := g.checking != nil
-	since := g.checkingSince
+	last, acted, whole := g.last, g.acted, g.foreign != nil && g.foreignRects == nil
 	g.mu.Unlock()
 	b, ok := g.opts.Desktop.(baseliner)
-	if last == nil || acted || foreign != nil || !ok {
+	if last == nil || acted || whole || !ok {
 		// Nothing to be stale against, or nothing checked against it
-		// (see checkStaleness), or refused already.
+		// (see checkStaleness), or all of it refused already.
 		return
 	}
-	if vouched && g.opts.Drawn.Undrawn([]geometry.Rect{{X: last.X, Y: last.Y, Width: last.Width, Height: last.Height}}, since) {
-		return
+	area := geometry.Rect{X: last.X, Y: last.Y, Width: last.Width, Height: last.Height}
+	var rects []geometry.Rect
+	located := false
+	if d := g.opts.Drawn; d != nil {
+		var all []geometry.Rect
+		all, located = d.DrawnRects(ctx)
+		for _, r := range all {
+			if overlaps(r, area) {
+				rects = append(rects, r)
+			}
+		}
+		if located && len(rects) == 0 {
+			return // nothing was drawn in the capture's area
+		}
 	}
 	res, err := g.readBaseline(ctx, b)
 	var be *bridge.Error
+	var foreign error
 	switch {
 	case errors.As(err, &be) && be.Name == "no_capture":
 		return
 	case err != nil:
-		foreign = fmt.Errorf("deskhand could not tell whether the screen changed between your latest screenshot and your last action (%v), so no click is checked against that screenshot any more: take a new screenshot and aim again", err)
+		foreign, located = fmt.Errorf("deskhand could not tell whether the screen changed between your latest screenshot and your last action (%v), so no click is checked against that screenshot any more: take a new screenshot and aim again", err), false
 	case res.DifferingPixels > settleQuiet:
-		foreign = fmt.Errorf("the screen changed after your latest screenshot and before your last action (%d pixels differ), in places you have not seen, so no click is checked against that screenshot any more: take a new screenshot and aim again", res.DifferingPixels)
+		foreign = fmt.Errorf("the screen changed after your latest screenshot and before your last action (%d pixels differ), where you have not seen it, so the target may not be what you saw: take a new screenshot and aim again", res.DifferingPixels)
 	default:
 		return
 	}
 	g.mu.Lock()
 	if g.last == last {
+		if located {
+			g.foreignRects = append(g.foreignRects, rects...)
+		} else {
+			g.foreignRects = nil
+		}
 		g.foreign = foreign
 	}
 	g.mu.Unlock()
 }
 
+// foreignAt returns the refusal for an action with a point in a region
+// drawn before deskhand's input that the model has not seen; nil when
+// there is none.
+func (g *Gates) foreignAt(a *mcpserver.Action) error {
+	g.mu.Lock()
+	foreign, rects := g.foreign, g.foreignRects
+	g.mu.Unlock()
+	if foreign == nil {
+		return nil
+	}
+	for _, pt := range points(a) {
+		if rects == nil {
+			return foreign
+		}
+		patch := geometry.Rect{X: pt.X - patchSize/2, Y: pt.Y - patchSize/2, Width: patchSize, Height: patchSize}
+		for _, r := range rects {
+			if overlaps(r, patch) {
+				return foreign
+			}
+		}
+	}
+	return nil
+}
+
+// overlaps reports whether a and b share a pixel.
+func overlaps(a, b geometry.Rect) bool {
+	return a.X < b.X+b.Width && b.X < a.X+a.Width && a.Y < b.Y+b.Height && b.Y < a.Y+a.Height
+}
+
 // captured makes the capture of src the staleness reference.
 func (g *Gates) captured(src bridge.Rect) {
 	g.mu.Lock()
-	g.last, g.acted, g.foreign = &src, false, nil
+	g.last, g.acted, g.foreign, g.foreignRects = &src, false, nil, nil
 	g.mu.Unlock()
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
@@ -358,5 +359,38 @@ func TestStalenessNotLaunderedByInput(t *testing.T) {
 				t.Fatalf("click after a %s with only a cursor blink before it: %v", tc.name, err)
 			}
 		})
+	}
+}
+
+// TestStalenessAfterInputWhereDrawn: where the display says where it was
+// drawn, the refusal after an unseen change holds only there; where it
+// says nothing was drawn, the helper is not asked before the input.
+func TestStalenessAfterInputWhereDrawn(t *testing.T) {
+	ctx := context.Background()
+	f, d := capturedBaseline(t)
+	drawn := &fakeDrawn{located: true}
+	f.g.opts.Drawn = drawn
+	if err := f.exec.MoveMouse(ctx, *onNothing); err != nil {
+		t.Fatal(err)
+	}
+	if d.calls != 0 {
+		t.Fatalf("patch_baseline called %d times before an input with nothing drawn, want 0", d.calls)
+	}
+	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	drawn.drawn = []geometry.Rect{{X: onZenity.X - 50, Y: onZenity.Y - 50, Width: 100, Height: 100}}
+	d.diffs = []int{5000}
+	if err := f.exec.MoveMouse(ctx, *onNothing); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.g.awaitReference(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.check(mcpserver.Action{Tool: "left_click", Target: onZenity}); err == nil || !strings.Contains(err.Error(), "take a new screenshot") {
+		t.Fatalf("click where the display drew before the input: %v", err)
+	}
+	if err := f.check(mcpserver.Action{Tool: "left_click", Target: onXterm}); err != nil {
+		t.Fatalf("click where nothing was drawn: %v", err)
 	}
 }

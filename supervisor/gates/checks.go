@@ -250,11 +250,8 @@ func (g *Gates) checkStaleness(ctx context.Context, a *mcpserver.Action) error {
 	if !classify(a).checkPixels {
 		return nil
 	}
-	g.mu.Lock()
-	foreign := g.foreign
-	g.mu.Unlock()
-	if foreign != nil && len(points(a)) > 0 {
-		return foreign
+	if err := g.foreignAt(a); err != nil {
+		return err
 	}
 	if g.settling() != nil {
 		// While the last action's settling runs, a target that matches
