@@ -110,6 +110,23 @@ func abs(v int) int {
 	return v
 }
 
+// quietScreenshot takes screenshots until two in a row are the same, so
+// that what the desktop still draws after a change the test made (a focus
+// change's repaint) is in the model's view: drawn after the screenshot, it
+// would make the second click of a batch stale.
+func (e *e2e) quietScreenshot() {
+	e.t.Helper()
+	prev, _ := e.screenshot("screenshot", nil)
+	for range 20 {
+		img, _ := e.screenshot("screenshot", nil)
+		if bytes.Equal(img.Pix, prev.Pix) {
+			return
+		}
+		prev = img
+	}
+	e.t.Fatal("the screen kept changing over 20 screenshots")
+}
+
 // TestGatesTierMatrix: every action kind on a real app of each tier, with
 // that app in front, is allowed or refused as the tier table says; also
 // inside computer_batch, and with the point on another app than the
@@ -224,7 +241,7 @@ func tierMatrix(t *testing.T, md *matrixDesktop) {
 	// In a batch: the terminal takes the left click, refuses the right
 	// click, and the rest is not run.
 	term.front(t)
-	e.screenshot("screenshot", nil)
+	e.quietScreenshot()
 	tx, ty := term.center(0, 0)
 	res := e.call("computer_batch", map[string]any{"actions": []any{
 		map[string]any{"action": "left_click", "coordinate": e.at(tx, ty)},
@@ -234,7 +251,7 @@ func tierMatrix(t *testing.T, md *matrixDesktop) {
 	batchShape(t, res, 1, 1, "needs the full tier")
 	// And on the full-tier app everything runs.
 	full.front(t)
-	e.screenshot("screenshot", nil)
+	e.quietScreenshot()
 	fx, fy := full.center(0, -20)
 	e.ok("computer_batch", map[string]any{"actions": []any{
 		map[string]any{"action": "left_click", "coordinate": e.at(fx, fy)},

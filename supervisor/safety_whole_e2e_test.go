@@ -295,7 +295,7 @@ func TestSafetyWholeStaleness(t *testing.T) {
 	d.Move(t, w.ID, 600, 100, 0, 0)
 	d.Focus(t, w.ID)
 	w = d.WindowInfo(t, w.ID)
-	e.screenshot("screenshot", nil)
+	e.quietScreenshot() // the dialog's first frames drawn
 	// GTK 3's zenity --entry: the entry spans the client area's width, 35
 	// px above the buttons' row.
 	ex, ey := w.Client.X+40, w.Client.Y+w.Client.Height-76

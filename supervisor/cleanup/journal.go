@@ -42,6 +42,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
@@ -206,10 +207,19 @@ func (j *Journal) writeLocked(session string, next Record) error {
 	next.Display = j.display
 	next.Updated = time.Now().UTC().Truncate(time.Millisecond)
 	if err := writeDurably(j.path, next); err != nil {
-		return err
+		return stateDirError(j.dir, err)
 	}
 	j.rec = next
 	return nil
+}
+
+// stateDirError says why the turn journal cannot be written in dir, and
+// what fixes it, for the model to tell the user.
+func stateDirError(dir string, err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Errorf("the disk that holds deskhand's state directory %s is full (%w). Ask the user to free space on it, or to restart deskhand with --state-dir none, which keeps no turn journal", dir, err)
+	}
+	return fmt.Errorf("%w. Ask the user to fix deskhand's state directory %s (--state-dir), or to restart deskhand with --state-dir none, which keeps no turn journal", err, dir)
 }
 
 // writeDurably replaces path with rec so that a crash at any moment
@@ -395,7 +405,7 @@ func (c *Controller) JournalHide(ids []uint32) error {
 		return ErrTurnEnded
 	}
 	if err := c.opts.Journal.hide(t.session, ids); err != nil {
-		return fmt.Errorf("recording the windows about to be hidden: %w; fix the state directory (--state-dir), or pass --state-dir none to keep nothing", err)
+		return fmt.Errorf("recording the windows about to be hidden: %w", err)
 	}
 	return nil
 }
@@ -406,7 +416,7 @@ func (c *Controller) JournalHide(ids []uint32) error {
 func (g *ClipGuard) Hold(s Stash) error {
 	if g.record != nil {
 		if err := g.record(&s); err != nil {
-			return fmt.Errorf("recording the clipboard stash: %w; fix the state directory (--state-dir), or pass --state-dir none to keep nothing", err)
+			return fmt.Errorf("recording the clipboard stash: %w", err)
 		}
 	}
 	g.Held, g.Stash = true, s

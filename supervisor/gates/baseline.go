@@ -3,10 +3,13 @@ package gates
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/geometry"
+	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
 // The staleness gate checks every click (and every other action that
@@ -18,12 +21,22 @@ import (
 // looked does: a window mapped over the target after a mouse_move, a
 // dialog that popped up during a wait.
 //
+// A change is deskhand's when it was drawn while deskhand's input settled
+// (below). Just before an input that follows a quiet spell (no settling in
+// progress), the helper compares the screen with its reference
+// (beforeInput): what was drawn since is no change deskhand made, and the
+// settling that follows the input would make it part of the reference.
+// So if over settleQuiet pixels differ (a blinking text cursor stays
+// under that), the checked actions are refused until the next capture,
+// the one way the model can have seen the change: where the display says
+// it drew (X11's DAMAGE, drawn.go), else everywhere.
+//
 // "As the action left it" is read once the screen settles: settleStep
 // after the action the helper re-reads the latest capture's area
 // (patch_baseline), then again every settleStep until a read at least
 // settleMin after the action finds at most settleQuiet pixels changed
 // since the one before (a blinking text cursor stays under that), for at
-// most settleMax. A change that starts later than that, even one the
+// most settleMax; then once more at settleMax. A change that starts later than that, even one the
 // action caused, is treated as someone else's: the click is refused and
 // the model asked for a new screenshot, which is the safe way to be
 // wrong.
@@ -119,10 +132,11 @@ func (g *Gates) stopSettlingLocked() {
 // after start; false means it could not, or a newer action or a capture
 // took over (stop closed).
 func (g *Gates) settle(ctx context.Context, b baseliner, stop <-chan struct{}, start time.Time) bool {
-	for first := true; ; first = false {
-		if !first {
+	var next time.Duration // the timer waited for the first read
+	for {
+		if next > 0 {
 			select {
-			case <-time.After(settleStep):
+			case <-time.After(next):
 			case <-stop:
 				return false
 			case <-ctx.Done():
@@ -134,15 +148,7 @@ func (g *Gates) settle(ctx context.Context, b baseliner, stop <-chan struct{}, s
 			return false
 		default:
 		}
-		g.mu.Lock()
-		g.baselineReads++
-		g.mu.Unlock()
-		read := g.markRead()
-		res, err := b.PatchBaseline(ctx, patchTolerance)
-		read(err == nil)
-		g.mu.Lock()
-		g.baselineReads++
-		g.mu.Unlock()
+		res, err := g.readBaseline(ctx, b)
 		var be *bridge.Error
 		if errors.As(err, &be) && be.Name == "no_capture" {
 			return false
@@ -151,10 +157,128 @@ func (g *Gates) settle(ctx context.Context, b baseliner, stop <-chan struct{}, s
 			g.log.Warn("refreshing the staleness reference; checking only the first click after the next screenshot", "err", err)
 			return false
 		}
-		if since := time.Since(start); since >= settleMin && res.DifferingPixels <= settleQuiet || since >= settleMax {
+		since := time.Since(start)
+		switch {
+		case since >= settleMax:
 			return true
+		case since >= settleMin && res.DifferingPixels <= settleQuiet:
+			// Settled. One more read at settleMax takes what the action
+			// drew late (a transition, a fade) as its own, so that the
+			// next input does not count it as someone else's.
+			next = time.Until(start.Add(settleMax))
+		default:
+			next = settleStep
 		}
 	}
+}
+
+// readBaseline makes the screen as it is now the helper's reference.
+func (g *Gates) readBaseline(ctx context.Context, b baseliner) (*bridge.PatchBaseline, error) {
+	g.mu.Lock()
+	g.baselineReads++
+	g.mu.Unlock()
+	read := g.markRead()
+	res, err := b.PatchBaseline(ctx, patchTolerance)
+	read(err == nil)
+	g.mu.Lock()
+	g.baselineReads++
+	g.mu.Unlock()
+	return res, err
+}
+
+// beforeInput runs just before deskhand sends input: what was drawn since
+// the reference was read, and before this input began, is not deskhand's,
+// and would become part of the reference once the input settles. While
+// the previous input's settling runs, what is drawn is that input's, so
+// nothing is read then; nor where the display vouches that nothing was
+// drawn (drawn.go).
+func (g *Gates) beforeInput(ctx context.Context) {
+	if g.settling() != nil {
+		return
+	}
+	g.mu.Lock()
+	last, acted, whole := g.last, g.acted, g.foreign != nil && g.foreignRects == nil
+	g.mu.Unlock()
+	b, ok := g.opts.Desktop.(baseliner)
+	if last == nil || acted || whole || !ok {
+		// Nothing to be stale against, or nothing checked against it
+		// (see checkStaleness), or all of it refused already.
+		return
+	}
+	area := geometry.Rect{X: last.X, Y: last.Y, Width: last.Width, Height: last.Height}
+	var rects []geometry.Rect
+	located := false
+	if d := g.opts.Drawn; d != nil {
+		var all []geometry.Rect
+		all, located = d.DrawnRects(ctx)
+		for _, r := range all {
+			if overlaps(r, area) {
+				rects = append(rects, r)
+			}
+		}
+		if located && len(rects) == 0 {
+			return // nothing was drawn in the capture's area
+		}
+	}
+	res, err := g.readBaseline(ctx, b)
+	var be *bridge.Error
+	var foreign error
+	switch {
+	case errors.As(err, &be) && be.Name == "no_capture":
+		return
+	case err != nil:
+		foreign, located = fmt.Errorf("deskhand could not tell whether the screen changed between your latest screenshot and your last action (%v), so no click is checked against that screenshot any more: take a new screenshot and aim again", err), false
+	case res.DifferingPixels > settleQuiet:
+		foreign = fmt.Errorf("the screen changed after your latest screenshot and before your last action (%d pixels differ), where you have not seen it, so the target may not be what you saw: take a new screenshot and aim again", res.DifferingPixels)
+	default:
+		return
+	}
+	g.mu.Lock()
+	if g.last == last {
+		if located {
+			g.foreignRects = append(g.foreignRects, rects...)
+		} else {
+			g.foreignRects = nil
+		}
+		g.foreign = foreign
+	}
+	g.mu.Unlock()
+}
+
+// foreignAt returns the refusal for an action with a point in a region
+// drawn before deskhand's input that the model has not seen; nil when
+// there is none.
+func (g *Gates) foreignAt(a *mcpserver.Action) error {
+	g.mu.Lock()
+	foreign, rects := g.foreign, g.foreignRects
+	g.mu.Unlock()
+	if foreign == nil {
+		return nil
+	}
+	for _, pt := range points(a) {
+		if rects == nil {
+			return foreign
+		}
+		patch := geometry.Rect{X: pt.X - patchSize/2, Y: pt.Y - patchSize/2, Width: patchSize, Height: patchSize}
+		for _, r := range rects {
+			if overlaps(r, patch) {
+				return foreign
+			}
+		}
+	}
+	return nil
+}
+
+// overlaps reports whether a and b share a pixel.
+func overlaps(a, b geometry.Rect) bool {
+	return a.X < b.X+b.Width && b.X < a.X+a.Width && a.Y < b.Y+b.Height && b.Y < a.Y+a.Height
+}
+
+// captured makes the capture of src the staleness reference.
+func (g *Gates) captured(src bridge.Rect) {
+	g.mu.Lock()
+	g.last, g.acted, g.foreign, g.foreignRects = &src, false, nil, nil
+	g.mu.Unlock()
 }
 
 // supersedeSettling stops the settling in progress and waits until it is

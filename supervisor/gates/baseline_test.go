@@ -9,6 +9,7 @@ import (
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
@@ -45,10 +46,11 @@ func TestStalenessAfterOwnInput(t *testing.T) {
 	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	// The model's own click changes the screen; the screen settles over
-	// three reads (the third at settleMin); the reference is then the
-	// settled screen.
-	d.diffs = []int{5000, 900, 3}
+	// Nothing was drawn before the model's own click, which changes the
+	// screen; the screen settles over three reads (the third at
+	// settleMin), and is read once more at settleMax; the reference is
+	// then the settled screen.
+	d.diffs = []int{0, 5000, 900, 3}
 	if err := f.exec.Click(ctx, *onZenity, mcpserver.ButtonLeft, 1, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +58,8 @@ func TestStalenessAfterOwnInput(t *testing.T) {
 	if err := f.g.awaitReference(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if d.calls != 3 {
-		t.Errorf("patch_baseline called %d times, want 3 (until the screen settled)", d.calls)
+	if d.calls != 5 {
+		t.Errorf("patch_baseline called %d times, want 5 (once before the click, until the screen settled, and at settleMax)", d.calls)
 	}
 	n := len(f.d.patches)
 	if err := f.check(click); err != nil {
@@ -90,15 +92,23 @@ func TestStalenessAfterOwnInput(t *testing.T) {
 	}
 }
 
-// heldBaselineDesktop is a baselineDesktop whose patch_baseline reads wait
-// for release, so a test can act while a settling is in progress.
+// heldBaselineDesktop is a baselineDesktop whose patch_baseline reads
+// after the first free ones wait for release, so a test can act while a
+// settling is in progress.
 type heldBaselineDesktop struct {
 	*baselineDesktop
+	free    int
 	release chan struct{}
 	started chan struct{}
 }
 
 func (d *heldBaselineDesktop) PatchBaseline(ctx context.Context, tolerance int) (*bridge.PatchBaseline, error) {
+	d.baselineDesktop.mu.Lock()
+	free := d.calls < d.free
+	d.baselineDesktop.mu.Unlock()
+	if free {
+		return d.baselineDesktop.PatchBaseline(ctx, tolerance)
+	}
 	select {
 	case d.started <- struct{}{}:
 	default:
@@ -109,7 +119,8 @@ func (d *heldBaselineDesktop) PatchBaseline(ctx context.Context, tolerance int) 
 
 func TestStalenessWaitsForSettlingOnlyWhereTheTargetChanged(t *testing.T) {
 	f := newFixture(t, consent.Flags{})
-	d := &heldBaselineDesktop{baselineDesktop: &baselineDesktop{fakeDesktop: f.d}, release: make(chan struct{}), started: make(chan struct{}, 1)}
+	// The read before the mouse_move is free; the settling's are held.
+	d := &heldBaselineDesktop{baselineDesktop: &baselineDesktop{fakeDesktop: f.d}, free: 1, release: make(chan struct{}), started: make(chan struct{}, 1)}
 	f.g.opts.Desktop = d
 	ctx := context.Background()
 	click := mcpserver.Action{Tool: "left_click", Target: onZenity}
@@ -161,7 +172,7 @@ func TestStalenessWaitsForSettlingOnlyWhereTheTargetChanged(t *testing.T) {
 	d.mu.Lock()
 	calls := d.calls
 	d.mu.Unlock()
-	if calls == 0 {
+	if calls == 1 {
 		t.Fatal("the click on a changed target did not wait for the settling")
 	}
 	if err := f.g.awaitReference(ctx); err != nil {
@@ -243,19 +254,23 @@ func TestSupersededSettlingNeverReads(t *testing.T) {
 		return d.calls
 	}
 
-	// A capture right after an action.
+	// A capture right after an action. (The read before the action is
+	// beforeInput's, not the settling's.)
 	if err := f.exec.MoveMouse(ctx, *onZenity); err != nil {
 		t.Fatal(err)
 	}
+	before := reads()
 	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(3 * settleStep)
-	if n := reads(); n != 0 {
+	if n := reads() - before; n != 0 {
 		t.Fatalf("patch_baseline called %d times after a capture superseded the settling; want none", n)
 	}
 
-	// A burst of actions: each one ends the settling before it.
+	// A burst of actions: each one ends the settling before it. Only
+	// the first, after a quiet spell, reads before it.
+	before = reads() + 1
 	for range 5 {
 		settling := f.g.settling()
 		if err := f.exec.MoveMouse(ctx, *onZenity); err != nil {
@@ -269,13 +284,13 @@ func TestSupersededSettlingNeverReads(t *testing.T) {
 			}
 		}
 	}
-	if n := reads(); n != 0 {
+	if n := reads() - before; n != 0 {
 		t.Fatalf("patch_baseline called %d times during the burst; want none", n)
 	}
 	if err := f.g.awaitReference(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := reads(); n < 2 {
+	if n := reads() - before; n < 2 {
 		t.Errorf("the last action's settling read the screen %d times; want it to run until settleMin", n)
 	}
 	f.g.mu.Lock()
@@ -297,4 +312,85 @@ func capturedBaseline(t *testing.T) (*fixture, *baselineDesktop) {
 		t.Fatal(err)
 	}
 	return f, d
+}
+
+// TestStalenessNotLaunderedByInput: a change drawn after the screenshot
+// and before deskhand's own input stays stale after that input settles,
+// whatever the input, until the next capture; a difference no patch check
+// would notice (a blinking cursor) does not count.
+func TestStalenessNotLaunderedByInput(t *testing.T) {
+	ctx := context.Background()
+	click := mcpserver.Action{Tool: "left_click", Target: onZenity}
+	for _, tc := range []struct {
+		name  string
+		input func(e mcpserver.Executor) error
+	}{
+		{"mouse_move", func(e mcpserver.Executor) error { return e.MoveMouse(ctx, *onNothing) }},
+		{"key", func(e mcpserver.Executor) error { return e.Key(ctx, "shift") }},
+		{"scroll", func(e mcpserver.Executor) error { return e.Scroll(ctx, *onNothing, "down", 1, "") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, d := capturedBaseline(t)
+			d.diffs = []int{5000} // a dialog drew over the target before the input
+			if err := tc.input(f.exec); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.g.awaitReference(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.check(click); err == nil || !strings.Contains(err.Error(), "take a new screenshot") {
+				t.Fatalf("click after a %s on a target drawn over before it: %v", tc.name, err)
+			}
+			if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.check(click); err != nil {
+				t.Fatalf("click after a new screenshot: %v", err)
+			}
+			// A blinking cursor before the input is not a change.
+			d.diffs = []int{settleQuiet}
+			if err := tc.input(f.exec); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.g.awaitReference(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.check(click); err != nil {
+				t.Fatalf("click after a %s with only a cursor blink before it: %v", tc.name, err)
+			}
+		})
+	}
+}
+
+// TestStalenessAfterInputWhereDrawn: where the display says where it was
+// drawn, the refusal after an unseen change holds only there; where it
+// says nothing was drawn, the helper is not asked before the input.
+func TestStalenessAfterInputWhereDrawn(t *testing.T) {
+	ctx := context.Background()
+	f, d := capturedBaseline(t)
+	drawn := &fakeDrawn{located: true}
+	f.g.opts.Drawn = drawn
+	if err := f.exec.MoveMouse(ctx, *onNothing); err != nil {
+		t.Fatal(err)
+	}
+	if d.calls != 0 {
+		t.Fatalf("patch_baseline called %d times before an input with nothing drawn, want 0", d.calls)
+	}
+	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	drawn.drawn = []geometry.Rect{{X: onZenity.X - 50, Y: onZenity.Y - 50, Width: 100, Height: 100}}
+	d.diffs = []int{5000}
+	if err := f.exec.MoveMouse(ctx, *onNothing); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.g.awaitReference(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.check(mcpserver.Action{Tool: "left_click", Target: onZenity}); err == nil || !strings.Contains(err.Error(), "take a new screenshot") {
+		t.Fatalf("click where the display drew before the input: %v", err)
+	}
+	if err := f.check(mcpserver.Action{Tool: "left_click", Target: onXterm}); err != nil {
+		t.Fatalf("click where nothing was drawn: %v", err)
+	}
 }

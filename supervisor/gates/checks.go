@@ -95,10 +95,15 @@ func (g *Gates) checkHide(ctx context.Context, a *mcpserver.Action) error {
 		return nil
 	}
 	if err := g.opts.Turns.JournalHide(ids); err != nil {
-		// Hidden without a record, a crash would leave them hidden;
-		// screenshots mask them anyway.
+		// Hidden without a record, a crash would leave them hidden.
+		// Screenshots mask them anyway; input is refused here, with the
+		// cause, where the gates after this one would blame the
+		// unapproved window in front and send the model after it.
 		g.log.Warn("not hiding the windows of unapproved apps", "windows", ids, "err", err)
-		return nil
+		if !classify(a).input {
+			return nil
+		}
+		return fmt.Errorf("windows of apps not approved for this session are on screen, and deskhand hides them before it acts, which it cannot do now: %w", err)
 	}
 	hidden, err := g.opts.Desktop.Hide(ctx, ids)
 	g.dropTables()
@@ -244,6 +249,9 @@ func (g *Gates) checkStaleness(ctx context.Context, a *mcpserver.Action) error {
 	}
 	if !classify(a).checkPixels {
 		return nil
+	}
+	if err := g.foreignAt(a); err != nil {
+		return err
 	}
 	if g.settling() != nil {
 		// While the last action's settling runs, a target that matches

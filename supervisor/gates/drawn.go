@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"context"
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
@@ -25,6 +26,10 @@ type Drawn interface {
 	// reference was read, as of a display check that began at or after
 	// since (the zero time: any check).
 	Undrawn(rects []geometry.Rect, since time.Time) bool
+	// DrawnRects makes a round trip to the display and lists where
+	// drawing reached since the reference was read; ok false when the
+	// display cannot say.
+	DrawnRects(ctx context.Context) (rects []geometry.Rect, ok bool)
 }
 
 // markRead takes a mark before a read of the reference; the returned

@@ -22,6 +22,9 @@ type fakeDrawn struct {
 	aborts  []uint64
 	asked   []time.Time // the since of each question
 	rects   []geometry.Rect
+	// drawn and located answer DrawnRects.
+	drawn   []geometry.Rect
+	located bool
 }
 
 func (d *fakeDrawn) Mark() (uint64, bool) {
@@ -49,6 +52,12 @@ func (d *fakeDrawn) Undrawn(rects []geometry.Rect, since time.Time) bool {
 	d.asked = append(d.asked, since)
 	d.rects = append(d.rects, rects...)
 	return d.vouch
+}
+
+func (d *fakeDrawn) DrawnRects(context.Context) ([]geometry.Rect, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.drawn, d.located
 }
 
 // TestDrawnSparesThePatchCheck: where the display vouches that nothing was

@@ -203,10 +203,7 @@ func (e *guarded) A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*br
 	}
 	switch {
 	case tree.Capture != nil && tree.Capture.MaskOthers:
-		src := tree.Capture.Source
-		e.g.mu.Lock()
-		e.g.last, e.g.acted = &src, false
-		e.g.mu.Unlock()
+		e.g.captured(tree.Capture.Source)
 	case tree.Capture != nil || tree.CaptureErr == nil:
 		tree.Capture, tree.CaptureErr = e.Capture(ctx, *want)
 	}

@@ -36,6 +36,7 @@ func (e *guarded) SetWindowState(ctx context.Context, pid int, window uint32, st
 	if tier := e.g.opts.Consent.Tier(owner.App); tier < catalog.TierFull {
 		return nil, fmt.Errorf("pid %d is %s. %s", pid, appName(owner.App), consent.TierRefusal(owner.App, tier, catalog.TierFull, "changing a window's state"))
 	}
+	e.g.beforeInput(ctx)
 	out, err := e.inner.SetWindowState(ctx, pid, window, state)
 	return out, e.after(ctx, err)
 }

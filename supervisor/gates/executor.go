@@ -92,10 +92,7 @@ func (e *guarded) Capture(ctx context.Context, req bridge.CaptureRequest) (*brid
 			return nil, err
 		}
 		if img.MaskOthers {
-			src := img.Source
-			g.mu.Lock()
-			g.last, g.acted = &src, false
-			g.mu.Unlock()
+			g.captured(img.Source)
 			g.noteMask(ctx, img)
 			return img, nil
 		}
@@ -104,10 +101,7 @@ func (e *guarded) Capture(ctx context.Context, req bridge.CaptureRequest) (*brid
 			return nil, err
 		}
 		if late := missing(after, r.Mask); len(late) == 0 {
-			src := img.Source
-			g.mu.Lock()
-			g.last, g.acted = &src, false
-			g.mu.Unlock()
+			g.captured(img.Source)
 			g.noteMask(ctx, img)
 			return img, nil
 		} else if attempt == maskAttempts {
@@ -163,7 +157,8 @@ func missing(want, have []uint32) []uint32 {
 	return out
 }
 
-// after runs once an input action has been sent: the clipboard guard
+// after runs once an input action has been sent (beforeInput ran just
+// before it was): the clipboard guard
 // clears the selections again while a click-tier app is in play (a click
 // may have selected or copied something), and the staleness gate takes
 // the screen as the action left it as its new reference (see baseline.go).
@@ -190,27 +185,33 @@ func (e *guarded) after(ctx context.Context, err error) error {
 
 func (e *guarded) MoveMouse(ctx context.Context, to geometry.Point) error {
 	defer e.g.timeInput(ctx, "mouse_move", time.Now())
+	e.g.beforeInput(ctx)
 	return e.after(ctx, e.inner.MoveMouse(ctx, to))
 }
 
 func (e *guarded) Click(ctx context.Context, at geometry.Point, b mcpserver.Button, count int, mods string) error {
 	defer e.g.timeInput(ctx, "click", time.Now())
+	e.g.beforeInput(ctx)
 	return e.after(ctx, e.inner.Click(ctx, at, b, count, mods))
 }
 
 func (e *guarded) MouseDown(ctx context.Context, b mcpserver.Button) error {
+	e.g.beforeInput(ctx)
 	return e.after(ctx, e.inner.MouseDown(ctx, b))
 }
 
 func (e *guarded) MouseUp(ctx context.Context, b mcpserver.Button) error {
+	e.g.beforeInput(ctx)
 	return e.after(ctx, e.inner.MouseUp(ctx, b))
 }
 
 func (e *guarded) Scroll(ctx context.Context, at geometry.Point, dir string, amount int, mods string) error {
+	e.g.beforeInput(ctx)
 	return e.after(ctx, e.inner.Scroll(ctx, at, dir, amount, mods))
 }
 
 func (e *guarded) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
+	e.g.beforeInput(ctx)
 	out, err := e.inner.OpenApplication(ctx, app)
 	return out, e.after(ctx, err)
 }

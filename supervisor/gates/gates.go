@@ -169,6 +169,12 @@ type Gates struct {
 	settleEnd   func()
 	// last is the source rectangle of the latest capture, nil before one.
 	last *bridge.Rect
+	// foreign, until the next capture, refuses the actions the staleness
+	// gate checks whose target lies in foreignRects, or anywhere when
+	// that is nil: the screen changed there after the latest capture and
+	// before deskhand's own input began (beforeInput).
+	foreign      error
+	foreignRects []geometry.Rect
 	// baselineReads counts the settling's reads of the reference, twice
 	// each: odd while one is in flight.
 	baselineReads uint64

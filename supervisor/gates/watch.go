@@ -131,6 +131,7 @@ func (g *Gates) fullTierWindows(list *bridge.WindowList) []uint32 {
 // held runs an action under the watch and, for keys, the guard, and names
 // the change in its error when the watch stopped it.
 func (e *guarded) held(ctx context.Context, a mcpserver.Action, run func(ctx context.Context) error) error {
+	e.g.beforeInput(ctx)
 	wctx, stop := e.g.watch(ctx, a)
 	if classify(&a).keys {
 		wctx = input.WithGuard(wctx, e.g.keyGuard(a))

@@ -265,6 +265,25 @@ func (d *DisplayCheck) Undrawn(rects []geometry.Rect, since time.Time) bool {
 	return d.drawn.undrawn(rects, since)
 }
 
+// DrawnRects makes a round trip to the display, then lists where drawing
+// reached (root window coordinates) since the helper's reference was
+// read; ok false whenever that is not certain.
+func (d *DisplayCheck) DrawnRects(ctx context.Context) (rects []geometry.Rect, ok bool) {
+	if err := d.Check(ctx); err != nil {
+		return nil, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ping == nil || !d.ping.followsDrawing() {
+		return nil, false
+	}
+	if !d.ping.drain(true, d.drawn.add) {
+		d.stopFollowingLocked()
+		return nil, false
+	}
+	return d.drawn.drawnRects()
+}
+
 // stopFollowingLocked gives DAMAGE up on this connection after it
 // reported an error: reports may be missing from then on.
 func (d *DisplayCheck) stopFollowingLocked() {

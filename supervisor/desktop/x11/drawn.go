@@ -1,6 +1,7 @@
 package x11
 
 import (
+	"slices"
 	"time"
 
 	"github.com/deskhand/deskhand/supervisor/geometry"
@@ -223,6 +224,15 @@ func (l *drawnLog) undrawn(rects []geometry.Rect, since time.Time) bool {
 		}
 	}
 	return true
+}
+
+// drawnRects lists where drawing reached since the committed mark, as of
+// the newest answered ping; ok false when that is not certain.
+func (l *drawnLog) drawnRects() (rects []geometry.Rect, ok bool) {
+	if l.ref == nil || l.ref.all || l.syncedAt.IsZero() {
+		return nil, false
+	}
+	return slices.Clone(l.ref.rects), true
 }
 
 // holds reports whether a covers b.
