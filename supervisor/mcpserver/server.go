@@ -124,6 +124,9 @@ type Options struct {
 	// held buttons and keys when one ends: for stateless HTTP, where each
 	// request is a session of its own.
 	OneView bool
+	// Effect, when set, makes every input action report what it changed
+	// (effect.go).
+	Effect *EffectOptions
 }
 
 // Server serves the computer-use tools.
@@ -161,6 +164,7 @@ type Server struct {
 	restored geometry.State
 	oneView  bool
 	shared   *session // the one view, with oneView
+	effect   *EffectOptions
 
 	statePath string
 	saveMu    sync.Mutex
@@ -208,6 +212,7 @@ func New(opts Options) (*Server, error) {
 		sessions:  map[*mcp.ServerSession]*session{},
 		statePath: opts.StatePath,
 		oneView:   opts.OneView,
+		effect:    opts.Effect,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -549,9 +554,16 @@ func (s *Server) runStep(ctx context.Context, sess *session, st *step) (*outcome
 	if err := s.checkGates(ctx, &st.action); err != nil {
 		return nil, stopped(ctx, st.action.Tool, err)
 	}
+	var watch *effectWatch
+	if st.effect && s.effect != nil {
+		watch = s.beginEffect(ctx)
+	}
 	out, err := st.run(ctx)
 	if err != nil {
 		return nil, stopped(ctx, st.action.Tool, fmt.Errorf("%s: %w", st.action.Tool, err))
+	}
+	if watch != nil {
+		s.endEffect(ctx, sess, watch, out, s.effect.Crop)
 	}
 	return out, nil
 }
