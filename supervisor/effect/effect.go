@@ -38,7 +38,7 @@ type Settle struct {
 // openbox: a check box, a typed character or a menu has drawn within
 // 60 ms of the input and is quiet by 100 ms; a dialog maps and paints
 // within 300 ms.
-var DefaultSettle = Settle{Quiet: 120 * time.Millisecond, Cap: 400 * time.Millisecond}
+var DefaultSettle = Settle{Quiet: 200 * time.Millisecond, Cap: 600 * time.Millisecond}
 
 // poll is how often the screen is asked about while settling.
 const poll = 20 * time.Millisecond
@@ -48,20 +48,61 @@ type Watch struct {
 	src Source
 	// cannot says why the screen's changes are unknown ("" when known).
 	cannot string
+	// ambient holds the areas that were changing before the action (a
+	// spinner, a clock, a blinking caret): changes inside them are not the
+	// action's.
+	ambient []geometry.Rect
 }
 
-// Begin starts following an action: what changed before this call is
-// forgotten. src may be nil (nothing can tell).
-func Begin(ctx context.Context, src Source) *Watch {
-	w := &Watch{src: src}
+// maxAmbient bounds the areas remembered as changing by themselves.
+const maxAmbient = 512
+
+// firstSample is how long the screen is watched before the first action,
+// when nothing is known yet of what changes by itself.
+const firstSample = 60 * time.Millisecond
+
+// Begin starts following an action. What changed since the previous
+// action settled, and ongoing (the areas still changing by themselves
+// when it did, Screen.Ongoing), is taken to change by itself. src may be
+// nil (nothing can tell).
+func Begin(ctx context.Context, src Source, ongoing []geometry.Rect) *Watch {
+	w := &Watch{src: src, ambient: slices.Clone(ongoing)}
 	if src == nil {
 		w.cannot = "this platform cannot tell what changed on screen"
 		return w
 	}
-	if _, err := src.ScreenChanges(ctx); err != nil {
+	res, err := src.ScreenChanges(ctx)
+	if err == nil && res.First {
+		time.Sleep(firstSample)
+		res, err = src.ScreenChanges(ctx)
+	}
+	if err != nil {
 		w.cannot = cannotTell(err)
+		return w
+	}
+	// Kept as the pieces they are: the bounds of two spinners would
+	// take in whatever lies between them.
+	for _, r := range res.Changed {
+		if len(w.ambient) < maxAmbient && !slices.Contains(w.ambient, r) {
+			w.ambient = append(w.ambient, r)
+		}
 	}
 	return w
+}
+
+// ambientHolds says whether r lies in or beside an area that changes by
+// itself (a progress bar grows into the next cells), and takes it into
+// that area when it does.
+func (w *Watch) ambientHolds(r geometry.Rect) bool {
+	for _, a := range w.ambient {
+		if touches(a, r) {
+			if len(w.ambient) < maxAmbient && !slices.Contains(w.ambient, r) {
+				w.ambient = append(w.ambient, r)
+			}
+			return true
+		}
+	}
+	return false
 }
 
 func cannotTell(err error) string {
@@ -85,6 +126,9 @@ type Screen struct {
 	StillChanging bool
 	// Waited is how long the settling took.
 	Waited time.Duration
+	// Ongoing are the areas that changed by themselves meanwhile, left
+	// out of Changed; the next Begin takes them.
+	Ongoing []geometry.Rect
 }
 
 // End waits for the screen to settle, as s says, and returns what changed.
@@ -93,7 +137,7 @@ func (w *Watch) End(ctx context.Context, s Settle) Screen {
 		return Screen{Why: w.cannot}
 	}
 	start := time.Now()
-	var rects []geometry.Rect
+	var rects, ongoing []geometry.Rect
 	var lastChange time.Time
 	for {
 		timer := time.NewTimer(poll)
@@ -108,13 +152,17 @@ func (w *Watch) End(ctx context.Context, s Settle) Screen {
 			return Screen{Why: cannotTell(err)}
 		}
 		now := time.Now()
-		if len(res.Changed) > 0 {
+		for _, r := range res.Changed {
+			if w.ambientHolds(r) {
+				ongoing = append(ongoing, r)
+				continue
+			}
 			lastChange = now
-			rects = append(rects, res.Changed...)
+			rects = append(rects, r)
 		}
 		quiet := !lastChange.IsZero() && now.Sub(lastChange) >= s.Quiet
 		if quiet || now.Sub(start) >= s.Cap {
-			return Screen{Known: true, Changed: Merge(rects), StillChanging: !lastChange.IsZero() && !quiet, Waited: now.Sub(start)}
+			return Screen{Known: true, Changed: Merge(rects), StillChanging: !lastChange.IsZero() && !quiet, Waited: now.Sub(start), Ongoing: ongoing}
 		}
 	}
 }
@@ -140,8 +188,13 @@ func Merge(rects []geometry.Rect) []geometry.Rect {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b geometry.Rect) int { return cmp.Compare(b.Width*b.Height, a.Width*a.Height) })
-	return out
+	return Largest(out)
+}
+
+// Largest sorts rects largest first.
+func Largest(rects []geometry.Rect) []geometry.Rect {
+	slices.SortStableFunc(rects, func(a, b geometry.Rect) int { return cmp.Compare(b.Width*b.Height, a.Width*a.Height) })
+	return rects
 }
 
 func touches(a, b geometry.Rect) bool {

@@ -29,14 +29,20 @@ func DiffWindows(before, after *bridge.WindowList) Windows {
 	if before == nil || after == nil {
 		return d
 	}
-	old := map[uint32]bridge.Window{}
-	for _, w := range before.Windows {
-		old[w.ID] = w
+	// A window is its id and its process: the X server hands a closed
+	// window's id to the next client that connects.
+	type key struct {
+		id  uint32
+		pid int
 	}
-	now := map[uint32]bool{}
+	old := map[key]bridge.Window{}
+	for _, w := range before.Windows {
+		old[key{w.ID, w.App.PID}] = w
+	}
+	now := map[key]bool{}
 	for _, w := range after.Windows {
-		now[w.ID] = true
-		prev, ok := old[w.ID]
+		now[key{w.ID, w.App.PID}] = true
+		prev, ok := old[key{w.ID, w.App.PID}]
 		switch {
 		case !ok:
 			d.Opened = append(d.Opened, w)
@@ -48,7 +54,7 @@ func DiffWindows(before, after *bridge.WindowList) Windows {
 		}
 	}
 	for _, w := range before.Windows {
-		if !now[w.ID] {
+		if !now[key{w.ID, w.App.PID}] {
 			d.Closed = append(d.Closed, w)
 		}
 	}

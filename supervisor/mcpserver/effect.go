@@ -28,7 +28,8 @@ type EffectOptions struct {
 // counted.
 const maxRegions = 3
 
-// effectWatch follows one action.
+// effectWatch follows one action. (The actions run one at a time, so
+// Server.ongoing needs no lock.)
 type effectWatch struct {
 	screen *effect.Watch
 	before *bridge.WindowList
@@ -39,7 +40,7 @@ func (s *Server) beginEffect(ctx context.Context) *effectWatch {
 	if err != nil {
 		s.log.Debug("listing windows before an action", "err", err)
 	}
-	return &effectWatch{before: before, screen: effect.Begin(ctx, s.effect.Source)}
+	return &effectWatch{before: before, screen: effect.Begin(ctx, s.effect.Source, s.ongoing)}
 }
 
 // hidden says whose windows the model must not see into: the apps the
@@ -52,6 +53,7 @@ func (s *Server) hidden(w bridge.Window) bool {
 // out: a sentence, "effect" in the data and, when asked, the crop.
 func (s *Server) endEffect(ctx context.Context, sess *session, w *effectWatch, out *outcome, crop bool) {
 	screen := w.screen.End(ctx, s.settle())
+	s.ongoing = screen.Ongoing
 	after, err := s.exec.Windows(ctx, false)
 	if err != nil {
 		s.log.Debug("listing windows after an action", "err", err)
@@ -70,6 +72,10 @@ func (s *Server) endEffect(ctx context.Context, sess *session, w *effectWatch, o
 		shot, _ := s.frameFor(ctx, sess)
 		regions, text := s.describeRegions(shown, shot)
 		data["settled_ms"] = screen.Waited.Milliseconds()
+		if len(screen.Ongoing) > 0 {
+			// Not listed: they may lie in a window the model must not see.
+			data["ongoing_left_out"] = true
+		}
 		if len(shown) == 0 {
 			data["screen"] = "no visible change"
 			words = append(words, fmt.Sprintf("no visible change within %d ms", screen.Waited.Milliseconds()))
@@ -121,8 +127,9 @@ func (s *Server) visible(changed []geometry.Rect, before, after *bridge.WindowLi
 		}
 		return rs
 	}
-	// Merging may span a hidden area again, so it is cut out once more.
-	return effect.Merge(cut(effect.Merge(cut(changed))))
+	// Merging may span a hidden area again, so it is cut out once more,
+	// and the pieces left are not merged again.
+	return effect.Largest(cut(effect.Merge(cut(changed))))
 }
 
 // describeRegions gives the largest regions in the model's coordinates

@@ -165,6 +165,7 @@ type Server struct {
 	oneView  bool
 	shared   *session // the one view, with oneView
 	effect   *EffectOptions
+	ongoing  []geometry.Rect // the areas changing by themselves (effect.go)
 
 	statePath string
 	saveMu    sync.Mutex

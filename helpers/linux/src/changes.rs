@@ -24,6 +24,8 @@ use crate::xconn::XConn;
 /// Beyond this many drawn rectangles one read of their bounds is cheaper
 /// than a round trip each.
 const MAX_READS: usize = 16;
+/// The side of the square cells changes are reported in.
+const CELL: u32 = 16;
 
 pub struct Changes {
     damage: Damage,
@@ -34,7 +36,8 @@ pub struct Changes {
 
 #[derive(Debug, Serialize, PartialEq, Eq)]
 pub struct ChangesResult {
-    /// Bounds of the pixels that differ, one per drawn area that changed.
+    /// Where pixels differ, as runs of 16×16 cells (clipped to the drawn
+    /// areas), one per row of cells.
     pub changed: Vec<Rect>,
     /// True on the first call (or after the screen was resized): there was
     /// nothing to compare with, and `changed` is empty (or the screen).
@@ -94,9 +97,7 @@ impl Changes {
         let mut live = Vec::new();
         for rect in drawn {
             read(conn, root, format, rect, &mut live)?;
-            if let Some(r) = self.compare_and_store(rect, &live) {
-                changed.push(r);
-            }
+            self.compare_and_store(rect, &live, &mut changed);
         }
         Ok(ChangesResult {
             changed,
@@ -104,14 +105,45 @@ impl Changes {
         })
     }
 
-    /// Bounds of the pixels of `live` (BGRX, covering `rect`) that differ
-    /// from the copy, which then takes them.
-    fn compare_and_store(&mut self, rect: Rect, live: &[u8]) -> Option<Rect> {
+    /// The parts of `rect` whose pixels in `live` (BGRX, covering `rect`)
+    /// differ from the copy, which then takes them: the runs of changed
+    /// CELL×CELL cells of each row of cells, clipped to `rect`, so that
+    /// two things changing apart in one drawn area stay apart.
+    fn compare_and_store(&mut self, rect: Rect, live: &[u8], out: &mut Vec<Rect>) {
         let stride = self.screen.width as usize * 4;
         let w = rect.width as usize * 4;
-        let (mut x0, mut y0, mut x1, mut y1) = (u32::MAX, u32::MAX, 0, 0);
+        let cx0 = rect.x as u32 / CELL;
+        let cols = (rect.x as u32 + rect.width).div_ceil(CELL) - cx0;
+        let mut row_cells = vec![false; cols as usize];
+        let mut band = rect.y as u32 / CELL;
+        let flush = |band: u32, cells: &mut [bool], out: &mut Vec<Rect>| {
+            let mut i = 0;
+            while i < cells.len() {
+                if !cells[i] {
+                    i += 1;
+                    continue;
+                }
+                let j = (i..cells.len()).find(|&j| !cells[j]).unwrap_or(cells.len());
+                let cell = Rect {
+                    x: ((cx0 + i as u32) * CELL) as i32,
+                    y: (band * CELL) as i32,
+                    width: (j - i) as u32 * CELL,
+                    height: CELL,
+                };
+                if let Some(r) = cell.intersect(&rect) {
+                    out.push(r);
+                }
+                cells[i..j].iter_mut().for_each(|c| *c = false);
+                i = j;
+            }
+        };
         for row in 0..rect.height as usize {
-            let at = (rect.y as usize + row) * stride + rect.x as usize * 4;
+            let y = rect.y as u32 + row as u32;
+            if y / CELL != band {
+                flush(band, &mut row_cells, out);
+                band = y / CELL;
+            }
+            let at = y as usize * stride + rect.x as usize * 4;
             let stored = &mut self.pixels[at..at + w];
             let new = &live[row * w..(row + 1) * w];
             if stored == new {
@@ -119,20 +151,12 @@ impl Changes {
             }
             for (i, (s, n)) in stored.chunks_exact(4).zip(new.chunks_exact(4)).enumerate() {
                 if s[..3] != n[..3] {
-                    x0 = x0.min(i as u32);
-                    x1 = x1.max(i as u32 + 1);
+                    row_cells[((rect.x as u32 + i as u32) / CELL - cx0) as usize] = true;
                 }
             }
-            y0 = y0.min(row as u32);
-            y1 = y1.max(row as u32 + 1);
             stored.copy_from_slice(new);
         }
-        (x1 > x0 && y1 > y0).then(|| Rect {
-            x: rect.x + x0 as i32,
-            y: rect.y + y0 as i32,
-            width: x1 - x0,
-            height: y1 - y0,
-        })
+        flush(band, &mut row_cells, out);
     }
 }
 
