@@ -211,7 +211,7 @@ func TestEffectWidgetFactory(t *testing.T) {
 	}
 
 	e.ok("left_click", map[string]any{"coordinate": centre(entry.Bounds)})
-	res = e.ok("type", map[string]any{"text": "hello effect"})
+	res = e.ok("type", map[string]any{"text": "hello effect", "show_change": true})
 	got = effectOf(t, res)
 	if got.Screen != "changed" || len(got.Regions) == 0 {
 		t.Fatalf("typing: effect %+v, want a changed region (%s)", got, resultText(res))
@@ -222,6 +222,11 @@ func TestEffectWidgetFactory(t *testing.T) {
 		}
 	}
 	t.Logf("typing: %s", resultText(res))
+	// show_change: an image of just what changed, smaller than the
+	// screenshot.
+	if b := imageOf(t, res).Bounds(); b.Dx() >= e.shot.Image.Width/4 || b.Dy() >= e.shot.Image.Height/4 {
+		t.Errorf("the image of what the typing changed is %dx%d, not a crop of the %dx%d screenshot", b.Dx(), b.Dy(), e.shot.Image.Width, e.shot.Image.Height)
+	}
 }
 
 // TestEffectOpensDialog: a click that closes an approved xmessage and

@@ -25,8 +25,11 @@ type step struct {
 	run     func(ctx context.Context) (*outcome, error)
 	// image marks steps whose outcome carries an image.
 	image bool
-	// effect marks input actions, which report what they changed.
-	effect bool
+	// effect marks input actions, which report what they changed;
+	// showChange is the call's choice of an image of it (nil: the
+	// server's default).
+	effect     bool
+	showChange *bool
 	// takes is how long the step runs by design beyond batchStepAllowance
 	// (a wait, a hold, typing), counted against maxBatchDuration.
 	takes time.Duration

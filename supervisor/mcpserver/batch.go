@@ -163,6 +163,9 @@ func (s *Server) parseBatchAction(p *parser, item json.RawMessage, i, n int) (*s
 		return nil, name, err
 	}
 	st, err := spec.parse(p, a)
+	if err == nil {
+		st, err = withShowChange(st, a)
+	}
 	if err != nil {
 		return nil, name, err
 	}

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -104,6 +105,19 @@ func (s *Server) endEffect(ctx context.Context, sess *session, w *effectWatch, o
 	if crop && len(shown) > 0 && out.image == nil {
 		s.attachCrop(ctx, sess, shown, out)
 	}
+}
+
+// withShowChange records the call's "show_change" on its step.
+func withShowChange(st *step, a *args) (*step, error) {
+	if !a.has("show_change") {
+		return st, nil
+	}
+	var v bool
+	if err := json.Unmarshal(a.fields["show_change"], &v); err != nil {
+		return nil, fmt.Errorf("%s: \"show_change\" must be true or false, got %s", a.tool, abbreviate(a.fields["show_change"]))
+	}
+	st.showChange = &v
+	return st, nil
 }
 
 func (s *Server) settle() effect.Settle {

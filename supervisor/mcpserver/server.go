@@ -532,6 +532,9 @@ func (s *Server) call(ctx context.Context, sess *session, spec *toolSpec, raw []
 		return errorResult(err)
 	}
 	st, err := spec.parse(p, a)
+	if err == nil {
+		st, err = withShowChange(st, a)
+	}
 	if err != nil {
 		return errorResult(s.checkWholeGates(ctx, sess, spec.name, err))
 	}
@@ -564,7 +567,11 @@ func (s *Server) runStep(ctx context.Context, sess *session, st *step) (*outcome
 		return nil, stopped(ctx, st.action.Tool, fmt.Errorf("%s: %w", st.action.Tool, err))
 	}
 	if watch != nil {
-		s.endEffect(ctx, sess, watch, out, s.effect.Crop)
+		crop := s.effect.Crop
+		if st.showChange != nil {
+			crop = *st.showChange
+		}
+		s.endEffect(ctx, sess, watch, out, crop)
 	}
 	return out, nil
 }
