@@ -27,8 +27,9 @@ import (
 
 // effectOf decodes the "effect" of an action's structured result.
 type effectData struct {
-	Screen  string `json:"screen"`
-	Regions []struct {
+	Screen    string `json:"screen"`
+	SettledMS int    `json:"settled_ms"`
+	Regions   []struct {
 		Region []float64 `json:"region"`
 		Share  float64   `json:"share"`
 	} `json:"regions"`
@@ -172,7 +173,7 @@ func TestEffectWidgetFactory(t *testing.T) {
 	if !hit {
 		t.Errorf("click on the check box at %v: regions %+v, none inside it", boxOf(box.Bounds), got.Regions)
 	}
-	t.Logf("check box click: %s", resultText(res))
+	t.Logf("check box click (settled in %d ms): %s", got.SettledMS, resultText(res))
 
 	// The insensitive button, with the pointer parked again: the
 	// factory's own animations were seen changing by themselves by now.
@@ -221,7 +222,7 @@ func TestEffectWidgetFactory(t *testing.T) {
 			t.Errorf("typing into the entry at %v: region %v lies outside it", boxOf(entry.Bounds), r.Region)
 		}
 	}
-	t.Logf("typing: %s", resultText(res))
+	t.Logf("typing (settled in %d ms): %s", got.SettledMS, resultText(res))
 	// show_change: an image of just what changed, smaller than the
 	// screenshot.
 	if b := imageOf(t, res).Bounds(); b.Dx() >= e.shot.Image.Width/4 || b.Dy() >= e.shot.Image.Height/4 {
