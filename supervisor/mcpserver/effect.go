@@ -23,6 +23,8 @@ type EffectOptions struct {
 	// Crop attaches an image of just what changed to every action's
 	// result, unless the call says otherwise (its "show_change").
 	Crop bool
+	// Off leaves the effect out altogether (New then ignores the rest).
+	Off bool
 }
 
 // maxRegions is how many changed regions a result lists; the rest are

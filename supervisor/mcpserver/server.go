@@ -215,6 +215,9 @@ func New(opts Options) (*Server, error) {
 		oneView:   opts.OneView,
 		effect:    opts.Effect,
 	}
+	if s.effect != nil && s.effect.Off {
+		s.effect = nil
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
