@@ -158,6 +158,7 @@ func TestEffectWidgetFactory(t *testing.T) {
 	// clicks below change no hover state but their own.
 	park := e.at(w.Client.X+w.Client.Width-5, w.Client.Y+w.Client.Height-5)
 	e.ok("mouse_move", map[string]any{"coordinate": park})
+	e.ok("wait", map[string]any{"duration": 1})
 
 	res := e.ok("left_click", map[string]any{"coordinate": centre(box.Bounds)})
 	got := effectOf(t, res)
@@ -175,9 +176,11 @@ func TestEffectWidgetFactory(t *testing.T) {
 	}
 	t.Logf("check box click (settled in %d ms): %s", got.SettledMS, resultText(res))
 
-	// The insensitive button, with the pointer parked again: the
-	// factory's own animations were seen changing by themselves by now.
+	// The insensitive button, with the pointer parked again (and the
+	// check box's hover highlight given time to fade): the factory's own
+	// animations were seen changing by themselves by now.
 	e.ok("mouse_move", map[string]any{"coordinate": park})
+	e.ok("wait", map[string]any{"duration": 1})
 	res = e.ok("left_click", map[string]any{"coordinate": centre(button.Bounds)})
 	if got := effectOf(t, res); got.Screen != "no visible change" {
 		t.Errorf("click on the insensitive button %q: effect %+v, want no visible change (%s)", button.Name, got, resultText(res))
@@ -187,10 +190,11 @@ func TestEffectWidgetFactory(t *testing.T) {
 	}
 
 	// A batch: the pointer parked again (leaving the check box, which
-	// unhighlights it), the insensitive button (no change), the check box
-	// again (a change); each step says so.
+	// unhighlights it, as a wait lets it finish), the insensitive button
+	// (no change), the check box again (a change); each step says so.
 	res = e.ok("computer_batch", map[string]any{"actions": []map[string]any{
 		{"action": "mouse_move", "coordinate": park},
+		{"action": "wait", "duration": 1},
 		{"action": "left_click", "coordinate": centre(button.Bounds)},
 		{"action": "left_click", "coordinate": centre(box.Bounds)},
 	}})
@@ -200,14 +204,14 @@ func TestEffectWidgetFactory(t *testing.T) {
 		} `json:"completed"`
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(raw, &batch); err != nil || len(batch.Completed) != 3 {
+	if err := json.Unmarshal(raw, &batch); err != nil || len(batch.Completed) != 4 {
 		t.Fatalf("batch result %s: %v", raw, err)
 	}
 	t.Logf("batch: %s", resultText(res))
-	if s := batch.Completed[1].Effect.Screen; s != "no visible change" {
+	if s := batch.Completed[2].Effect.Screen; s != "no visible change" {
 		t.Errorf("batch step 2 (insensitive button): screen %q, want no visible change", s)
 	}
-	if s := batch.Completed[2].Effect.Screen; s != "changed" {
+	if s := batch.Completed[3].Effect.Screen; s != "changed" {
 		t.Errorf("batch step 3 (check box): screen %q, want changed", s)
 	}
 

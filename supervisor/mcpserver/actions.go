@@ -310,7 +310,6 @@ func (p *parser) mouseMove(a *args) (*step, error) {
 	}
 	return &step{
 		action: Action{Tool: a.tool, Target: at},
-		effect: true, // hover highlights, tooltips
 		run: func(ctx context.Context) (*outcome, error) {
 			if err := p.s.exec.MoveMouse(ctx, *at); err != nil {
 				return nil, err
@@ -366,7 +365,7 @@ func (p *parser) mouseButton(a *args, tool string, down bool) (*step, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &step{action: Action{Tool: tool, Target: at}, effect: true}
+	st := &step{action: Action{Tool: tool, Target: at}}
 	if at == nil {
 		st.resolve = p.s.resolveCursor
 	}
