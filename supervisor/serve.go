@@ -39,6 +39,9 @@ type ServeOptions struct {
 	Tools       string
 	Format      string
 	JPEGQuality int
+	// Effect is how input actions report their effect (its Source is
+	// set here, from the helper).
+	Effect mcpserver.EffectOptions
 	// ClickPress is how long each click holds the button (serve's
 	// --click-press-ms; 0 is allowed and means no hold).
 	ClickPress time.Duration
@@ -157,6 +160,9 @@ func Serve(ctx context.Context, o ServeOptions) error {
 		defer rec.Close()
 		serverOpts.Record = rec
 	}
+	effectOpts := o.Effect
+	effectOpts.Source = helper
+	serverOpts.Effect = &effectOpts
 	if o.HTTP.Addr != "" {
 		return serveHTTP(ctx, httpServe{flags: &o.HTTP, base: serverOpts, consent: o.Consent, stateless: consentMgr,
 			helper: helper, safety: safe, logger: logger, notify: &notify, teach: teach})

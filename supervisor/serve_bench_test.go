@@ -47,7 +47,9 @@ func TestBenchMCP(t *testing.T) {
 	}
 	report("mcp_startup_to_tools_list_ms", ms(median(startups)), "ms")
 
-	e := serve(t, d, "--log-level", "warn")
+	// Without the effect's settling, which would dominate these
+	// transport figures.
+	e := serve(t, d, "--log-level", "warn", "--no-effect")
 	call := e.benchCall
 	shell := func(name string, args ...string) {
 		cmd := d.Command(name, args...)

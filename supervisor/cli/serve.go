@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/deskhand/deskhand/supervisor"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
+	"github.com/deskhand/deskhand/supervisor/effect"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
@@ -139,6 +141,8 @@ type serveFlags struct {
 	maxTokens   int
 	imagePreset string
 	logLevel    string
+	effectQuiet int
+	effectCap   int
 }
 
 // runServe is `deskhand serve`: it parses and checks the flags, then hands
@@ -195,6 +199,10 @@ func serveFlagSet(stdio Stdio) (*flagSet, *serveFlags, *supervisor.ServeOptions)
 	fs.BoolVar(&o.RecordText, "record-text", false, "keep typed text and clipboard contents in the action record (`deskhand log`), which redacts them by default")
 	fs.StringVar(&f.logLevel, "log-level", envOr("DESKHAND_LOG", "info"), "stderr log `level`: debug, info, warn or error")
 	fs.StringVar(&o.Teach, "teach", supervisor.TeachAuto, "teaching tools (request_teach_access, teach_step, teach_batch): `auto` offers them when the capture helper can show the tooltip overlay, on always, off never")
+	fs.BoolVar(&o.Effect.Off, "no-effect", false, "do not wait for or report what each input action changed on screen (its effect); actions then return at once")
+	fs.IntVar(&f.effectQuiet, "effect-quiet-ms", int(effect.DefaultSettle.Quiet.Milliseconds()), "after an input action changed the screen, how long it must stay unchanged before the result reports the action's effect, in `milliseconds`")
+	fs.IntVar(&f.effectCap, "effect-cap-ms", int(effect.DefaultSettle.Cap.Milliseconds()), "the longest wait for an input action's effect, and the whole wait when nothing changes (then the result says \"no visible change\"), in `milliseconds`")
+	fs.BoolVar(&o.Effect.Crop, "effect-crop", false, "attach to each input action's result an image of just what it changed, at screenshot scale (a call's show_change argument overrides it)")
 	addConsentFlags(fs.FlagSet, &o.Consent)
 	addSafetyFlags(fs.FlagSet, &o.Safety)
 	addHTTPFlags(fs.FlagSet, &o.HTTP)
@@ -232,6 +240,10 @@ func (f *serveFlags) check(fs *flag.FlagSet, o *supervisor.ServeOptions) error {
 	if o.JPEGQuality < 1 || o.JPEGQuality > 100 {
 		return fmt.Errorf("--jpeg-quality %d: use 1-100", o.JPEGQuality)
 	}
+	if f.effectQuiet < 1 || f.effectCap < f.effectQuiet || f.effectCap > 10000 {
+		return fmt.Errorf("--effect-quiet-ms %d and --effect-cap-ms %d: use 1 ms or more for the quiet time, and a cap from that to 10000 ms", f.effectQuiet, f.effectCap)
+	}
+	o.Effect.Settle = effect.Settle{Quiet: time.Duration(f.effectQuiet) * time.Millisecond, Cap: time.Duration(f.effectCap) * time.Millisecond}
 	return nil
 }
 

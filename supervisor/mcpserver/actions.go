@@ -25,6 +25,11 @@ type step struct {
 	run     func(ctx context.Context) (*outcome, error)
 	// image marks steps whose outcome carries an image.
 	image bool
+	// effect marks input actions, which report what they changed;
+	// showChange is the call's choice of an image of it (nil: the
+	// server's default).
+	effect     bool
+	showChange *bool
 	// takes is how long the step runs by design beyond batchStepAllowance
 	// (a wait, a hold, typing), counted against maxBatchDuration.
 	takes time.Duration
@@ -266,7 +271,7 @@ func (p *parser) click(a *args, button Button, count int) (*step, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &step{action: Action{Tool: a.tool, Target: at, Keys: mods}}
+	st := &step{action: Action{Tool: a.tool, Target: at, Keys: mods}, effect: true}
 	if at == nil {
 		st.resolve = p.s.resolveCursor
 	}
@@ -327,7 +332,7 @@ func (p *parser) drag(a *args) (*step, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &step{action: Action{Tool: a.tool, Target: to, From: from, Keys: mods}}
+	st := &step{action: Action{Tool: a.tool, Target: to, From: from, Keys: mods}, effect: true}
 	if from == nil {
 		st.resolve = func(ctx context.Context, act *Action) error {
 			pt, err := p.s.exec.CursorPosition(ctx)
@@ -414,7 +419,7 @@ func (p *parser) scroll(a *args) (*step, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &step{action: Action{Tool: a.tool, Target: at, Keys: mods}}
+	st := &step{action: Action{Tool: a.tool, Target: at, Keys: mods}, effect: true}
 	if at == nil {
 		st.resolve = p.s.resolveCursor
 	}
@@ -446,6 +451,7 @@ func (p *parser) typeText(a *args) (*step, error) {
 	return &step{
 		takes:  time.Duration(utf8.RuneCountInString(text)) * batchTypeAllowance,
 		action: Action{Tool: a.tool, Text: text},
+		effect: true,
 		run: func(ctx context.Context) (*outcome, error) {
 			if err := p.s.exec.Type(ctx, text); err != nil {
 				return nil, err
@@ -476,6 +482,7 @@ func (p *parser) key(a *args) (*step, error) {
 	st := &step{
 		takes:  time.Duration(repeat) * batchTypeAllowance,
 		action: Action{Tool: a.tool, Keys: keys},
+		effect: true,
 	}
 	st.run = func(ctx context.Context) (*outcome, error) {
 		for i := range repeat {

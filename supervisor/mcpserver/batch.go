@@ -18,6 +18,8 @@ type batchEntry struct {
 	Action string `json:"action"`
 	Result string `json:"result,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Effect is what the action changed (effect.go), for input actions.
+	Effect any `json:"effect,omitempty"`
 }
 
 // runBatch checks every action of a computer_batch, then runs them in
@@ -95,7 +97,7 @@ func (s *Server) runSteps(ctx context.Context, sess *session, names []string, st
 			}
 			return s.batchResult(batchFailed, i, names, done, err, s.closing(ctx, final))
 		}
-		done = append(done, batchEntry{Index: i, Action: names[i], Result: out.text})
+		done = append(done, batchEntry{Index: i, Action: names[i], Result: out.text, Effect: out.data["effect"]})
 		last = out
 	}
 	var img *outcome
@@ -161,6 +163,9 @@ func (s *Server) parseBatchAction(p *parser, item json.RawMessage, i, n int) (*s
 		return nil, name, err
 	}
 	st, err := spec.parse(p, a)
+	if err == nil {
+		st, err = withShowChange(st, a)
+	}
 	if err != nil {
 		return nil, name, err
 	}

@@ -459,6 +459,7 @@ func (s *Server) chain(steps ...*step) *step {
 	out := &step{action: first.action, resolve: first.resolve}
 	for _, st := range steps {
 		out.takes += st.takes
+		out.effect = out.effect || st.effect
 	}
 	out.run = func(ctx context.Context) (*outcome, error) {
 		var texts []string

@@ -134,6 +134,9 @@ type Options struct {
 	// held buttons and keys when one ends: for stateless HTTP, where each
 	// request is a session of its own.
 	OneView bool
+	// Effect, when set, makes every input action report what it changed
+	// (effect.go).
+	Effect *EffectOptions
 }
 
 // Server serves the computer-use tools.
@@ -176,6 +179,8 @@ type Server struct {
 	restored geometry.State
 	oneView  bool
 	shared   *session // the one view, with oneView
+	effect   *EffectOptions
+	ongoing  []geometry.Rect // the areas changing by themselves (effect.go)
 
 	statePath string
 	saveMu    sync.Mutex
@@ -224,6 +229,10 @@ func New(opts Options) (*Server, error) {
 		statePath: opts.StatePath,
 		oneView:   opts.OneView,
 		down:      opts.Unavailable,
+		effect:    opts.Effect,
+	}
+	if s.effect != nil && s.effect.Off {
+		s.effect = nil
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -600,6 +609,9 @@ func (s *Server) call(ctx context.Context, sess *session, spec *toolSpec, raw []
 		return errorResult(err)
 	}
 	st, err := spec.parse(p, a)
+	if err == nil {
+		st, err = withShowChange(st, a)
+	}
 	if err != nil {
 		return errorResult(s.checkWholeGates(ctx, sess, spec.name, err))
 	}
@@ -623,9 +635,20 @@ func (s *Server) runStep(ctx context.Context, sess *session, st *step) (*outcome
 	if err := s.checkGates(ctx, &st.action); err != nil {
 		return nil, stopped(ctx, st.action.Tool, err)
 	}
+	var watch *effectWatch
+	if st.effect && s.effect != nil {
+		watch = s.beginEffect(ctx)
+	}
 	out, err := st.run(ctx)
 	if err != nil {
 		return nil, stopped(ctx, st.action.Tool, fmt.Errorf("%s: %w", st.action.Tool, err))
+	}
+	if watch != nil {
+		crop := s.effect.Crop
+		if st.showChange != nil {
+			crop = *st.showChange
+		}
+		s.endEffect(ctx, sess, watch, out, crop)
 	}
 	return out, nil
 }

@@ -105,6 +105,12 @@ func modifiersProp(what string) prop {
 	}}
 }
 
+// showChangeProp asks for an image of what the action changed (effect.go).
+var showChangeProp = prop{"show_change", map[string]any{
+	"type":        "boolean",
+	"description": "true returns, with the result, an image of just the region the action changed, at screenshot scale: a cheaper look than a new screenshot. Omit for the server's default.",
+}}
+
 func durationProp(what string) prop {
 	return prop{"duration", map[string]any{
 		"type":        "number",
@@ -152,7 +158,7 @@ func (s *Server) toolSpecs() []*toolSpec {
 			title: title,
 			description: fmt.Sprintf("%s at coordinate ([x, y] in %s), or where the pointer is when coordinate is omitted. "+
 				"text optionally names modifier keys held during the click, such as \"shift\" or \"ctrl\".", what, cw),
-			props:       []prop{s.coordProp("coordinate", "Where to click"), modifiersProp("click")},
+			props:       []prop{s.coordProp("coordinate", "Where to click"), modifiersProp("click"), showChangeProp},
 			destructive: true, openWorld: true, batchable: true,
 			parse: func(p *parser, a *args) (*step, error) { return p.click(a, button, count) },
 		}
@@ -224,7 +230,7 @@ func (s *Server) toolSpecs() []*toolSpec {
 			description: "Press the left mouse button at start_coordinate (default: where the pointer is), move to coordinate and release it there: " +
 				"drag and drop, move a slider or a window, select text. Both are [x, y] in " + cw + ". " +
 				"text optionally names modifier keys held for the whole drag, such as \"shift\" to extend a selection.",
-			props:       []prop{s.coordProp("start_coordinate", "Where the drag starts"), s.coordProp("coordinate", "Where the drag ends"), modifiersProp("drag")},
+			props:       []prop{s.coordProp("start_coordinate", "Where the drag starts"), s.coordProp("coordinate", "Where the drag ends"), modifiersProp("drag"), showChangeProp},
 			required:    []string{"coordinate"},
 			destructive: true, openWorld: true, batchable: true,
 			parse: func(p *parser, a *args) (*step, error) { return p.drag(a) },
@@ -265,6 +271,7 @@ func (s *Server) toolSpecs() []*toolSpec {
 					"description": "How many mouse-wheel clicks to scroll (default 3).",
 				}},
 				modifiersProp("scroll"),
+				showChangeProp,
 			},
 			required:    []string{"scroll_direction"},
 			destructive: true, openWorld: true, batchable: true,
@@ -278,7 +285,7 @@ func (s *Server) toolSpecs() []*toolSpec {
 			props: []prop{{"text", map[string]any{
 				"type":        "string",
 				"description": "The text to type.",
-			}}},
+			}}, showChangeProp},
 			required:    []string{"text"},
 			destructive: true, openWorld: true, batchable: true,
 			parse: func(p *parser, a *args) (*step, error) { return p.typeText(a) },
@@ -299,7 +306,7 @@ func (s *Server) toolSpecs() []*toolSpec {
 				"minimum":     1,
 				"maximum":     maxKeyRepeat,
 				"description": "How many times to press it (default 1).",
-			}}},
+			}}, showChangeProp},
 			required:    []string{"text"},
 			destructive: true, openWorld: true, batchable: true,
 			parse: func(p *parser, a *args) (*step, error) { return p.key(a) },

@@ -14,6 +14,7 @@
 pub mod log;
 
 pub mod capture;
+pub mod changes;
 pub mod displays;
 pub mod error;
 pub mod patch;

@@ -57,6 +57,7 @@ const METHODS: &[&str] = &[
     "windows_epoch",
     "patch_check",
     "patch_baseline",
+    "screen_changes",
     "clipboard_read",
     "clipboard_write",
     "hide",
@@ -148,6 +149,8 @@ struct Session {
     mask_windows: capture::masklist::MaskWindows,
     /// Monitor name atoms already looked up.
     atom_names: HashMap<u32, String>,
+    /// The `screen_changes` tracker, from its first call.
+    changes: Option<crate::changes::Changes>,
 }
 
 impl Session {
@@ -172,6 +175,7 @@ impl Session {
             capturer,
             mask_windows: Default::default(),
             atom_names: HashMap::new(),
+            changes: None,
         })
     }
 
@@ -404,6 +408,10 @@ impl Server {
             "window_at" => self.call_window_at(id, &p)?,
             "patch_check" => self.call_patch_check(id, &p)?,
             "patch_baseline" => self.call_patch_baseline(id, &p)?,
+            "screen_changes" => {
+                let s = self.session()?;
+                crate::changes::call(id, &s.x, &mut s.changes)?
+            }
             "clipboard_read" => self.call_clipboard_read(id, &p)?,
             "clipboard_write" => self.call_clipboard_write(id, &p)?,
             "hide" => self.call_hide(id, &p)?,

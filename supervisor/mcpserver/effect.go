@@ -1,0 +1,314 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/catalog"
+	"github.com/deskhand/deskhand/supervisor/effect"
+	"github.com/deskhand/deskhand/supervisor/geometry"
+)
+
+// EffectOptions turn on the effect each input action reports (package
+// effect): what changed on screen and among the windows.
+type EffectOptions struct {
+	// Source tells what changed on screen; nil where nothing can tell.
+	Source effect.Source
+	// Settle bounds the wait; zero fields take effect.DefaultSettle's.
+	Settle effect.Settle
+	// Crop attaches an image of just what changed to every action's
+	// result, unless the call says otherwise (its "show_change").
+	Crop bool
+	// Off leaves the effect out altogether (New then ignores the rest).
+	Off bool
+}
+
+// maxRegions is how many changed regions a result lists; the rest are
+// counted.
+const maxRegions = 3
+
+// effectWatch follows one action. (The actions run one at a time, so
+// Server.ongoing needs no lock.)
+type effectWatch struct {
+	screen *effect.Watch
+	before *bridge.WindowList
+}
+
+func (s *Server) beginEffect(ctx context.Context) *effectWatch {
+	before, err := s.exec.Windows(ctx, false)
+	if err != nil {
+		s.log.Debug("listing windows before an action", "err", err)
+	}
+	return &effectWatch{before: before, screen: effect.Begin(ctx, s.effect.Source, s.ongoing)}
+}
+
+// hidden says whose windows the model must not see into: the apps the
+// screenshots mask.
+func (s *Server) hidden(w bridge.Window) bool {
+	return s.consent != nil && s.consent.Session().Tier(w.App) == catalog.TierNone
+}
+
+// endEffect waits for the action to settle and adds what it changed to
+// out: a sentence, "effect" in the data and, when asked, the crop.
+func (s *Server) endEffect(ctx context.Context, sess *session, w *effectWatch, out *outcome, crop bool) {
+	screen := w.screen.End(ctx, s.settle())
+	s.ongoing = screen.Ongoing
+	after, err := s.exec.Windows(ctx, false)
+	if err != nil {
+		s.log.Debug("listing windows after an action", "err", err)
+	}
+	win := effect.DiffWindows(w.before, after)
+	var words []string
+	data := map[string]any{}
+	var shown []geometry.Rect
+	switch {
+	case !screen.Known:
+		data["screen"] = "unknown"
+		data["why"] = screen.Why
+		words = append(words, "what changed on screen is unknown ("+screen.Why+")")
+	default:
+		shown = s.visible(screen.Changed, w.before, after)
+		shot, _ := s.frameFor(ctx, sess)
+		regions, text := s.describeRegions(shown, shot)
+		data["settled_ms"] = screen.Waited.Milliseconds()
+		if len(screen.Ongoing) > 0 {
+			// Not listed: they may lie in a window the model must not see.
+			data["ongoing_left_out"] = true
+		}
+		if len(shown) == 0 {
+			data["screen"] = "no visible change"
+			words = append(words, fmt.Sprintf("no visible change within %d ms", screen.Waited.Milliseconds()))
+		} else {
+			data["screen"] = "changed"
+			data["regions"] = regions
+			if len(shown) > maxRegions {
+				data["more_regions"] = len(shown) - maxRegions
+			}
+			if screen.StillChanging {
+				data["still_changing"] = true
+				text += " (still changing when the wait ended)"
+			}
+			words = append(words, text)
+		}
+	}
+	if !win.Empty() {
+		data["windows"] = s.windowData(win)
+		words = append(words, s.windowWords(win))
+	}
+	if out.data == nil {
+		out.data = map[string]any{}
+	}
+	out.data["effect"] = data
+	out.text += " Effect: " + strings.Join(words, "; ") + "."
+	if crop && len(shown) > 0 && out.image == nil {
+		s.attachCrop(ctx, sess, shown, out)
+	}
+}
+
+// withShowChange records the call's "show_change" on its step.
+func withShowChange(st *step, a *args) (*step, error) {
+	if !a.has("show_change") {
+		return st, nil
+	}
+	var v bool
+	if err := json.Unmarshal(a.fields["show_change"], &v); err != nil {
+		return nil, fmt.Errorf("%s: \"show_change\" must be true or false, got %s", a.tool, abbreviate(a.fields["show_change"]))
+	}
+	st.showChange = &v
+	return st, nil
+}
+
+func (s *Server) settle() effect.Settle {
+	st := s.effect.Settle
+	if st.Quiet <= 0 {
+		st.Quiet = effect.DefaultSettle.Quiet
+	}
+	if st.Cap <= 0 {
+		st.Cap = effect.DefaultSettle.Cap
+	}
+	return st
+}
+
+// visible is changed less whatever shows a window the model must not
+// see, before or after the action; merged, largest first.
+func (s *Server) visible(changed []geometry.Rect, before, after *bridge.WindowList) []geometry.Rect {
+	hide := append(effect.Hidden(before, s.hidden), effect.Hidden(after, s.hidden)...)
+	cut := func(rs []geometry.Rect) []geometry.Rect {
+		for _, h := range hide {
+			rs = effect.Subtract(rs, h)
+		}
+		return rs
+	}
+	// Merging may span a hidden area again, so it is cut out once more,
+	// and the pieces left are not merged again.
+	return effect.Largest(cut(effect.Merge(cut(changed))))
+}
+
+// describeRegions gives the largest regions in the model's coordinates
+// (the screenshot's; screen pixels when there is none), each with its
+// share of the screen.
+func (s *Server) describeRegions(rects []geometry.Rect, shot *geometry.Shot) ([]map[string]any, string) {
+	var out []map[string]any
+	var parts []string
+	for i, r := range rects {
+		if i == maxRegions {
+			break
+		}
+		box := []float64{float64(r.X), float64(r.Y), float64(r.X + r.Width), float64(r.Y + r.Height)}
+		share := 0.0
+		if shot != nil {
+			x0, y0, _ := shot.FromLogical(s.mode, geometry.Point{X: r.X, Y: r.Y})
+			x1, y1, _ := shot.FromLogical(s.mode, geometry.Point{X: r.X + r.Width, Y: r.Y + r.Height})
+			box = []float64{x0, y0, x1, y1}
+			share = float64(r.Width*r.Height) / float64(shot.Logical.Width*shot.Logical.Height)
+		}
+		region := map[string]any{"region": box}
+		if shot != nil {
+			region["share"] = math.Round(share*1000) / 1000
+			parts = append(parts, fmt.Sprintf("%s (%s of the screen)", fmtCoord(box), percent(share)))
+		} else {
+			region["screen_rect"] = r
+			parts = append(parts, fmt.Sprintf("%s in screen pixels", fmtCoord(box)))
+		}
+		out = append(out, region)
+	}
+	text := fmt.Sprintf("changed region %s", strings.Join(parts, ", "))
+	if len(rects) > 1 {
+		text = fmt.Sprintf("%d regions changed, largest %s", len(rects), strings.Join(parts, ", "))
+	}
+	return out, text
+}
+
+func percent(share float64) string {
+	if share < 0.001 {
+		return "<0.1%"
+	}
+	return fmt.Sprintf("%.1f%%", share*100)
+}
+
+// describeWindow names a window, its title left out where the app is not
+// approved (as the windows' titles are everywhere).
+func (s *Server) describeWindow(w bridge.Window) string {
+	if s.hidden(w) {
+		return fmt.Sprintf("a window of %s (not approved; title withheld)", effectApp(w.App))
+	}
+	return fmt.Sprintf("%q of %s", w.Title, effectApp(w.App))
+}
+
+func effectApp(a bridge.App) string {
+	if a.Name != "" {
+		return a.Name
+	}
+	return "an unnamed app"
+}
+
+func (s *Server) windowEntry(w bridge.Window) map[string]any {
+	m := map[string]any{"id": w.ID, "app": effectApp(w.App)}
+	if !s.hidden(w) {
+		m["title"] = w.Title
+	}
+	return m
+}
+
+func (s *Server) windowData(d effect.Windows) map[string]any {
+	m := map[string]any{}
+	list := func(ws []bridge.Window) []map[string]any {
+		var out []map[string]any
+		for _, w := range ws {
+			out = append(out, s.windowEntry(w))
+		}
+		return out
+	}
+	if d.Focus != nil {
+		m["focus"] = s.windowEntry(*d.Focus)
+	}
+	if len(d.Opened) > 0 {
+		m["opened"] = list(d.Opened)
+	}
+	if len(d.Closed) > 0 {
+		m["closed"] = list(d.Closed)
+	}
+	var re []map[string]any
+	for _, r := range d.Retitled {
+		if s.hidden(r.Window) {
+			continue
+		}
+		e := s.windowEntry(r.Window)
+		e["from"] = r.From
+		re = append(re, e)
+	}
+	if len(re) > 0 {
+		m["retitled"] = re
+	}
+	return m
+}
+
+func (s *Server) windowWords(d effect.Windows) string {
+	var parts []string
+	for _, w := range d.Opened {
+		parts = append(parts, "opened "+s.describeWindow(w))
+	}
+	for _, w := range d.Closed {
+		parts = append(parts, "closed "+s.describeWindow(w))
+	}
+	for _, r := range d.Retitled {
+		if !s.hidden(r.Window) {
+			parts = append(parts, fmt.Sprintf("%q of %s is now titled %q", r.From, effectApp(r.Window.App), r.Window.Title))
+		}
+	}
+	if d.Focus != nil {
+		parts = append(parts, "focus moved to "+s.describeWindow(*d.Focus))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// attachCrop adds an image of the changed regions' bounds, at the
+// screenshot's scale, taken through the same masked capture as
+// screenshots.
+func (s *Server) attachCrop(ctx context.Context, sess *session, shown []geometry.Rect, out *outcome) {
+	shot, err := s.frameFor(ctx, sess)
+	if err != nil {
+		return
+	}
+	box := shown[0]
+	for _, r := range shown[1:min(len(shown), maxRegions)] {
+		box = union(box, r)
+	}
+	b := shot.Bounds()
+	x0, y0 := max(box.X, b.X), max(box.Y, b.Y)
+	x1, y1 := min(box.X+box.Width, b.X+b.Width), min(box.Y+box.Height, b.Y+b.Height)
+	if x1 <= x0 || y1 <= y0 {
+		return
+	}
+	rect := bridge.Rect{X: x0, Y: y0, Width: x1 - x0, Height: y1 - y0}
+	req := bridge.CaptureRequest{Rect: &rect, Format: s.format}
+	w := max(1, rect.Width*shot.Image.Width/shot.Logical.Width)
+	h := max(1, rect.Height*shot.Image.Height/shot.Logical.Height)
+	if w != rect.Width || h != rect.Height {
+		req.Width, req.Height = w, h
+	}
+	if s.format == FormatJPEG {
+		req.Quality = s.quality
+	}
+	img, err := s.exec.Capture(ctx, req)
+	if err != nil {
+		s.log.Debug("capturing what an action changed", "err", err)
+		return
+	}
+	mx0, my0, _ := shot.FromLogical(s.mode, geometry.Point{X: x0, Y: y0})
+	mx1, my1, _ := shot.FromLogical(s.mode, geometry.Point{X: x1, Y: y1})
+	region := []float64{mx0, my0, mx1, my1}
+	out.image = s.imageOf(img)
+	out.data["effect"].(map[string]any)["image_region"] = region
+	out.text += fmt.Sprintf(" The image shows region %s of the screenshot, at its scale.", fmtCoord(region))
+}
+
+func union(a, b geometry.Rect) geometry.Rect {
+	x0, y0 := min(a.X, b.X), min(a.Y, b.Y)
+	x1, y1 := max(a.X+a.Width, b.X+b.Width), max(a.Y+a.Height, b.Y+b.Height)
+	return geometry.Rect{X: x0, Y: y0, Width: x1 - x0, Height: y1 - y0}
+}
