@@ -14,6 +14,7 @@ public final class MacDesktop: Desktop {
     public static let capabilities = [
         "displays", "capture", "capture.mask", "capture.include_apps", "capture.png", "capture.jpeg", "windows",
         "window_at", "patch_check", "clipboard", "hide", "permissions", "key_layout", "a11y", "teach", "watch_escape",
+        "indicator",
     ]
 
     private let log: Log
@@ -22,6 +23,7 @@ public final class MacDesktop: Desktop {
     private let visibility = AppVisibility()
     private let accessibility = Accessibility()
     private let overlay: TeachOverlay
+    private let badge: IndicatorPanel
     private let keyboard: KeyboardWatch
 
     public init(log: Log) {
@@ -29,10 +31,12 @@ public final class MacDesktop: Desktop {
         content = ShareableContentCache(log: log)
         capturer = ScreenCapturer(content: content, log: log)
         overlay = TeachOverlay(log: log)
+        badge = IndicatorPanel(log: log)
         keyboard = KeyboardWatch(log: log)
         // The overlay's window must be left out of the next capture's
         // content filter, which cached content from before it would miss.
         overlay.onChange = { [content] in content.invalidate() }
+        badge.onChange = { [content] in content.invalidate() }
     }
 
     /// True inside a logged-in GUI session, where the window server answers.
@@ -172,6 +176,15 @@ public final class MacDesktop: Desktop {
 
     public func teachHide() async throws {
         overlay.hide()
+    }
+
+    public func indicator(visible: Bool) async throws -> JSON {
+        guard visible else {
+            badge.hide()
+            return ["visible": .bool(false), "bounds": .null]
+        }
+        try requireSession()
+        return ["visible": .bool(true), "bounds": TeachOverlay.global(badge.show())]
     }
 
     public func watchKeyboard(_ onKeyDown: @escaping @MainActor (KeyDown) -> Void) throws {
