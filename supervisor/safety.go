@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
@@ -23,6 +24,9 @@ type SafetyOptions struct {
 	// HideUnapproved minimises the windows of apps the session has not
 	// approved while deskhand acts.
 	HideUnapproved bool
+	// Indicator shows on the screen, while a turn lasts, that deskhand
+	// is in control and that Escape stops it.
+	Indicator bool
 }
 
 // safetyConfig is what newSafety builds from.
@@ -86,6 +90,7 @@ func newSafety(f *safetyConfig, plat desktopPlatform, helper *bridge.Client, exe
 		// The user's Escape ends more than the turn: nothing more may
 		// happen until the user approves again.
 		Revoke:      func(string) { sess.Revoke() },
+		Indicate:    indicator(f.Indicator, helper, logger),
 		IdleTimeout: idle,
 		Journal:     s.journal,
 		TurnBegins:  turnBegins,
@@ -119,6 +124,24 @@ func newSafety(f *safetyConfig, plat desktopPlatform, helper *bridge.Client, exe
 		return nil, err
 	}
 	return s, nil
+}
+
+// indicator is the turns' Indicate: the helper's badge where it lists
+// the capability, else nothing (said once, when a turn first begins).
+func indicator(on bool, helper *bridge.Client, logger *slog.Logger) func(context.Context, bool) error {
+	if !on {
+		return nil
+	}
+	var told sync.Once
+	return func(ctx context.Context, visible bool) error {
+		if !helper.HandshakeInfo().Has(bridge.CapabilityIndicator) {
+			told.Do(func() {
+				logger.Warn("the helper cannot show that deskhand is in control on this desktop (no indicator capability)")
+			})
+			return nil
+		}
+		return helper.Indicator(ctx, visible)
+	}
 }
 
 // options fills in the server options the safety layer owns.
