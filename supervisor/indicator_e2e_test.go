@@ -41,6 +41,18 @@ func fillBox(img *image.RGBA) (int, image.Rectangle) {
 	return n, box
 }
 
+// nearFill counts the pixels of img within a JPEG's error of the
+// badge's fill.
+func nearFill(img *image.RGBA) int {
+	n := 0
+	for i := 0; i+3 < len(img.Pix); i += 4 {
+		if abs(int(img.Pix[i])-int(indicatorFill[0])) < 40 && abs(int(img.Pix[i+1])-int(indicatorFill[1])) < 40 && abs(int(img.Pix[i+2])-int(indicatorFill[2])) < 40 {
+			n++
+		}
+	}
+	return n
+}
+
 // countOther counts the pixels of r in img that are not c.
 func countOther(img *image.RGBA, r image.Rectangle, c color.RGBA) int {
 	n := 0
@@ -115,10 +127,17 @@ func TestIndicatorShownWhileInControl(t *testing.T) {
 	d.Run(t, "xdotool", "key", "Escape")
 	waitFor(t, "the indicator to go after the user's Escape", 20*time.Second, func() bool { n, _ := onScreen(); return n == 0 })
 
-	// A disconnect ends the turn too.
-	e2 := serve(t, d)
-	e2.ok("screenshot", nil)
-	if n, _ := onScreen(); n == 0 {
+	// A disconnect ends the turn too. Scaled JPEG screenshots this time:
+	// the second is updated from the rows drawn since the first, which
+	// must include those under the badge, read with it moved aside.
+	e2 := serve(t, d, "--max-long-edge", "1000")
+	for i := range 2 {
+		shot, _ := e2.screenshot("screenshot", nil)
+		if n := nearFill(shot); n != 0 {
+			t.Errorf("scaled JPEG screenshot %d has %d pixels near the indicator's colour, want 0", i+1, n)
+		}
+	}
+	if nearFill(importRoot(t, d)) == 0 {
 		t.Fatal("no indicator on the screen during the second server's turn")
 	}
 	e2.cs.Close()

@@ -813,6 +813,10 @@ impl Session {
         };
         let drawn = self.capturer.drawn_since_read().filter(|_| synced);
         let tooltip = crate::teach::OutOfCapture::new(&self.x.conn)?;
+        let drawn = drawn.map(|mut d| {
+            d.extend(tooltip.covered().filter_map(|r| r.intersect(&source)));
+            d
+        });
         let mut grab = capture::ServerGrab::new(&self.x.conn, !req.mask.is_empty())?;
         let (mask_rects, masked) = self.mask_regions(req, source)?;
         let request = capture::Request {
@@ -824,7 +828,9 @@ impl Session {
             mask_color: req.mask_color,
             capture_id,
             drawn,
-            updatable: !tooltip.moved(),
+            // What lies under the tooltip or the indicator is among the
+            // drawn rows, so the last image can be updated all the same.
+            updatable: true,
         };
         let out = self.capturer.capture(
             &self.x.conn,

@@ -252,9 +252,10 @@ impl<'c, C: Connection> OutOfCapture<'c, C> {
 }
 
 impl<C: Connection> OutOfCapture<'_, C> {
-    /// Whether a window was moved out of the capture.
-    pub fn moved(&self) -> bool {
-        !self.moved.is_empty()
+    /// Where the moved windows stand: no damage reaches the root under
+    /// them while they do, so a capture reads those places again.
+    pub fn covered(&self) -> impl Iterator<Item = Rect> + '_ {
+        self.moved.iter().map(|(_, at)| *at)
     }
 }
 
