@@ -28,6 +28,9 @@ type SafetyOptions struct {
 	// HideUnapproved minimises the windows of apps the session has not
 	// approved while deskhand acts.
 	HideUnapproved bool
+	// Indicator shows on the screen, while a turn lasts, that deskhand
+	// is in control and that Escape stops it.
+	Indicator bool
 }
 
 // safetyConfig is what newSafety builds from.
@@ -108,6 +111,7 @@ func newSafety(f *safetyConfig, plat desktopPlatform, helper *bridge.Client, exe
 			}
 			s.revoker.Revoke()
 		},
+		Indicate:    indicator(f.Indicator, helper, logger),
 		IdleTimeout: idle,
 		Journal:     s.journal,
 		TurnBegins:  turnBegins,
@@ -141,6 +145,24 @@ func newSafety(f *safetyConfig, plat desktopPlatform, helper *bridge.Client, exe
 		return nil, err
 	}
 	return s, nil
+}
+
+// indicator is the turns' Indicate: the helper's badge where it lists
+// the capability, else nothing (said once, when a turn first begins).
+func indicator(on bool, helper *bridge.Client, logger *slog.Logger) func(context.Context, bool) error {
+	if !on {
+		return nil
+	}
+	var told sync.Once
+	return func(ctx context.Context, visible bool) error {
+		if !helper.HandshakeInfo().Has(bridge.CapabilityIndicator) {
+			told.Do(func() {
+				logger.Warn("the helper cannot show that deskhand is in control on this desktop (no indicator capability)")
+			})
+			return nil
+		}
+		return helper.Indicator(ctx, visible)
+	}
 }
 
 // options fills in the server options the safety layer owns.

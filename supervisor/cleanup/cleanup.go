@@ -115,6 +115,10 @@ type Options struct {
 	// started after this one crashed can give it back (see Journal); nil
 	// keeps nothing.
 	Journal *Journal
+	// Indicate shows (true) or takes down (false) the on-screen sign
+	// that deskhand is in control: it is shown when a turn begins and
+	// taken down first thing when it ends.
+	Indicate func(ctx context.Context, on bool) error
 	// TurnBegins is called when a turn is about to begin (the lock is
 	// taken by then): the safety layer gives back what a crashed
 	// deskhand's turn left behind before the new turn touches anything.
@@ -190,6 +194,15 @@ func (c *Controller) Begin(session string) (bool, error) {
 			c.opts.TurnBegins()
 		}
 	}
+	began, err := c.begin(session)
+	if began {
+		// Under ending still: the turn's end takes the sign down after.
+		c.indicate(c.log, true)
+	}
+	return began, err
+}
+
+func (c *Controller) begin(session string) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -206,6 +219,19 @@ func (c *Controller) Begin(session string) (bool, error) {
 	c.armIdleLocked()
 	c.log.Info("turn began", "session", session)
 	return true, nil
+}
+
+// indicate shows or takes down the sign of control, if there is one; a
+// failure is logged, since the turn itself goes on either way.
+func (c *Controller) indicate(log *slog.Logger, on bool) {
+	if c.opts.Indicate == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.opts.Indicate(ctx, on); err != nil {
+		log.Warn("the on-screen sign that deskhand is in control", "on", on, "err", err)
+	}
 }
 
 // Active returns the session whose turn is current.
@@ -379,6 +405,7 @@ func (c *Controller) endTurn(t *turn, reason Reason) bool {
 
 	start := time.Now()
 	log := c.log.With("session", t.session, "reason", reason.String())
+	c.indicate(log, false)
 	if c.opts.Release != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		if err := c.opts.Release(ctx); err != nil {

@@ -62,6 +62,10 @@ func (r *recorder) options() Options {
 			r.mu.Unlock()
 			return nil
 		},
+		Indicate: func(ctx context.Context, on bool) error {
+			r.add(map[bool]string{true: "indicator on", false: "indicator off"}[on])
+			return nil
+		},
 		IdleTimeout: -1,
 	}
 }
@@ -147,7 +151,8 @@ func TestEndGivesEverythingBack(t *testing.T) {
 	if !c.End(ReasonDisconnect) {
 		t.Fatal("End reported no turn")
 	}
-	want := []string{"release", "restore", "clipboard", "unlock", "notify"}
+	// The sign of control: up once for the turn, down first at its end.
+	want := []string{"indicator on", "indicator off", "release", "restore", "clipboard", "unlock", "notify"}
 	if got := r.snapshot(); !slices.Equal(got, want) {
 		t.Fatalf("End did %v, want %v", got, want)
 	}

@@ -289,6 +289,30 @@ func addSafetyFlags(fs *flag.FlagSet, o *supervisor.SafetyOptions) {
 		"give the computer back (show hidden windows, restore the clipboard, release the lock) after this long without an action; 0 never")
 	fs.BoolVar(&o.HideUnapproved, "hide-unapproved", true,
 		"minimise the windows of apps the session has not approved while deskhand acts (they are masked in screenshots either way)")
+	o.Indicator = true
+	fs.Var((*onOff)(&o.Indicator), "indicator", "`on` shows a badge at the top of the screen while deskhand is in control, saying that Escape stops it (never in deskhand's screenshots; clicks pass through it); off shows none")
+}
+
+// onOff is a flag that is on or off.
+type onOff bool
+
+func (b *onOff) String() string {
+	if b != nil && bool(*b) {
+		return "on"
+	}
+	return "off"
+}
+
+func (b *onOff) Set(s string) error {
+	switch s {
+	case "on":
+		*b = true
+	case "off":
+		*b = false
+	default:
+		return fmt.Errorf("use on or off, not %q", s)
+	}
+	return nil
 }
 
 // addHTTPFlags adds serve's flags for MCP over Streamable HTTP.

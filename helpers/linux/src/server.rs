@@ -44,6 +44,7 @@ const ALL_CAPABILITIES: &[&str] = &[
     "hide",
     "apps",
     "teach",
+    "indicator",
     "a11y",
     "a11y.expect",
     "a11y.capture",
@@ -67,6 +68,7 @@ const METHODS: &[&str] = &[
     "teach_show",
     "teach_poll",
     "teach_hide",
+    "indicator",
     "a11y_apps",
     "a11y_tree",
     "a11y_element",
@@ -420,6 +422,9 @@ impl Server {
             "teach_show" => crate::teach::call_show(id, self.config.display.as_deref(), &p.map)?,
             "teach_poll" => crate::teach::call_poll(id)?,
             "teach_hide" => crate::teach::call_hide(id)?,
+            "indicator" => {
+                crate::teach::indicator::call(id, self.config.display.as_deref(), &p.map)?
+            }
             "a11y_apps" => self.a11y.call_apps(id, &p, &x_windows(&mut self.x))?,
             "a11y_tree" => self.a11y.call_tree(id, &p, &x_windows(&mut self.x), |c| {
                 tree_capture(&mut self.x, &mut self.next_capture_id, c)
@@ -477,7 +482,10 @@ impl Server {
     fn call_windows(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
         let include_hidden = p.bool("include_hidden")?.unwrap_or(false);
         let s = self.session()?;
-        let list = s.wm()?.list(&s.x.conn, s.x.root, include_hidden)?;
+        let mut list = s.wm()?.list(&s.x.conn, s.x.root, include_hidden)?;
+        // The indicator takes no clicks: no click lands on it.
+        list.windows
+            .retain(|w| !crate::teach::indicator::is_badge(w.id));
         Ok(protocol::success(id, &list))
     }
 
@@ -493,7 +501,16 @@ impl Server {
             y: p.required_int("y", i32::MIN as i64, i32::MAX as i64)? as i32,
         };
         let s = self.session()?;
-        let window = s.wm()?.window_at(&s.x.conn, s.x.root, point)?;
+        let list = s.wm()?.list(&s.x.conn, s.x.root, false)?.windows;
+        // The click goes through the indicator to the window under it.
+        let window = crate::windows::topmost_at(
+            &list
+                .into_iter()
+                .filter(|w| !crate::teach::indicator::is_badge(w.id))
+                .collect::<Vec<_>>(),
+            point,
+        )
+        .cloned();
         let app = window.as_ref().map(|w| w.app.clone());
         Ok(protocol::success(
             id,
@@ -653,7 +670,10 @@ impl Server {
                     .iter()
                     .copied()
                     .filter(|c| wm_ok || !WM_CAPABILITIES.contains(c))
-                    .filter(|c| *c != "teach" || crate::teach::available(&s.x.conn, s.x.screen_num))
+                    .filter(|c| {
+                        !["teach", "indicator"].contains(c)
+                            || crate::teach::available(&s.x.conn, s.x.screen_num)
+                    })
                     .collect();
                 let mut extensions = s.x.extensions.clone();
                 // SHM may have failed since the connection was made.
@@ -801,6 +821,10 @@ impl Session {
         };
         let drawn = self.capturer.drawn_since_read().filter(|_| synced);
         let tooltip = crate::teach::OutOfCapture::new(&self.x.conn)?;
+        let drawn = drawn.map(|mut d| {
+            d.extend(tooltip.covered().filter_map(|r| r.intersect(&source)));
+            d
+        });
         let mut grab = capture::ServerGrab::new(&self.x.conn, !req.mask.is_empty())?;
         let painted = self.mask_regions(req, source)?;
         let mask_cover = (!painted.rects.is_empty()).then(|| MaskCover {
@@ -816,7 +840,9 @@ impl Session {
             mask_color: req.mask_color,
             capture_id,
             drawn,
-            updatable: !tooltip.moved(),
+            // What lies under the tooltip or the indicator is among the
+            // drawn rows, so the last image can be updated all the same.
+            updatable: true,
         };
         let out = self.capturer.capture(
             &self.x.conn,

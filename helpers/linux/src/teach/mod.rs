@@ -1,5 +1,7 @@
 //! The teaching overlay (PROTOCOL.md "Teaching overlay"): `teach_show`,
-//! `teach_poll` and `teach_hide`.
+//! `teach_poll` and `teach_hide`; and the sign that deskhand is in control
+//! (`indicator`), a window of the same kind kept out of captures the same
+//! way.
 //!
 //! The tooltip lives on an X connection and thread of its own
 //! (`overlay`), opened at the first `teach_show`, so the request loop never
@@ -12,6 +14,7 @@
 //!   windows under it are redirected so the server repaints them at once.
 
 pub mod font;
+pub mod indicator;
 pub mod overlay;
 pub mod trust;
 
@@ -30,8 +33,9 @@ use overlay::{Overlay, Spec};
 pub const MAX_TEXT_CHARS: usize = 2000;
 
 static OVERLAY: Mutex<Option<Overlay>> = Mutex::new(None);
-/// The shown tooltip's window and bounds, for captures to move it aside.
-static SHOWN: Mutex<Option<(u32, Rect)>> = Mutex::new(None);
+/// The shown windows of the helper's own (the tooltip, the indicator)
+/// and their bounds, for captures to move them aside.
+static SHOWN: Mutex<Vec<(u32, Rect)>> = Mutex::new(Vec::new());
 
 fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -42,14 +46,19 @@ fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// unapproved window where it stood (see [`is_tooltip`]).
 static TOOLTIPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
-pub(crate) fn set_shown(shown: Option<(u32, Rect)>) {
-    if let Some((window, _)) = shown {
+/// Records that `window` is shown at `at`, or (None) no longer shown.
+pub(crate) fn set_shown(window: u32, at: Option<Rect>) {
+    if at.is_some() {
         let mut own = locked(&TOOLTIPS);
         if !own.contains(&window) {
             own.push(window);
         }
     }
-    *locked(&SHOWN) = shown;
+    let mut shown = locked(&SHOWN);
+    shown.retain(|(w, _)| *w != window);
+    if let Some(at) = at {
+        shown.push((window, at));
+    }
 }
 
 /// Whether window is (or was) the teaching tooltip: deskhand's own,
@@ -84,9 +93,9 @@ pub fn call_show(
 ) -> Result<Vec<u8>> {
     let spec = parse_show(params)?;
     let mut slot = locked(&OVERLAY);
-    if slot.as_ref().is_some_and(|o| !o.alive()) {
+    if let Some(dead) = slot.as_ref().filter(|o| !o.alive()) {
+        set_shown(dead.window(), None);
         *slot = None;
-        *locked(&SHOWN) = None;
     }
     if slot.is_none() {
         *slot = Some(Overlay::open(display)?);
@@ -204,60 +213,65 @@ fn bad(what: String) -> Error {
     Error::invalid_params(format!("teach_show: {what}"))
 }
 
-/// Keeps the tooltip out of the pixels read while it lives: the server
-/// is grabbed, so no other client sees the moment, and the tooltip is
-/// moved off the root window. The windows under it are redirected while
-/// it is up, so the server paints their own contents there at once. It
-/// moves back when this drops (the capture's own grab may have been let
-/// go by then; the move back needs none).
+/// Keeps the helper's own windows (the tooltip, the indicator) out of the
+/// pixels read while it lives: the server is grabbed, so no other client
+/// sees the moment, and each is moved off the root window. The windows
+/// under them are redirected while they are up, so the server paints
+/// their own contents there at once. They move back when this drops (the
+/// capture's own grab may have been let go by then; the move back needs
+/// none).
 pub struct OutOfCapture<'c, C: Connection> {
     conn: &'c C,
-    moved: Option<(u32, Rect)>,
+    moved: Vec<(u32, Rect)>,
 }
 
 impl<'c, C: Connection> OutOfCapture<'c, C> {
     pub fn new(conn: &'c C) -> Result<OutOfCapture<'c, C>> {
-        let shown = *locked(&SHOWN);
-        let Some((window, at)) = shown else {
-            return Ok(OutOfCapture { conn, moved: None });
-        };
+        let shown = locked(&SHOWN).clone();
+        if shown.is_empty() {
+            return Ok(OutOfCapture { conn, moved: shown });
+        }
+        let out = OutOfCapture { conn, moved: shown };
         conn.grab_server()
             .map_err(xe("moving the teaching tooltip out of the capture"))?;
-        let off = -(at.width as i32) - 64;
-        conn.configure_window(
-            window,
-            &ConfigureWindowAux::new().x(off.max(i16::MIN as i32)),
-        )
-        .map_err(xe("moving the teaching tooltip out of the capture"))?;
-        // A round trip, so the server has moved it before any pixel is read.
+        for (window, at) in &out.moved {
+            let off = -(at.width as i32) - 64;
+            conn.configure_window(
+                *window,
+                &ConfigureWindowAux::new().x(off.max(i16::MIN as i32)),
+            )
+            .map_err(xe("moving the teaching tooltip out of the capture"))?;
+        }
+        // A round trip, so the server has moved them before any pixel is read.
         conn.get_input_focus()
             .map_err(xe("moving the teaching tooltip out of the capture"))?
             .reply()
             .map_err(|e| Error::x11("moving the teaching tooltip out of the capture", e))?;
-        Ok(OutOfCapture {
-            conn,
-            moved: Some((window, at)),
-        })
+        Ok(out)
     }
 }
 
 impl<C: Connection> OutOfCapture<'_, C> {
-    /// Whether a tooltip was moved out of the capture.
-    pub fn moved(&self) -> bool {
-        self.moved.is_some()
+    /// Where the moved windows stand: no damage reaches the root under
+    /// them while they do, so a capture reads those places again.
+    pub fn covered(&self) -> impl Iterator<Item = Rect> + '_ {
+        self.moved.iter().map(|(_, at)| *at)
     }
 }
 
 impl<C: Connection> Drop for OutOfCapture<'_, C> {
     fn drop(&mut self) {
-        if let Some((window, at)) = self.moved.take() {
-            // Errors here mean the connection is gone, which releases the grab.
+        if self.moved.is_empty() {
+            return;
+        }
+        // Errors here mean the connection is gone, which releases the grab.
+        for (window, at) in self.moved.drain(..) {
             let _ = self
                 .conn
                 .configure_window(window, &ConfigureWindowAux::new().x(at.x).y(at.y));
-            let _ = self.conn.ungrab_server();
-            let _ = self.conn.flush();
         }
+        let _ = self.conn.ungrab_server();
+        let _ = self.conn.flush();
     }
 }
 

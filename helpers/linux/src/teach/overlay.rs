@@ -247,15 +247,15 @@ impl Overlay {
         paint(c, &st).map_err(xe("showing the tooltip"))?;
         let window = st.window;
         drop(st);
-        super::set_shown(Some((
+        super::set_shown(
             window,
-            Rect {
+            Some(Rect {
                 x: pos.x,
                 y: pos.y,
                 width: w,
                 height: h,
-            },
-        )));
+            }),
+        );
         // Answer only once the server has the tooltip on screen.
         c.sync().map_err(|e| Error::x11("showing the tooltip", e))?;
         let global = |r: Rect| Rect {
@@ -286,14 +286,20 @@ impl Overlay {
             c.unmap_window(st.window)
                 .map_err(|e| Error::x11("hiding the tooltip", e))?;
         }
+        let window = st.window;
         drop(st);
-        super::set_shown(None);
+        super::set_shown(window, None);
         if std::mem::take(&mut self.redirected) {
             c.composite_unredirect_subwindows(self.root, composite::Redirect::AUTOMATIC)
                 .map_err(|e| Error::x11("ending window redirection", e))?;
         }
         c.sync().map_err(|e| Error::x11("hiding the tooltip", e))?;
         Ok(())
+    }
+
+    /// The tooltip's window; 0 before the first show.
+    pub fn window(&self) -> u32 {
+        lock(&self.state).window
     }
 
     /// Whether the tooltip is up, and what the user chose.
@@ -325,33 +331,7 @@ impl Overlay {
     }
 
     fn monitors(&self) -> Result<Vec<Rect>> {
-        let reply = self
-            .conn
-            .randr_get_monitors(self.root, true)
-            .ok()
-            .and_then(|c| c.reply().ok());
-        Ok(reply
-            .map(|r| {
-                let mut list: Vec<(bool, Rect)> = r
-                    .monitors
-                    .iter()
-                    .map(|m| {
-                        (
-                            m.primary,
-                            Rect {
-                                x: m.x as i32,
-                                y: m.y as i32,
-                                width: m.width as u32,
-                                height: m.height as u32,
-                            },
-                        )
-                    })
-                    .collect();
-                // The primary first: it hosts an unanchored tooltip.
-                list.sort_by_key(|(primary, _)| !primary);
-                list.into_iter().map(|(_, r)| r).collect()
-            })
-            .unwrap_or_default())
+        Ok(monitors(&*self.conn, self.root))
     }
 
     fn create_window(&self) -> Result<u32> {
@@ -504,23 +484,62 @@ impl Overlay {
     }
 
     fn pixel(&self, rgb: [u8; 3]) -> u32 {
-        let f = &self.format;
-        channel(rgb[0], f.red_mask) | channel(rgb[1], f.green_mask) | channel(rgb[2], f.blue_mask)
+        pixel(&self.format, rgb)
     }
 
-    /// The canvas as ZPixmap data in the server's byte order (32 bits per
-    /// pixel, so rows need no padding).
     fn encode(&self, canvas: &Canvas) -> Vec<u8> {
-        let mut out = Vec::with_capacity(canvas.pixels.len() * 4);
-        for px in &canvas.pixels {
-            let v = self.pixel(*px);
-            match self.format.byte_order {
-                ByteOrder::LsbFirst => out.extend_from_slice(&v.to_le_bytes()),
-                ByteOrder::MsbFirst => out.extend_from_slice(&v.to_be_bytes()),
-            }
-        }
-        out
+        encode(&self.format, canvas)
     }
+}
+
+/// The pixel value of `rgb` in `format`.
+pub fn pixel(format: &PixelFormat, rgb: [u8; 3]) -> u32 {
+    let f = format;
+    channel(rgb[0], f.red_mask) | channel(rgb[1], f.green_mask) | channel(rgb[2], f.blue_mask)
+}
+
+/// The canvas as ZPixmap data in the server's byte order (32 bits per
+/// pixel, so rows need no padding).
+pub fn encode(format: &PixelFormat, canvas: &Canvas) -> Vec<u8> {
+    let mut out = Vec::with_capacity(canvas.pixels.len() * 4);
+    for px in &canvas.pixels {
+        let v = pixel(format, *px);
+        match format.byte_order {
+            ByteOrder::LsbFirst => out.extend_from_slice(&v.to_le_bytes()),
+            ByteOrder::MsbFirst => out.extend_from_slice(&v.to_be_bytes()),
+        }
+    }
+    out
+}
+
+/// The RandR monitors, the primary first; empty when RandR cannot say.
+pub fn monitors<C: Connection>(conn: &C, root: u32) -> Vec<Rect> {
+    let reply = conn
+        .randr_get_monitors(root, true)
+        .ok()
+        .and_then(|c| c.reply().ok());
+    reply
+        .map(|r| {
+            let mut list: Vec<(bool, Rect)> = r
+                .monitors
+                .iter()
+                .map(|m| {
+                    (
+                        m.primary,
+                        Rect {
+                            x: m.x as i32,
+                            y: m.y as i32,
+                            width: m.width as u32,
+                            height: m.height as u32,
+                        },
+                    )
+                })
+                .collect();
+            // The primary first: it hosts an unanchored tooltip.
+            list.sort_by_key(|(primary, _)| !primary);
+            list.into_iter().map(|(_, r)| r).collect()
+        })
+        .unwrap_or_default()
 }
 
 /// A compositing manager paints the screen itself, from its own
@@ -721,8 +740,12 @@ fn event_loop(conn: &RustConnection, state: &Mutex<State>) {
             Ok(e) => e,
             Err(e) => {
                 log_warn!("teaching overlay: the X connection ended ({e}); the tooltip is gone");
-                lock(state).visible = false;
-                super::set_shown(None);
+                let window = {
+                    let mut st = lock(state);
+                    st.visible = false;
+                    st.window
+                };
+                super::set_shown(window, None);
                 return;
             }
         };

@@ -218,4 +218,7 @@ public protocol Assistive: AnyObject {
     func teachShow(_ request: TeachRequest) async throws -> JSON
     func teachPoll() async throws -> JSON
     func teachHide() async throws
+    /// `indicator`: shows (visible) or takes down the sign that deskhand
+    /// is in control; `{"visible": bool, "bounds": Rect | null}`.
+    func indicator(visible: Bool) async throws -> JSON
 }

@@ -7,5 +7,6 @@ public enum MacCapabilities {
     public static let all = [
         "displays", "capture", "capture.mask", "capture.include_apps", "capture.png", "capture.jpeg", "windows",
         "window_at", "patch_check", "clipboard", "hide", "permissions", "key_layout", "a11y", "teach", "watch_escape",
+        "indicator",
     ]
 }

@@ -40,7 +40,7 @@ public final class RequestHandler {
     static let methods: Set<String> = [
         "displays", "capture", "windows", "window_at", "patch_check", "patch_baseline", "clipboard_read", "clipboard_write",
         "hide", "restore", "permissions", "apps", "key_layout", "a11y_apps", "a11y_tree", "a11y_element", "a11y_act",
-        "teach_show", "teach_poll", "teach_hide", "watch_escape",
+        "teach_show", "teach_poll", "teach_hide", "watch_escape", "indicator",
     ]
 
     /// Longest `fault.sleep`.
@@ -180,6 +180,11 @@ public final class RequestHandler {
         case "teach_hide":
             try await desktop.teachHide()
             result = .object(JSONObject())
+        case "indicator":
+            guard let visible = try p.bool("visible") else {
+                throw p.bad("\"visible\" must be true or false")
+            }
+            result = try await desktop.indicator(visible: visible)
         case "watch_escape":
             try desktop.watchKeyboard { [weak self] key in self?.keyDown(key) }
             if !watchingEscape {

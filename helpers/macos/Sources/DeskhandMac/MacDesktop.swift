@@ -17,6 +17,7 @@ public final class MacDesktop: Desktop {
     private let visibility = AppVisibility()
     private let accessibility = Accessibility()
     private let overlay: TeachOverlay
+    private let badge: IndicatorPanel
     private let keyboard: KeyboardWatch
 
     public init(log: Log) {
@@ -24,10 +25,12 @@ public final class MacDesktop: Desktop {
         content = ShareableContentCache(log: log)
         capturer = ScreenCapturer(content: content, log: log)
         overlay = TeachOverlay(log: log)
+        badge = IndicatorPanel(log: log)
         keyboard = KeyboardWatch(log: log)
         // The overlay's window must be left out of the next capture's
         // content filter, which cached content from before it would miss.
         overlay.onChange = { [content] in content.invalidate() }
+        badge.onChange = { [content] in content.invalidate() }
     }
 
     /// True inside a logged-in GUI session, where the window server answers.
@@ -167,6 +170,15 @@ public final class MacDesktop: Desktop {
 
     public func teachHide() async throws {
         overlay.hide()
+    }
+
+    public func indicator(visible: Bool) async throws -> JSON {
+        guard visible else {
+            badge.hide()
+            return ["visible": .bool(false), "bounds": .null]
+        }
+        try requireSession()
+        return ["visible": .bool(true), "bounds": TeachOverlay.global(badge.show())]
     }
 
     public func watchKeyboard(_ onKeyDown: @escaping @MainActor (KeyDown) -> Void) throws {

@@ -224,6 +224,10 @@ final class FakeDesktop: Desktop {
         teaching = nil
         teachChoice = nil
     }
+
+    func indicator(visible: Bool) async throws -> JSON {
+        ["visible": .bool(visible), "bounds": .null]
+    }
 }
 
 /// Stands in for ImageIO: a small header naming the format and size, then
