@@ -181,6 +181,9 @@ func TestEffectWidgetFactory(t *testing.T) {
 	// animations were seen changing by themselves by now.
 	e.ok("mouse_move", map[string]any{"coordinate": park})
 	e.ok("wait", map[string]any{"duration": 1})
+	// What faded in the wait the model has not seen: a click there is
+	// stale until it looks again, as a model would.
+	e.screenshot("screenshot", nil)
 	res = e.ok("left_click", map[string]any{"coordinate": centre(button.Bounds)})
 	if got := effectOf(t, res); got.Screen != "no visible change" {
 		t.Errorf("click on the insensitive button %q: effect %+v, want no visible change (%s)", button.Name, got, resultText(res))
@@ -189,12 +192,14 @@ func TestEffectWidgetFactory(t *testing.T) {
 		t.Errorf("the click's text does not say so: %s", resultText(res))
 	}
 
-	// A batch: the pointer parked again (leaving the check box, which
-	// unhighlights it, as a wait lets it finish), the insensitive button
-	// (no change), the check box again (a change); each step says so.
+	// A batch, after the pointer is parked again (leaving the check box,
+	// which unhighlights it, as a wait lets it finish) and a new look: the
+	// insensitive button (no change), the check box again (a change); each
+	// step says so.
+	e.ok("mouse_move", map[string]any{"coordinate": park})
+	e.ok("wait", map[string]any{"duration": 1})
+	e.screenshot("screenshot", nil)
 	res = e.ok("computer_batch", map[string]any{"actions": []map[string]any{
-		{"action": "mouse_move", "coordinate": park},
-		{"action": "wait", "duration": 1},
 		{"action": "left_click", "coordinate": centre(button.Bounds)},
 		{"action": "left_click", "coordinate": centre(box.Bounds)},
 	}})
@@ -204,15 +209,15 @@ func TestEffectWidgetFactory(t *testing.T) {
 		} `json:"completed"`
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(raw, &batch); err != nil || len(batch.Completed) != 4 {
+	if err := json.Unmarshal(raw, &batch); err != nil || len(batch.Completed) != 2 {
 		t.Fatalf("batch result %s: %v", raw, err)
 	}
 	t.Logf("batch: %s", resultText(res))
-	if s := batch.Completed[2].Effect.Screen; s != "no visible change" {
-		t.Errorf("batch step 2 (insensitive button): screen %q, want no visible change", s)
+	if s := batch.Completed[0].Effect.Screen; s != "no visible change" {
+		t.Errorf("batch step 1 (insensitive button): screen %q, want no visible change", s)
 	}
-	if s := batch.Completed[3].Effect.Screen; s != "changed" {
-		t.Errorf("batch step 3 (check box): screen %q, want changed", s)
+	if s := batch.Completed[1].Effect.Screen; s != "changed" {
+		t.Errorf("batch step 2 (check box): screen %q, want changed", s)
 	}
 
 	e.ok("left_click", map[string]any{"coordinate": centre(entry.Bounds)})
