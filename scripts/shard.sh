@@ -31,16 +31,17 @@ for ((s = 0; s < shards; s++)); do
   ((${#names[@]} > 0)) || continue
   echo "${#names[@]}" >"$bin/shard$s.count"
   pattern="^($(IFS='|'; echo "${names[*]}"))\$"
-  (cd "$dir" && "$bin/pkg.test" -test.run "$pattern" -test.count=1 -test.timeout 30m \
+  # set +e: a failing shard must still write its status, not end here.
+  (set +e; cd "$dir" && "$bin/pkg.test" -test.run "$pattern" -test.count=1 -test.timeout 30m \
     >"$bin/shard$s.log" 2>&1; echo $? >"$bin/shard$s.rc") &
   pids+=($!)
 done
-wait "${pids[@]}"
+wait "${pids[@]}" || true
 
 rc=0
 for ((s = 0; s < shards; s++)); do
-  [[ -e $bin/shard$s.rc ]] || continue
-  code=$(cat "$bin/shard$s.rc")
+  [[ -e $bin/shard$s.count ]] || continue
+  code=$(cat "$bin/shard$s.rc" 2>/dev/null || echo "none")
   if [[ $code != 0 ]]; then
     echo "=== $pkg shard $((s + 1))/$shards failed (exit $code):"
     cat "$bin/shard$s.log"
