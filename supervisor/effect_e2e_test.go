@@ -159,6 +159,7 @@ func TestEffectWidgetFactory(t *testing.T) {
 	park := e.at(w.Client.X+w.Client.Width-5, w.Client.Y+w.Client.Height-5)
 	e.ok("mouse_move", map[string]any{"coordinate": park})
 	e.ok("wait", map[string]any{"duration": 1})
+	e.screenshot("screenshot", nil)
 
 	res := e.ok("left_click", map[string]any{"coordinate": centre(box.Bounds)})
 	got := effectOf(t, res)
