@@ -67,15 +67,7 @@ func TestSafetyEscapeHTTP(t *testing.T) {
 	after["C's type"] = resultText(typedC)
 
 	// The user ends the entry: zenity prints what it holds.
-	d.Run(t, "xdotool", "key", "Return")
-	if status := waitExit(t, code); status != 0 {
-		t.Fatalf("zenity --entry exited %d", status)
-	}
-	printed, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.TrimSpace(string(printed)); got != "before" {
+	if got := entryText(t, d, code, out); got != "before" {
 		t.Errorf("zenity printed %q after the user's Escape; want %q, what A typed before it", got, "before")
 	}
 	for what, res := range map[string]bool{"A's type": afterA.IsError, "the sessionless client's type": afterS.IsError, "C's request_access": afterC.IsError, "C's type": typedC.IsError} {
@@ -123,15 +115,7 @@ func TestSafetyEscapeOtherServer(t *testing.T) {
 	asked := c.call("request_access", map[string]any{"apps": []string{"zenity"}, "reason": "a new session after Escape"})
 	typed := b.call("type", map[string]any{"text": "BBB"})
 
-	d.Run(t, "xdotool", "key", "Return")
-	if status := waitExit(t, code); status != 0 {
-		t.Fatalf("zenity --entry exited %d", status)
-	}
-	printed, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.TrimSpace(string(printed)); got != "one" {
+	if got := entryText(t, d, code, out); got != "one" {
 		t.Errorf("zenity printed %q after the user's Escape; want %q, what the stdio server typed before it", got, "one")
 	}
 	if msg := resultText(typed); !typed.IsError || !strings.Contains(msg, "pressed Escape") {
@@ -270,4 +254,19 @@ func TestHTTPSlowClients(t *testing.T) {
 		return err == nil
 	})
 	third.Close()
+}
+
+// entryText ends the zenity entry as the user would (Return) and returns
+// what it printed.
+func entryText(t *testing.T, d *desktoptest.Desktop, code, out string) string {
+	t.Helper()
+	d.Run(t, "xdotool", "key", "Return")
+	if status := waitExit(t, code); status != 0 {
+		t.Fatalf("zenity --entry exited %d", status)
+	}
+	printed, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(printed))
 }
