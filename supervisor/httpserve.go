@@ -40,7 +40,6 @@ import (
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/consent"
 	"github.com/deskhand/deskhand/supervisor/gates"
-	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
@@ -381,7 +380,7 @@ func serveHTTP(ctx context.Context, hs httpServe) error {
 // build makes the stateless server and the two go-sdk handlers.
 func (s *httpServer) build() error {
 	o := s.base
-	held := &sessionExecutor{inner: s.base.Executor, turns: s.safety.turns}
+	held := &sessionExecutor{Executor: s.base.Executor, turns: s.safety.turns}
 	id := s.safety.gates.SessionID("")
 	held.session.Store(&id)
 	o.Executor = held
@@ -643,7 +642,7 @@ func (s *httpServer) newSession() (*mcp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	held := &sessionExecutor{inner: s.base.Executor, turns: s.safety.turns}
+	held := &sessionExecutor{Executor: s.base.Executor, turns: s.safety.turns}
 	o := s.base
 	o.Executor = held
 	o.Consent = mgr
@@ -718,9 +717,10 @@ func (s *httpServer) notifyAll(ctx context.Context, msg string) {
 // one desktop: ReleaseAll, which a session's server calls when one of its
 // calls fails or it ends, lets go of the buttons and keys only when no
 // other session's turn is current, so that a session refused by the lock
-// cannot cut short the drag of the one holding it.
+// cannot cut short the drag of the one holding it. Everything else is the
+// shared executor's.
 type sessionExecutor struct {
-	inner   mcpserver.Executor
+	mcpserver.Executor
 	turns   *cleanup.Controller
 	session atomic.Pointer[string] // the lock and turn id, once known
 }
@@ -731,104 +731,5 @@ func (e *sessionExecutor) ReleaseAll(ctx context.Context) error {
 			return nil
 		}
 	}
-	return e.inner.ReleaseAll(ctx)
-}
-
-func (e *sessionExecutor) Displays(ctx context.Context) ([]bridge.Display, error) {
-	return e.inner.Displays(ctx)
-}
-
-func (e *sessionExecutor) Capture(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
-	return e.inner.Capture(ctx, req)
-}
-
-func (e *sessionExecutor) CursorPosition(ctx context.Context) (geometry.Point, error) {
-	return e.inner.CursorPosition(ctx)
-}
-
-func (e *sessionExecutor) MoveMouse(ctx context.Context, to geometry.Point) error {
-	return e.inner.MoveMouse(ctx, to)
-}
-
-func (e *sessionExecutor) Click(ctx context.Context, at geometry.Point, button mcpserver.Button, count int, modifiers string) error {
-	return e.inner.Click(ctx, at, button, count, modifiers)
-}
-
-func (e *sessionExecutor) MouseDown(ctx context.Context, button mcpserver.Button) error {
-	return e.inner.MouseDown(ctx, button)
-}
-
-func (e *sessionExecutor) MouseUp(ctx context.Context, button mcpserver.Button) error {
-	return e.inner.MouseUp(ctx, button)
-}
-
-func (e *sessionExecutor) Drag(ctx context.Context, from, to geometry.Point, modifiers string) error {
-	return e.inner.Drag(ctx, from, to, modifiers)
-}
-
-func (e *sessionExecutor) Scroll(ctx context.Context, at geometry.Point, direction string, amount int, modifiers string) error {
-	return e.inner.Scroll(ctx, at, direction, amount, modifiers)
-}
-
-func (e *sessionExecutor) Type(ctx context.Context, text string) error {
-	return e.inner.Type(ctx, text)
-}
-
-func (e *sessionExecutor) Key(ctx context.Context, keys string) error {
-	return e.inner.Key(ctx, keys)
-}
-
-func (e *sessionExecutor) HoldKey(ctx context.Context, combo string, d time.Duration) error {
-	return e.inner.HoldKey(ctx, combo, d)
-}
-
-func (e *sessionExecutor) ReadClipboard(ctx context.Context) (string, error) {
-	return e.inner.ReadClipboard(ctx)
-}
-
-func (e *sessionExecutor) WriteClipboard(ctx context.Context, text string) error {
-	return e.inner.WriteClipboard(ctx, text)
-}
-
-func (e *sessionExecutor) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
-	return e.inner.OpenApplication(ctx, app)
-}
-
-func (e *sessionExecutor) TeachShow(ctx context.Context, req bridge.TeachShowRequest) (*bridge.TeachShown, error) {
-	return e.inner.TeachShow(ctx, req)
-}
-
-func (e *sessionExecutor) TeachPoll(ctx context.Context) (*bridge.TeachState, error) {
-	return e.inner.TeachPoll(ctx)
-}
-
-func (e *sessionExecutor) TeachHide(ctx context.Context) error {
-	return e.inner.TeachHide(ctx)
-}
-
-// The accessibility methods read or act on one app's own elements,
-// which no other session or app shares: forwarded as they are.
-
-func (e *sessionExecutor) Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error) {
-	return e.inner.Windows(ctx, includeHidden)
-}
-
-func (e *sessionExecutor) A11yApps(ctx context.Context) (*bridge.A11yApps, error) {
-	return e.inner.A11yApps(ctx)
-}
-
-func (e *sessionExecutor) A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*bridge.A11yTree, error) {
-	return e.inner.A11yTree(ctx, req)
-}
-
-func (e *sessionExecutor) A11yElement(ctx context.Context, pid int, ref string) (*bridge.A11yNode, error) {
-	return e.inner.A11yElement(ctx, pid, ref)
-}
-
-func (e *sessionExecutor) A11yAct(ctx context.Context, req bridge.A11yActRequest) error {
-	return e.inner.A11yAct(ctx, req)
-}
-
-func (e *sessionExecutor) SetWindowState(ctx context.Context, pid int, window uint32, state string) (*bridge.WindowStateResult, error) {
-	return e.inner.SetWindowState(ctx, pid, window, state)
+	return e.Executor.ReleaseAll(ctx)
 }

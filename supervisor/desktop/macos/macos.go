@@ -43,7 +43,6 @@ import (
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/consent"
 	"github.com/deskhand/deskhand/supervisor/executor"
-	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/input"
 	"github.com/deskhand/deskhand/supervisor/lock"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
@@ -366,13 +365,14 @@ func (d *Desktop) WrapExecutor(exec mcpserver.Executor, helper *bridge.Client, s
 
 // IncludeApprovedApps is WrapExecutor over any Helper.
 func IncludeApprovedApps(exec mcpserver.Executor, h Helper, sess *consent.Session) mcpserver.Executor {
-	return &approvedOnly{inner: exec, helper: h, sess: sess}
+	return &approvedOnly{Executor: exec, helper: h, sess: sess}
 }
 
-// approvedOnly forwards every method explicitly, so a new Executor method
-// is a compile error here until someone decides what it shows.
+// approvedOnly changes the two reads that return pixels, Capture and the
+// capture taken with A11yTree; the rest is the wrapped executor's. The
+// gates' masking, which forwards every method explicitly, stays on top.
 type approvedOnly struct {
-	inner  mcpserver.Executor
+	mcpserver.Executor
 	helper Helper
 	sess   *consent.Session
 }
@@ -410,106 +410,17 @@ func (e *approvedOnly) Capture(ctx context.Context, req bridge.CaptureRequest) (
 	return e.helper.CaptureApps(ctx, req, ids)
 }
 
-func (e *approvedOnly) Displays(ctx context.Context) ([]bridge.Display, error) {
-	return e.inner.Displays(ctx)
-}
-
-func (e *approvedOnly) CursorPosition(ctx context.Context) (geometry.Point, error) {
-	return e.inner.CursorPosition(ctx)
-}
-
-func (e *approvedOnly) MoveMouse(ctx context.Context, to geometry.Point) error {
-	return e.inner.MoveMouse(ctx, to)
-}
-
-func (e *approvedOnly) Click(ctx context.Context, at geometry.Point, b mcpserver.Button, count int, mods string) error {
-	return e.inner.Click(ctx, at, b, count, mods)
-}
-
-func (e *approvedOnly) MouseDown(ctx context.Context, b mcpserver.Button) error {
-	return e.inner.MouseDown(ctx, b)
-}
-
-func (e *approvedOnly) MouseUp(ctx context.Context, b mcpserver.Button) error {
-	return e.inner.MouseUp(ctx, b)
-}
-
-func (e *approvedOnly) Drag(ctx context.Context, from, to geometry.Point, mods string) error {
-	return e.inner.Drag(ctx, from, to, mods)
-}
-
-func (e *approvedOnly) Scroll(ctx context.Context, at geometry.Point, dir string, amount int, mods string) error {
-	return e.inner.Scroll(ctx, at, dir, amount, mods)
-}
-
-func (e *approvedOnly) Type(ctx context.Context, text string) error { return e.inner.Type(ctx, text) }
-
-func (e *approvedOnly) Key(ctx context.Context, keys string) error { return e.inner.Key(ctx, keys) }
-
-func (e *approvedOnly) HoldKey(ctx context.Context, combo string, d time.Duration) error {
-	return e.inner.HoldKey(ctx, combo, d)
-}
-
-func (e *approvedOnly) ReleaseAll(ctx context.Context) error { return e.inner.ReleaseAll(ctx) }
-
-func (e *approvedOnly) ReadClipboard(ctx context.Context) (string, error) {
-	return e.inner.ReadClipboard(ctx)
-}
-
-func (e *approvedOnly) WriteClipboard(ctx context.Context, text string) error {
-	return e.inner.WriteClipboard(ctx, text)
-}
-
-func (e *approvedOnly) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
-	return e.inner.OpenApplication(ctx, app)
-}
-
-// The teaching overlay is deskhand's own panel: nothing to filter.
-
-func (e *approvedOnly) TeachShow(ctx context.Context, req bridge.TeachShowRequest) (*bridge.TeachShown, error) {
-	return e.inner.TeachShow(ctx, req)
-}
-
-func (e *approvedOnly) TeachPoll(ctx context.Context) (*bridge.TeachState, error) {
-	return e.inner.TeachPoll(ctx)
-}
-
-func (e *approvedOnly) TeachHide(ctx context.Context) error { return e.inner.TeachHide(ctx) }
-
-// The accessibility methods read or act on one app's own elements,
-// which no other session or app shares: forwarded as they are.
-
-func (e *approvedOnly) Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error) {
-	return e.inner.Windows(ctx, includeHidden)
-}
-
-func (e *approvedOnly) A11yApps(ctx context.Context) (*bridge.A11yApps, error) {
-	return e.inner.A11yApps(ctx)
-}
-
 // A11yTree takes a capture asked for with the tree through Capture, so
 // that it too shows only the approved apps.
 func (e *approvedOnly) A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*bridge.A11yTree, error) {
 	want := req.Capture
 	req.Capture = nil
-	tree, err := e.inner.A11yTree(ctx, req)
+	tree, err := e.Executor.A11yTree(ctx, req)
 	if err != nil || want == nil {
 		return tree, err
 	}
 	tree.Capture, tree.CaptureErr = e.Capture(ctx, *want)
 	return tree, nil
-}
-
-func (e *approvedOnly) A11yElement(ctx context.Context, pid int, ref string) (*bridge.A11yNode, error) {
-	return e.inner.A11yElement(ctx, pid, ref)
-}
-
-func (e *approvedOnly) A11yAct(ctx context.Context, req bridge.A11yActRequest) error {
-	return e.inner.A11yAct(ctx, req)
-}
-
-func (e *approvedOnly) SetWindowState(ctx context.Context, pid int, window uint32, state string) (*bridge.WindowStateResult, error) {
-	return e.inner.SetWindowState(ctx, pid, window, state)
 }
 
 // Close does nothing: Open started nothing.
