@@ -2,7 +2,6 @@ package platform
 
 import (
 	"fmt"
-	"path"
 	"strings"
 )
 
@@ -42,23 +41,3 @@ func (b BundleID) Equal(other BundleID) bool { return strings.EqualFold(string(b
 
 // Key is the form to use as a map key: lower case.
 func (b BundleID) Key() string { return strings.ToLower(string(b)) }
-
-// MacAppKey is the identity of a macOS app as the helper reports it (the
-// App's bundle_id and exe): its bundle id's Key, or for a process without a
-// bundle id (a bare executable, such as a script's interpreter), "exe:" and
-// its executable path, which is then the only stable thing about it. It
-// fails when neither is known: such an app cannot be approved, and so must
-// be treated as unapproved.
-func MacAppKey(bundleID, exe string) (string, error) {
-	if bundleID != "" {
-		id, err := ParseBundleID(bundleID)
-		if err != nil {
-			return "", err
-		}
-		return id.Key(), nil
-	}
-	if exe != "" && path.IsAbs(exe) {
-		return "exe:" + path.Clean(exe), nil
-	}
-	return "", fmt.Errorf("the app has neither a bundle id nor an absolute executable path (exe %q), so it has no stable identity", exe)
-}

@@ -13,7 +13,7 @@ type MacKey struct {
 
 // MacKeys lists the layout-independent keys by X keysym. Characters are
 // not here: their key depends on the layout, so deskhand types them as
-// Unicode events instead, and uses MacANSIKey only for shortcuts.
+// Unicode events instead.
 var MacKeys = []MacKey{
 	{0xff0d, 0x24, 0},       // Return
 	{0xff8d, 0x4c, 0},       // KP_Enter
@@ -101,16 +101,4 @@ var macANSI = map[rune]uint16{
 	'9': 0x19, '7': 0x1a, '-': 0x1b, '8': 0x1c, '0': 0x1d, ']': 0x1e, 'o': 0x1f, 'u': 0x20,
 	'[': 0x21, 'i': 0x22, 'p': 0x23, 'l': 0x25, 'j': 0x26, '\'': 0x27, 'k': 0x28, ';': 0x29,
 	'\\': 0x2a, ',': 0x2b, '/': 0x2c, 'n': 0x2d, 'm': 0x2e, '.': 0x2f, '`': 0x32,
-}
-
-// MacANSIKey is the virtual key code of the key that types r on the US
-// layout (upper-case letters map to their key; shift is the caller's). It
-// is used for shortcuts (Command-C), which macOS matches by key; text is
-// typed as Unicode events, which work on any layout.
-func MacANSIKey(r rune) (uint16, bool) {
-	if r >= 'A' && r <= 'Z' {
-		r += 'a' - 'A'
-	}
-	code, ok := macANSI[r]
-	return code, ok
 }

@@ -54,46 +54,6 @@ func TestComboString(t *testing.T) {
 	}
 }
 
-func TestMacSystemShortcut(t *testing.T) {
-	system := map[string]string{
-		"cmd+tab":              "switch to another app",
-		"super+Tab":            "switch to another app",
-		"cmd+q":                "quit the frontmost app",
-		"cmd+space":            "open Spotlight",
-		"ctrl+cmd+q":           "lock the screen",
-		"cmd+ctrl+q":           "lock the screen",
-		"shift+cmd+q":          "log out",
-		"cmd+opt+esc":          "open Force Quit Applications",
-		"Super_L+Alt_L+Escape": "open Force Quit Applications",
-		"cmd+shift+3":          "take a screenshot of the screen",
-		"cmd+shift+5":          "open the screenshot and screen recording toolbar",
-		"ctrl+Up":              "open Mission Control",
-		"ctrl+opt+cmd+power":   "quit every app and shut down",
-		"cmd+h":                "hide the frontmost app",
-	}
-	for in, effect := range system {
-		c, err := ParseCombo(in)
-		if err != nil {
-			t.Fatalf("ParseCombo(%q): %v", in, err)
-		}
-		s, ok := MacSystemShortcut(c)
-		if !ok || s.Effect != effect {
-			t.Errorf("MacSystemShortcut(%q) = %q, %v, want %q", in, s.Effect, ok, effect)
-		}
-	}
-	// App shortcuts and near misses are not system shortcuts: modifiers must
-	// match exactly.
-	for _, in := range []string{"cmd+c", "cmd+v", "cmd+w", "cmd+t", "cmd+shift+t", "ctrl+c", "cmd+opt+shift+ctrl+q", "q", "Return", "cmd+3", "shift+3"} {
-		c, err := ParseCombo(in)
-		if err != nil {
-			t.Fatalf("ParseCombo(%q): %v", in, err)
-		}
-		if s, ok := MacSystemShortcut(c); ok {
-			t.Errorf("MacSystemShortcut(%q) = %q, want none", in, s.Effect)
-		}
-	}
-}
-
 func TestMacSystemShortcutsAreUnique(t *testing.T) {
 	seen := map[Combo]string{}
 	for _, s := range MacSystemShortcuts {
@@ -107,19 +67,6 @@ func TestMacSystemShortcutsAreUnique(t *testing.T) {
 			t.Errorf("%v is listed twice (%q and %q)", s.Combo, prev, s.Effect)
 		}
 		seen[s.Combo] = s.Effect
-	}
-}
-
-func TestFirstMacSystemShortcut(t *testing.T) {
-	s, ok, err := FirstMacSystemShortcut("cmd+a cmd+c  cmd+tab cmd+v")
-	if err != nil || !ok || s.Combo != (Combo{Command, "tab"}) {
-		t.Errorf("FirstMacSystemShortcut(...cmd+tab...) = %v, %v, %v, want cmd+tab", s, ok, err)
-	}
-	if s, ok, err := FirstMacSystemShortcut("cmd+a cmd+c"); err != nil || ok {
-		t.Errorf("FirstMacSystemShortcut(cmd+a cmd+c) = %v, %v, %v, want none", s, ok, err)
-	}
-	if _, _, err := FirstMacSystemShortcut("cmd+a q+cmd"); err == nil {
-		t.Error("FirstMacSystemShortcut(q+cmd) = nil error, want one: an unreadable combination must not pass")
 	}
 }
 
@@ -143,26 +90,6 @@ func TestBundleIDEqualAndKey(t *testing.T) {
 	}
 	if a.Equal("com.apple.SafariTechnologyPreview") {
 		t.Errorf("%q should differ from the Technology Preview", a)
-	}
-}
-
-func TestMacAppKey(t *testing.T) {
-	tests := []struct {
-		bundleID, exe, want string
-		wantErr             bool
-	}{
-		{"com.apple.Terminal", "/System/Applications/Utilities/Terminal.app/Contents/MacOS/Terminal", "com.apple.terminal", false},
-		{"", "/opt/homebrew/bin/python3.12", "exe:/opt/homebrew/bin/python3.12", false},
-		{"", "/usr/local/bin/../bin/tool", "exe:/usr/local/bin/tool", false},
-		{"", "python3", "", true},
-		{"", "", "", true},
-		{"not a bundle id", "/bin/x", "", true},
-	}
-	for _, tt := range tests {
-		got, err := MacAppKey(tt.bundleID, tt.exe)
-		if got != tt.want || (err != nil) != tt.wantErr {
-			t.Errorf("MacAppKey(%q, %q) = %q, %v, want %q (error %v)", tt.bundleID, tt.exe, got, err, tt.want, tt.wantErr)
-		}
 	}
 }
 
@@ -200,26 +127,5 @@ func TestMacKeys(t *testing.T) {
 	}
 	if k, ok := MacKeyForKeysym('a'); ok {
 		t.Errorf("MacKeyForKeysym('a') = %+v: characters depend on the layout and must not be listed", k)
-	}
-}
-
-func TestMacANSIKey(t *testing.T) {
-	for r, want := range map[rune]uint16{'a': 0x00, 'A': 0x00, 'c': 0x08, 'v': 0x09, 'q': 0x0c, 'z': 0x06, '3': 0x14, '`': 0x32, '/': 0x2c} {
-		if got, ok := MacANSIKey(r); !ok || got != want {
-			t.Errorf("MacANSIKey(%q) = %#x, %v, want %#x", r, got, ok, want)
-		}
-	}
-	for _, r := range []rune{'é', '€', ' ', '!'} {
-		if got, ok := MacANSIKey(r); ok {
-			t.Errorf("MacANSIKey(%q) = %#x, want none", r, got)
-		}
-	}
-	// No two characters share a key.
-	keys := map[uint16]rune{}
-	for r, code := range macANSI {
-		if other, dup := keys[code]; dup {
-			t.Errorf("%q and %q both map to %#x", r, other, code)
-		}
-		keys[code] = r
 	}
 }

@@ -7,7 +7,6 @@ package platform
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -218,32 +217,4 @@ func modifierName(m Modifier) string {
 		}
 	}
 	return "?"
-}
-
-// MacSystemShortcut reports whether the combination is a macOS system
-// shortcut, and which.
-func MacSystemShortcut(c Combo) (Shortcut, bool) {
-	c.Key = CanonicalKey(c.Key)
-	i := slices.IndexFunc(MacSystemShortcuts, func(s Shortcut) bool { return s.Combo == c })
-	if i < 0 {
-		return Shortcut{}, false
-	}
-	return MacSystemShortcuts[i], true
-}
-
-// FirstMacSystemShortcut checks a whitespace-separated sequence of
-// combinations, xdotool style ("cmd+c cmd+tab"), and returns the first one
-// that is a macOS system shortcut. A combination that does not parse is an
-// error: the safety layer must not wave through what it cannot read.
-func FirstMacSystemShortcut(keys string) (Shortcut, bool, error) {
-	for _, field := range strings.Fields(keys) {
-		c, err := ParseCombo(field)
-		if err != nil {
-			return Shortcut{}, false, err
-		}
-		if s, ok := MacSystemShortcut(c); ok {
-			return s, true, nil
-		}
-	}
-	return Shortcut{}, false, nil
 }
