@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/internal/speedups"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
@@ -43,6 +44,9 @@ type prefetch struct {
 // one: a pointer action that lands on pixels, after a capture, with the
 // reference either settling or as the capture left it.
 func (g *Gates) startPrefetch(ctx context.Context, a *mcpserver.Action) {
+	if !speedups.On(speedups.Prefetch) {
+		return
+	}
 	if a.Tool == "wait" || !classify(a).checkPixels || len(points(a)) == 0 {
 		return
 	}

@@ -53,6 +53,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/internal/speedups"
 	"github.com/deskhand/deskhand/supervisor/consent"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/record"
@@ -446,7 +447,7 @@ func (s *Server) Progress(ctx context.Context, msg string) {
 // Run serves one client over t until it disconnects or ctx is done, then
 // releases every button and key still held and writes the state file.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	if st, ok := t.(*StdioTransport); ok {
+	if st, ok := t.(*StdioTransport); ok && speedups.On(speedups.Splice) {
 		// Only this transport can put an image back in place of its
 		// placeholder; results for any other carry their images.
 		sp := newImageSplicer()

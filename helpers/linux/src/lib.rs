@@ -34,3 +34,12 @@ pub mod teach;
 pub mod wayland;
 pub mod windows;
 pub mod winstate;
+
+/// Whether the speed-up `name` is on: it is unless DESKHAND_SPEEDUPS_OFF
+/// (commas between names, or "all") turns it off, as the supervisor's
+/// internal/speedups reads it. Turning one off changes only how long a
+/// request takes, so `make bench` can measure what each one saves.
+pub fn speedup_on(name: &str) -> bool {
+    let off = std::env::var("DESKHAND_SPEEDUPS_OFF").unwrap_or_default();
+    !off.split(',').any(|n| n == name || n == "all")
+}

@@ -249,6 +249,9 @@ impl Capturer {
     /// Follows what the X server draws on `display`, so that
     /// `rebaseline` can skip reading an area nothing was drawn in.
     pub fn watch_damage(&mut self, display: &str) {
+        if !crate::speedup_on("damage") {
+            return;
+        }
         match damage::Damage::open(display) {
             Ok(d) => self.damage = Some(d),
             Err(e) => crate::log_warn!(
