@@ -4,7 +4,7 @@
 // one off never changes what deskhand does, only how long it takes.
 //
 // DESKHAND_SPEEDUPS_OFF lists the ones to turn off, separated by commas
-// ("prefetch,splice"), or "all". The helper reads the same variable for
+// ("splice,drawn"), or "all". The helper reads the same variable for
 // its own: "damage", which re-reads only the rows the X server drew in
 // (helpers/linux/src/capture/damage.rs).
 package speedups
@@ -17,9 +17,6 @@ import (
 
 // The speed-ups, by the name DESKHAND_SPEEDUPS_OFF uses.
 const (
-	// Prefetch starts a click's staleness check while the gates before
-	// it run (supervisor/gates/prefetch.go).
-	Prefetch = "prefetch"
 	// Splice copies a screenshot's base64 into the stdio frame instead of
 	// having the MCP layer encode it (supervisor/mcpserver/splice.go).
 	Splice = "splice"

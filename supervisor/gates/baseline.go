@@ -174,15 +174,9 @@ func (g *Gates) settle(ctx context.Context, b baseliner, stop <-chan struct{}, s
 
 // readBaseline makes the screen as it is now the helper's reference.
 func (g *Gates) readBaseline(ctx context.Context, b baseliner) (*bridge.PatchBaseline, error) {
-	g.mu.Lock()
-	g.baselineReads++
-	g.mu.Unlock()
 	read := g.markRead()
 	res, err := b.PatchBaseline(ctx, patchTolerance)
 	read(err == nil)
-	g.mu.Lock()
-	g.baselineReads++
-	g.mu.Unlock()
 	return res, err
 }
 

@@ -41,7 +41,6 @@ func (g *Gates) checkKillSwitch(ctx context.Context, a *mcpserver.Action) error 
 		return fmt.Errorf("deskhand is switched off (%s), so it does nothing on this computer. Only the user can switch it on again; tell them, and do not try to act some other way", why)
 	}
 	g.noteChecking(a)
-	g.startPrefetch(ctx, a)
 	return nil
 }
 
@@ -69,7 +68,7 @@ func (g *Gates) checkLock(ctx context.Context, a *mcpserver.Action) error {
 	}
 	if fresh || began {
 		g.log.Debug("took the computer", "session", id, "lock_fresh", fresh, "turn_began", began)
-		g.dropPrefetch()
+		g.screenChanged()
 	}
 	return nil
 }
@@ -107,7 +106,7 @@ func (g *Gates) checkHide(ctx context.Context, a *mcpserver.Action) error {
 	}
 	hidden, err := g.opts.Desktop.Hide(ctx, ids)
 	g.dropTables()
-	g.dropPrefetch()
+	g.screenChanged()
 	var be *bridge.Error
 	if errors.As(err, &be) && be.Name == "no_such_window" {
 		// One closed between the listing and the hide: list again.
@@ -261,7 +260,7 @@ func (g *Gates) checkStaleness(ctx context.Context, a *mcpserver.Action) error {
 		g.mu.Lock()
 		last := g.last
 		g.mu.Unlock()
-		if last != nil && g.checkPatch(ctx, a, *last) == nil {
+		if last != nil && g.checkPatches(ctx, a, *last) == nil {
 			return nil
 		}
 	}
@@ -276,16 +275,7 @@ func (g *Gates) checkStaleness(ctx context.Context, a *mcpserver.Action) error {
 		// after deskhand's own input: see above.
 		return nil
 	}
-	return g.checkPatch(ctx, a, *last)
-}
-
-// checkPatch is checkPatches, answered by the check started ahead
-// (prefetch.go) when that is still good.
-func (g *Gates) checkPatch(ctx context.Context, a *mcpserver.Action, last bridge.Rect) error {
-	if err, ok := g.prefetched(ctx, a, last); ok {
-		return err
-	}
-	return g.checkPatches(ctx, a, last)
+	return g.checkPatches(ctx, a, *last)
 }
 
 // checkPatches compares the patch around each point of a with the
@@ -296,7 +286,7 @@ func (g *Gates) checkPatches(ctx context.Context, a *mcpserver.Action, last brid
 		if !ok {
 			return fmt.Errorf("screen point (%d, %d) lies outside the area of your latest screenshot or zoom, so it cannot be checked against what you saw; take a new screenshot, then use coordinates from it", pt.X, pt.Y)
 		}
-		if g.undrawn(a, patch, false) {
+		if g.undrawn(a, patch) {
 			continue // the helper would find the same pixels
 		}
 		size := patch.Width

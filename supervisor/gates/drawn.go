@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/internal/speedups"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
@@ -65,40 +64,29 @@ func (g *Gates) noteChecking(a *mcpserver.Action) {
 	g.mu.Unlock()
 }
 
+// screenChanged is called after the gates changed the screen themselves
+// (a hide, a turn's start, a selection written): the display's word on
+// drawing, as of a check before that change, is not taken for the action
+// being checked.
+func (g *Gates) screenChanged() {
+	g.mu.Lock()
+	g.checking = nil
+	g.mu.Unlock()
+}
+
 // undrawn reports whether the display vouches that no drawing reached
-// rect since the reference was read, as of a's own display check; with
-// anyCheck, as of the latest check, whichever action it was for (a guess
-// of what undrawn will say, for the prefetch).
-func (g *Gates) undrawn(a *mcpserver.Action, rect geometry.Rect, anyCheck bool) bool {
+// rect since the reference was read, as of a's own display check.
+func (g *Gates) undrawn(a *mcpserver.Action, rect geometry.Rect) bool {
 	d := g.opts.Drawn
 	if d == nil || !speedups.On(speedups.Drawn) {
 		return false
 	}
-	var since time.Time
-	if !anyCheck {
-		g.mu.Lock()
-		mine := g.checking == a
-		since = g.checkingSince
-		g.mu.Unlock()
-		if !mine {
-			return false
-		}
-	}
-	return d.Undrawn([]geometry.Rect{rect}, since)
-}
-
-// likelyUndrawn guesses, from the latest display check, that the display
-// will vouch for every point of a (undrawn), so no patch check need be
-// started ahead; checkStaleness asks the helper still where it does not.
-func (g *Gates) likelyUndrawn(a *mcpserver.Action, last bridge.Rect) bool {
-	if g.opts.Drawn == nil {
+	g.mu.Lock()
+	mine := g.checking == a
+	since := g.checkingSince
+	g.mu.Unlock()
+	if !mine {
 		return false
 	}
-	for _, pt := range points(a) {
-		patch, ok := patchAround(pt, last)
-		if !ok || !g.undrawn(a, patch, true) {
-			return false
-		}
-	}
-	return true
+	return d.Undrawn([]geometry.Rect{rect}, since)
 }

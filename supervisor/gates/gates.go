@@ -33,9 +33,7 @@
 //  8. pixel staleness: every click lands on pixels that still look as
 //     they did when deskhand last looked: in the latest screenshot or
 //     zoom, or as deskhand's own latest action left them (baseline.go;
-//     the helper's patch_check and patch_baseline; the check is sent
-//     once the kill switch passes and read here, unless the screen may
-//     have changed meanwhile: prefetch.go);
+//     the helper's patch_check and patch_baseline);
 //  9. system shortcuts: combinations on the blocklist (package keyblock)
 //     need the systemKeyCombos grant.
 //
@@ -175,12 +173,6 @@ type Gates struct {
 	// before deskhand's own input began (beforeInput).
 	foreign      error
 	foreignRects []geometry.Rect
-	// baselineReads counts the settling's reads of the reference, twice
-	// each: odd while one is in flight.
-	baselineReads uint64
-	// pre is the patch check started ahead for the action being checked
-	// (prefetch.go).
-	pre *prefetch
 	// checking is the action the gates began checking at checkingSince
 	// (drawn.go).
 	checking      *mcpserver.Action
