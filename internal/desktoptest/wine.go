@@ -56,8 +56,8 @@ var (
 	winePrefixErr  error
 )
 
-// StartWine returns a Wine that runs programs on d in the test process's
-// private prefix, making the prefix on first use (from the cache when it
+// StartWine returns the Wine that runs programs on d in the test process's
+// private prefix (one per desktop, with a wineserver kept running), making the prefix on first use (from the cache when it
 // holds one for this Wine version). It skips the test when Wine or mingw
 // is missing (fails under CI). Wine's processes carry the desktop id, so
 // Close stops the wineserver with the rest of the desktop.
@@ -70,7 +70,40 @@ func (d *Desktop) StartWine(t testing.TB) *Wine {
 	if winePrefixErr != nil {
 		t.Fatalf("making the Wine prefix: %v", winePrefixErr)
 	}
-	return &Wine{d: d, prefix: winePrefixDir, tools: wineToolsFound}
+	d.mu.Lock()
+	w := d.wine
+	d.mu.Unlock()
+	if w != nil {
+		return w
+	}
+	w = &Wine{d: d, prefix: winePrefixDir, tools: wineToolsFound}
+	// A persistent wineserver (and the explorer.exe it starts with the
+	// first program) saves every later program the few seconds of
+	// starting them again; it stops with the desktop.
+	cmd := exec.Command(w.tools.server, "-f", "-p")
+	cmd.Env = w.Env()
+	p, err := startProc("wineserver", cmd, filepath.Join(d.dir, "logs", "wineserver.log"), syscall.SIGKILL)
+	if err != nil {
+		t.Fatalf("starting wineserver: %v", err)
+	}
+	d.mu.Lock()
+	d.daemons = append(d.daemons, p)
+	d.mu.Unlock()
+	// The first program in a session starts Wine's services (services.exe,
+	// winedevice.exe, explorer.exe), which inherit its standard handles and
+	// outlive it: a test's pipes would never reach end of file. wineboot
+	// starts them here with no stdio.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	boot := exec.CommandContext(ctx, w.tools.wine, "wineboot")
+	boot.Env = w.Env()
+	if err := boot.Run(); err != nil {
+		t.Fatalf("starting Wine's services (wineboot): %v", err)
+	}
+	d.mu.Lock()
+	d.wine = w
+	d.mu.Unlock()
+	return w
 }
 
 // Prefix returns the WINEPREFIX directory.
