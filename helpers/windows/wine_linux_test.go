@@ -364,7 +364,12 @@ func replayTranscripts(t *testing.T, w *desktoptest.Wine, exe string) {
 		if tr.Platforms != nil && !slices.Contains(tr.Platforms, "windows") {
 			continue
 		}
-		t.Run(name, func(t *testing.T) { replay(t, w, exe, tr.Env, tr.Steps) })
+		t.Run(name, func(t *testing.T) {
+			// Each runs its own helper, and only clipboard.json touches
+			// shared state, so they wait on Wine's start-up together.
+			t.Parallel()
+			replay(t, w, exe, tr.Env, tr.Steps)
+		})
 	}
 }
 
