@@ -12,7 +12,7 @@ SWIFT_LINT := helpers/macos/lint
 PACKAGING_TOOLS := packaging/tools
 
 .PHONY: help deps check-deps build helper go-build test go-test go-race go-test-exit rust-test swift-test lint swift-lint-deps macos-helper bench check clean \
-  package package-tools package-test fuzz go-fuzz rust-fuzz keyblock-gen
+  package package-tools package-test fuzz go-fuzz rust-fuzz keyblock-gen windows-helper
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -35,6 +35,12 @@ helper: deps
 	@mkdir -p $(BIN)
 	$(CARGO) build --release --locked -p deskhand-helper
 	install -m 0755 target/release/deskhand-helper $(HELPER)
+
+# The Windows helper is pure Go (no cgo), so it cross-builds anywhere; its
+# tests (go-test) run it under Wine.
+windows-helper: ## build the Windows helper bin/deskhand-helper.exe (GOOS=windows, no cgo)
+	@mkdir -p $(BIN)
+	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) build -o $(BIN)/deskhand-helper.exe ./helpers/windows
 
 test: build check-deps go-test go-race go-test-exit rust-test swift-test package-test ## run every Go and Rust test (real Xvfb desktops; CI=true makes missing tools fail)
 
@@ -84,6 +90,7 @@ lint: deps swift-lint-deps ## go vet (linux and darwin), gofmt, cargo clippy -D 
 	$(GO) vet ./...
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet ./...
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build ./cmd/deskhand ./bridge ./installer
+	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) vet ./helpers/windows/...
 	@out=$$(gofmt -l $$(git ls-files '*.go') 2>&1); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(CARGO) clippy --locked --workspace --all-targets -- -D warnings
 	$(CARGO) fmt --all --check

@@ -65,6 +65,9 @@ test_only=(
   # the KDE tests: headless KWin (kwin_wayland --virtual) and wayland-info,
   # which shows which globals KWin grants a client
   kwin-wayland wayland-utils
+  # the Windows helper's tests run it under Wine (64-bit); mingw builds
+  # the DLL shim Wine 8 lacks
+  wine wine64 gcc-mingw-w64-x86-64
 )
 
 list=false

@@ -50,6 +50,7 @@ type Desktop struct {
 	apps    []*proc
 	daemons []*proc        // session and accessibility buses, stopped after the apps
 	a11y    *Accessibility // nil until LaunchAccessibility
+	wine    *Wine          // nil until StartWine
 
 	closeOnce sync.Once
 	closeErr  error
