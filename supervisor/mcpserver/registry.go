@@ -89,8 +89,9 @@ type GateKind struct {
 	// Settles: the action waits for the screen to settle, deskhand's own
 	// last action included.
 	Settles bool
-	// WritesClipboard: the action replaces the clipboard.
-	WritesClipboard bool
+	// ReadsClipboard and WritesClipboard: the action reads or replaces
+	// the clipboard, which needs the grant flag of that name.
+	ReadsClipboard, WritesClipboard bool
 }
 
 // Tool families (Options.Tools): the coordinate tools of Anthropic's

@@ -288,7 +288,7 @@ func init() {
 			Description: "Return the text on the clipboard.",
 			ReadOnly:    true, Idempotent: true,
 			Families: coordinateFamilies,
-			Gate:     func(*Action) GateKind { return GateKind{Input: true} },
+			Gate:     func(*Action) GateKind { return GateKind{Input: true, ReadsClipboard: true} },
 			Parse:    func(p *parser, a *args) (*step, error) { return p.readClipboard() },
 		},
 		&Tool{
