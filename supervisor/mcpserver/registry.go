@@ -155,17 +155,6 @@ func Tools(profile, family string) []*Tool {
 	return out
 }
 
-// lookupTool returns the tool named name that a server of profile and
-// family offers or runs, nil when there is none.
-func lookupTool(name, profile, family string) *Tool {
-	for _, t := range Tools(profile, family) {
-		if t.Name == name {
-			return t
-		}
-	}
-	return nil
-}
-
 // Classify returns what the gates hold a to, from its tool's entry; ok is
 // false for a tool the registry does not classify.
 func Classify(a *Action) (k GateKind, ok bool) {
@@ -181,35 +170,26 @@ func Classify(a *Action) (k GateKind, ok bool) {
 // bounds the models see.
 var argTypes = map[reflect.Type]*jsonschema.Schema{}
 
-// inputSchema derives the tool's input schema from its argument struct.
+// inputSchema derives the tool's input schema from its argument struct,
+// with the server's words for the placeholders.
 func (t *Tool) inputSchema(s *Server) map[string]any {
-	return s.toolSchema(t.Args, func(schema map[string]any) {
-		if t.Schema != nil {
-			t.Schema(s, schema)
-		}
-	})
-}
-
-// toolSchema derives the schema of an argument struct (nil: none), with
-// the server's words for the placeholders, and hands it to finish.
-func (s *Server) toolSchema(args any, finish func(map[string]any)) map[string]any {
 	schema := map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false}
-	if args != nil {
-		js, err := jsonschema.ForType(reflect.TypeOf(args), &jsonschema.ForOptions{TypeSchemas: argTypes})
-		if err != nil {
-			panic(fmt.Sprintf("mcpserver: deriving the schema of %T: %v", args, err))
+	if t.Args != nil {
+		js, err := jsonschema.ForType(reflect.TypeOf(t.Args), &jsonschema.ForOptions{TypeSchemas: argTypes})
+		var b []byte
+		if err == nil {
+			b, err = json.Marshal(js)
 		}
-		b, err := json.Marshal(js)
-		if err != nil {
-			panic(fmt.Sprintf("mcpserver: deriving the schema of %T: %v", args, err))
+		if err == nil {
+			schema = nil
+			err = json.Unmarshal([]byte(s.placeholders().Replace(string(b))), &schema)
 		}
-		schema = nil
-		if err := json.Unmarshal([]byte(s.placeholders().Replace(string(b))), &schema); err != nil {
-			panic(fmt.Sprintf("mcpserver: deriving the schema of %T: %v", args, err))
+		if err != nil {
+			panic(fmt.Sprintf("mcpserver: deriving the schema of %s: %v", t.Name, err))
 		}
 	}
-	if finish != nil {
-		finish(schema)
+	if t.Schema != nil {
+		t.Schema(s, schema)
 	}
 	return schema
 }
