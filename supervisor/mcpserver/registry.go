@@ -330,15 +330,14 @@ func arrayProp(schema map[string]any, name string, min, max int) map[string]any 
 }
 
 // ActionTools names every tool whose calls the gates check as actions
-// (Action.Tool): every tool with a gate kind, whatever its family, and
-// those of the tools not yet in the registry, but not computer_batch,
-// whose actions are checked one by one under their own names, nor the
-// consent tools, which the gates never see. The openai profile's computer
-// tool runs these same actions.
+// (Action.Tool), whatever its family, and those of the tools not yet in
+// the registry: all but the tools that run others' actions, each checked
+// under its own name (computer_batch, the openai profile's computer), and
+// the consent tools, which the gates never see.
 func (s *Server) ActionTools() []string {
 	var names []string
 	for _, t := range registry {
-		if t.Gate != nil && !slices.Contains(names, t.Name) {
+		if t.Call == nil && !t.Consent && !slices.Contains(names, t.Name) {
 			names = append(names, t.Name)
 		}
 	}
