@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -18,17 +19,6 @@ import (
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/input"
 )
-
-// Tool families (Options.Tools): the coordinate tools of Anthropic's
-// computer toolset, the element tools of seed 002, or both.
-const (
-	ToolsAll         = "all"
-	ToolsCoordinates = "coordinates"
-	ToolsElements    = "elements"
-)
-
-// ToolFamilies lists the values Options.Tools takes.
-var ToolFamilies = []string{ToolsAll, ToolsCoordinates, ToolsElements}
 
 // SeedElementTools are the tools --tools elements offers: seed 002's,
 // with its names and argument shapes, so that a prompt written for it
@@ -271,8 +261,15 @@ func (s *Server) unionScrollSpec(coord *toolSpec) *toolSpec {
 	t := *coord
 	t.description = coord.description + " Or, the element form: pid and element_id (from get_app_state) with direction and pages scroll over that element; " +
 		"x and y then are pixels of the latest get_app_state screenshot. Give one form's arguments, not both."
-	t.props = append(slices.Clone(coord.props), elementScrollProps()...)
-	t.required = nil
+	t.schema = maps.Clone(coord.inputSchema())
+	props := maps.Clone(t.schema["properties"].(map[string]any))
+	t.accepts = slices.Clone(coord.fields())
+	for _, p := range elementScrollProps() {
+		props[p.name] = p.schema
+		t.accepts = append(t.accepts, p.name)
+	}
+	t.schema["properties"] = props
+	delete(t.schema, "required")
 	t.parse = func(p *parser, a *args) (*step, error) {
 		elem := a.has("pid") || a.has("element_id")
 		for _, f := range []string{"coordinate", "scroll_direction", "scroll_amount", "text"} {
