@@ -1,0 +1,5 @@
+//go:build !linux && !darwin
+
+package xinput
+
+func openBackend(string) (backend, string, error) { return nil, "", ErrUnsupported }
