@@ -10,7 +10,7 @@
 // will share.
 //
 // Everything that names an X11 type, atom or library lives here, in
-// package input (the X11 input backend) and in the Rust helper; the
+// package xinput (the X11 input backend) and in the Rust helper; the
 // shared safety packages do not (see the supervisor's seam test).
 package x11
 
