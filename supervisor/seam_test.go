@@ -42,7 +42,7 @@ var sharedPackages = []string{"mcpserver", "gates", "consent", "geometry", "clea
 // Comments and prose inside messages may still mention platforms: a
 // refusal that tells the user to look at a window's WM_CLASS names no
 // X11 machinery. Package input is shared too: its backends live under
-// desktop/ (xinput, wayland).
+// desktop/ (keycodes, wayland).
 var (
 	forbiddenImports = []string{
 		"github.com/jezek/xgb", "github.com/BurntSushi/xgb", "github.com/go-vgo/robotgo",

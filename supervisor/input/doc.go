@@ -4,7 +4,7 @@
 // buttons, click counts, key names parsed into allowlisted keysyms, text
 // mapped to character keysyms), and hands it to one Backend per platform
 // as a gesture: a move, a click, a button held or let go, a drag, wheel
-// clicks, key chords, exact text. Backends: desktop/xinput (X11 through
+// clicks, key chords, exact text. Backends: desktop/keycodes (X11 through
 // XTEST and XKB; macOS through Quartz), desktop/wayland (the helper's
 // virtual pointer and keyboard, or KWin's fake input).
 //

@@ -14,8 +14,6 @@ import (
 var (
 	// ErrClosed is returned by every method after Close.
 	ErrClosed = errors.New("input: closed")
-	// ErrUnsupported is returned where a platform has no input backend.
-	ErrUnsupported = errors.New("input: in-process input needs X11 on Linux or Quartz on macOS")
 	// ErrStalled is returned while the display does not answer: by the
 	// call that waited past the backend's stall timeout and by every call
 	// after it, until the display answers again.

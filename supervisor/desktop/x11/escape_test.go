@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/internal/desktoptest"
-	"github.com/deskhand/deskhand/supervisor/desktop/xinput"
+	"github.com/deskhand/deskhand/supervisor/desktop/keycodes"
 	"github.com/deskhand/deskhand/supervisor/input"
 )
 
@@ -51,7 +51,7 @@ func TestWatcherOnXvfb(t *testing.T) {
 	escapes(1)
 
 	// deskhand's own Escapes, through the real input package.
-	be, err := xinput.New(xinput.Options{Display: d.Display(), KeyPress: w.Own})
+	be, err := keycodes.New(keycodes.Options{Display: d.Display(), KeyPress: w.Own})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,0 @@
-package xinput
-
-import "syscall"
-
-// threadID identifies the calling OS thread.
-func threadID() int { return syscall.Gettid() }
