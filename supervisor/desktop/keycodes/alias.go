@@ -36,3 +36,5 @@ var (
 // ErrUnsupported is returned by New where this backend does not exist
 // (anything but Linux with X11 and macOS).
 var ErrUnsupported = errors.New("input: in-process input needs X11 on Linux or Quartz on macOS")
+
+var _ input.Backend = (*Input)(nil)

@@ -46,12 +46,12 @@ const (
 	pingTimeout = time.Second
 )
 
-// Input sends mouse and keyboard input to one X display. All X calls run on
-// one goroutine locked to an OS thread; the methods are safe for concurrent
-// use and run one at a time, in the order they are accepted.
+// Input is the input.Backend of one X display (or of macOS). All X calls
+// run on one goroutine locked to an OS thread; the methods are safe for
+// concurrent use and run one at a time, in the order they are accepted.
 //
 // Every method that presses something releases it before returning, except
-// Down and HoldKey (until its duration ends). When an operation fails, or
+// Button down and HoldChord (until its duration ends). When an operation fails, or
 // its context is cancelled, it releases whatever it pressed. ReleaseAll
 // releases everything the package still holds, and Close calls it.
 type Input struct {

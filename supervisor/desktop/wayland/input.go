@@ -54,6 +54,8 @@ type InputOptions struct {
 // not say.
 const DefaultCallTimeout = 3 * time.Second
 
+var _ input.Backend = (*Input)(nil)
+
 // Input is the input.Backend that sends through the helper.
 type Input struct {
 	call    Caller
