@@ -156,9 +156,6 @@ func newInput(opts Options, open func(display string) (backend, string, error)) 
 	return in, nil
 }
 
-// Display is the name of the X display this Input drives.
-func (in *Input) Display() string { return in.display }
-
 func (in *Input) loop(open func(string) (backend, string, error), ready chan<- error) {
 	defer close(in.done)
 	// Every X call runs on one thread. Xlib does keep per-thread state:
