@@ -157,6 +157,21 @@ const (
 	DragHoldDelay = 30 * time.Millisecond
 )
 
+// Sleep waits d, or until ctx ends, and says which: nil, or ctx's error.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // DragStep is where step i of DragSteps of a drag from from to to moves.
 func DragStep(from, to Point, i int) Point {
 	return Point{from.X + (to.X-from.X)*i/DragSteps, from.Y + (to.Y-from.Y)*i/DragSteps}

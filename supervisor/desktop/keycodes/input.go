@@ -557,7 +557,7 @@ func (in *Input) Click(ctx context.Context, at *Point, button Button, count int,
 		b := pressed{button: true, code: uint8(button)}
 		for i := 0; i < count; i++ {
 			if i > 0 {
-				if err := sleepCtx(ctx, input.ClickGap); err != nil {
+				if err := input.Sleep(ctx, input.ClickGap); err != nil {
 					return err
 				}
 			}
@@ -633,7 +633,7 @@ func (in *Input) Drag(ctx context.Context, from, to Point, modSyms []Keysym) err
 			return err
 		}
 		for i := 1; i <= input.DragSteps; i++ {
-			if err := sleepCtx(ctx, input.DragStepDelay); err != nil {
+			if err := input.Sleep(ctx, input.DragStepDelay); err != nil {
 				return err
 			}
 			p := input.DragStep(from, to, i)
@@ -641,7 +641,7 @@ func (in *Input) Drag(ctx context.Context, from, to Point, modSyms []Keysym) err
 				return err
 			}
 		}
-		if err := sleepCtx(ctx, input.DragHoldDelay); err != nil {
+		if err := input.Sleep(ctx, input.DragHoldDelay); err != nil {
 			return err
 		}
 		if err := o.release(left); err != nil {
@@ -841,7 +841,7 @@ func (in *Input) HoldChord(ctx context.Context, c Combo, d time.Duration) (err e
 // Guard's error, when the focus leaves the windows it allows.
 func (in *Input) hold(ctx context.Context, g *Guard, d time.Duration) error {
 	if g == nil {
-		return sleepCtx(ctx, d)
+		return input.Sleep(ctx, d)
 	}
 	deadline := time.Now().Add(d)
 	var allowed []uint32
@@ -863,7 +863,7 @@ func (in *Input) hold(ctx context.Context, g *Guard, d time.Duration) error {
 			}
 			first = false
 		}
-		if err := sleepCtx(ctx, min(left, holdPoll)); err != nil {
+		if err := input.Sleep(ctx, min(left, holdPoll)); err != nil {
 			return input.Cause(ctx)
 		}
 	}
@@ -1246,7 +1246,7 @@ const holdSpin = 150 * time.Microsecond
 // it a moment before.
 func holdCtx(ctx context.Context, d time.Duration, wake func()) error {
 	end := time.Now().Add(d)
-	if err := sleepCtx(ctx, d-holdTail); err != nil {
+	if err := input.Sleep(ctx, d-holdTail); err != nil {
 		return err
 	}
 	preciseSleep(time.Until(end) - holdSpin)
@@ -1256,20 +1256,6 @@ func holdCtx(ctx context.Context, d time.Duration, wake func()) error {
 	for time.Now().Before(end) {
 	}
 	return ctx.Err()
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // keysymEscape is Escape, the user's key for taking the computer back.

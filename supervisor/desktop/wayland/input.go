@@ -184,28 +184,17 @@ func (w *Input) Drag(ctx context.Context, from, to input.Point, mods []input.Key
 		return w.send(context.WithoutCancel(ctx), "pointer_button", map[string]any{"button": "left", "action": "release"})
 	}
 	for i := 1; i <= input.DragSteps; i++ {
-		if err := sleepCtx(ctx, input.DragStepDelay); err != nil {
+		if err := input.Sleep(ctx, input.DragStepDelay); err != nil {
 			return errors.Join(err, release())
 		}
 		if err := w.moveLocked(ctx, input.DragStep(from, to, i)); err != nil {
 			return errors.Join(err, release())
 		}
 	}
-	if err := sleepCtx(ctx, input.DragHoldDelay); err != nil {
+	if err := input.Sleep(ctx, input.DragHoldDelay); err != nil {
 		return errors.Join(err, release())
 	}
 	return release()
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func (w *Input) Wheel(ctx context.Context, at input.Point, wheel input.Wheel, amount int, mods []input.Keysym) error {
