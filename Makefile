@@ -50,7 +50,7 @@ test: build check-deps go-test go-race go-test-exit rust-test swift-test package
 # supervisor's end-to-end tests, where all of them meet.
 RACE_PKGS := ./bridge ./installer/fetch ./internal/desktoptest ./supervisor \
   ./supervisor/catalog ./supervisor/cleanup ./supervisor/consent ./supervisor/executor \
-  ./supervisor/gates ./supervisor/input ./supervisor/keyblock ./supervisor/lock \
+  ./supervisor/gates ./supervisor/input ./supervisor/desktop/keycodes ./supervisor/keyblock ./supervisor/lock \
   ./supervisor/mcpserver ./supervisor/desktop/x11 ./supervisor/desktop/x11/vdisplay ./supervisor/desktop/freedesktop
 
 NORACE_PKGS = $(filter-out $(RACE_PKGS),$(shell $(GO) list -f '{{.Dir}}' ./... | sed "s|^$(CURDIR)|.|"))

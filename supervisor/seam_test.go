@@ -26,7 +26,7 @@ var (
 // no platform's type, atom or library, so that a new platform is a new
 // package under desktop/ and a new composition in the seam, not an edit
 // of the safety layer.
-var sharedPackages = []string{"mcpserver", "gates", "consent", "geometry", "cleanup", "catalog", "keyblock"}
+var sharedPackages = []string{"mcpserver", "gates", "consent", "geometry", "cleanup", "catalog", "keyblock", "input"}
 
 // The rule, for the non-test Go files of the shared packages:
 //
@@ -41,8 +41,8 @@ var sharedPackages = []string{"mcpserver", "gates", "consent", "geometry", "clea
 //
 // Comments and prose inside messages may still mention platforms: a
 // refusal that tells the user to look at a window's WM_CLASS names no
-// X11 machinery. (Package input, which mcpserver uses to parse key names,
-// is the input backend: its X11 half is behind build tags there.)
+// X11 machinery. Package input is shared too: its backends live under
+// desktop/ (keycodes, wayland).
 var (
 	forbiddenImports = []string{
 		"github.com/jezek/xgb", "github.com/BurntSushi/xgb", "github.com/go-vgo/robotgo",

@@ -134,10 +134,8 @@ func (p *waylandPlatform) DisplayGate(helper *bridge.Client) func(ctx context.Co
 // opens the input before the helper, so the helper is looked up at each
 // call; keyPress is not called, since there are no keycodes to announce.
 func (p *waylandPlatform) OpenInput(func(code uint8)) (*input.Input, error) {
-	return input.NewWayland(input.WaylandOptions{
-		Display:     p.display,
+	be, err := wayland.NewInput(wayland.InputOptions{
 		CallTimeout: helperCallTimeout,
-		Logger:      p.log.With("component", "input"),
 		Call: func(ctx context.Context, method string, params, result any) error {
 			p.mu.Lock()
 			h := p.helper
@@ -148,6 +146,10 @@ func (p *waylandPlatform) OpenInput(func(code uint8)) (*input.Input, error) {
 			return h.Call(ctx, method, params, result)
 		},
 	})
+	if err != nil {
+		return nil, err
+	}
+	return input.New(be), nil
 }
 
 // WatchEscape logs that there is no Escape watcher on Wayland and watches

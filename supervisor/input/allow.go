@@ -211,10 +211,3 @@ var keysymChar = func() func(Keysym) rune {
 	})
 	return func(k Keysym) rune { return chars()[k] }
 }()
-
-// keypadPointerKey reports whether MouseKeys, while enabled, may turn a
-// press of k into pointer motion or a button: the standard compat map
-// binds pointer actions to the keypad keysyms.
-func keypadPointerKey(k Keysym) bool {
-	return k >= keysymKPFirst && k <= keysymKPLast
-}

@@ -211,21 +211,21 @@ func TestTextKeysyms(t *testing.T) {
 }
 
 func TestPlanText(t *testing.T) {
-	items, err := planText("a\r\nb\rc\n")
+	items, err := PlanText("a\r\nb\rc\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []rune
 	for _, it := range items {
-		got = append(got, it.char)
+		got = append(got, it.Char)
 	}
 	if want := []rune{'a', '\r', 'b', '\r', 'c', '\n'}; !cmp.Equal(want, got) {
 		t.Errorf("planText runes = %q, want %q (\\r\\n is one line break)", got, want)
 	}
-	if _, err := planText("ok\xffbad"); err == nil || !strings.Contains(err.Error(), "UTF-8") {
-		t.Errorf("planText(invalid UTF-8) = %v", err)
+	if _, err := PlanText("ok\xffbad"); err == nil || !strings.Contains(err.Error(), "UTF-8") {
+		t.Errorf("PlanText(invalid UTF-8) = %v", err)
 	}
-	if _, err := planText("ab\x1bc"); err == nil || !strings.Contains(err.Error(), "character 3") {
-		t.Errorf("planText(escape char) = %v, want it to name character 3", err)
+	if _, err := PlanText("ab\x1bc"); err == nil || !strings.Contains(err.Error(), "character 3") {
+		t.Errorf("PlanText(escape char) = %v, want it to name character 3", err)
 	}
 }

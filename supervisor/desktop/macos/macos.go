@@ -42,6 +42,7 @@ import (
 	"github.com/deskhand/deskhand/supervisor/catalog"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/desktop/keycodes"
 	"github.com/deskhand/deskhand/supervisor/executor"
 	"github.com/deskhand/deskhand/supervisor/input"
 	"github.com/deskhand/deskhand/supervisor/lock"
@@ -211,7 +212,7 @@ func CheckInputMonitoring(ctx context.Context, h Helper) error {
 // reported: the Escape watch tells deskhand's own presses apart by the
 // marker each event carries, not by announcements.
 func (d *Desktop) OpenInput(func(code uint8)) (*input.Input, error) {
-	in, err := openInput(input.Options{Logger: d.log.With("component", "input")}, d.shortcuts)
+	in, err := openInput(keycodes.Options{Logger: d.log.With("component", "input")}, d.shortcuts)
 	if err != nil {
 		return nil, fmt.Errorf("opening Quartz input: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/internal/desktoptest"
+	"github.com/deskhand/deskhand/supervisor/desktop/keycodes"
 	"github.com/deskhand/deskhand/supervisor/input"
 )
 
@@ -50,10 +51,11 @@ func TestWatcherOnXvfb(t *testing.T) {
 	escapes(1)
 
 	// deskhand's own Escapes, through the real input package.
-	in, err := input.New(input.Options{Display: d.Display(), KeyPress: w.Own})
+	be, err := keycodes.New(keycodes.Options{Display: d.Display(), KeyPress: w.Own})
 	if err != nil {
 		t.Fatal(err)
 	}
+	in := input.New(be)
 	defer in.Close()
 	if err := in.Key(context.Background(), "Escape ctrl+Escape Escape"); err != nil {
 		t.Fatal(err)

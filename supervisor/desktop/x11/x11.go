@@ -10,7 +10,7 @@
 // will share.
 //
 // Everything that names an X11 type, atom or library lives here, in
-// package input (the X11 input backend) and in the Rust helper; the
+// package keycodes (the X11 input backend) and in the Rust helper; the
 // shared safety packages do not (see the supervisor's seam test).
 package x11
 
@@ -25,6 +25,7 @@ import (
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/consent"
 	"github.com/deskhand/deskhand/supervisor/desktop/freedesktop"
+	"github.com/deskhand/deskhand/supervisor/desktop/keycodes"
 	"github.com/deskhand/deskhand/supervisor/desktop/x11/vdisplay"
 	"github.com/deskhand/deskhand/supervisor/executor"
 	"github.com/deskhand/deskhand/supervisor/gates"
@@ -154,14 +155,14 @@ func (d *Desktop) DisplayGate(*bridge.Client) func(ctx context.Context) error { 
 // (DAMAGE), which the staleness gate asks before the helper.
 func (d *Desktop) Drawn() gates.Drawn { return d.check }
 
-// OpenInput opens the input package on the display; keyPress hears of
-// each key press before it is sent, by keycode.
+// OpenInput opens XTEST input on the display; keyPress hears of each key
+// press before it is sent, by keycode.
 func (d *Desktop) OpenInput(keyPress func(code uint8)) (*input.Input, error) {
-	in, err := input.New(input.Options{Display: d.display, Logger: d.log.With("component", "input"), KeyPress: keyPress})
+	be, err := keycodes.New(keycodes.Options{Display: d.display, Logger: d.log.With("component", "input"), KeyPress: keyPress})
 	if err != nil {
 		return nil, fmt.Errorf("opening display %s for input: %w", d.display, err)
 	}
-	return in, nil
+	return input.New(be), nil
 }
 
 // WatchEscape starts the Escape watcher: onEscape runs for each Escape

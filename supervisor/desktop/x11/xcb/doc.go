@@ -1,5 +1,5 @@
 // Package xcb holds what deskhand's own XCB connections share (Linux
 // only): the display gate's ping (package x11) and the input's warps
-// (package input) each keep a connection of their own, used from the
+// (package keycodes) each keep a connection of their own, used from the
 // calling thread, where Xlib's would need one thread for all calls.
 package xcb

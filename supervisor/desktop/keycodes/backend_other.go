@@ -1,0 +1,5 @@
+//go:build !linux && !darwin
+
+package keycodes
+
+func openBackend(string) (backend, string, error) { return nil, "", ErrUnsupported }

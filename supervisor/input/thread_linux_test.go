@@ -1,6 +1,0 @@
-package input
-
-import "syscall"
-
-// threadID identifies the calling OS thread.
-func threadID() int { return syscall.Gettid() }
