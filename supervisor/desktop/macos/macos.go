@@ -42,11 +42,9 @@ import (
 	"github.com/deskhand/deskhand/supervisor/catalog"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/consent"
-	"github.com/deskhand/deskhand/supervisor/executor"
-	"github.com/deskhand/deskhand/supervisor/geometry"
+	"github.com/deskhand/deskhand/supervisor/desktop"
 	"github.com/deskhand/deskhand/supervisor/input"
 	"github.com/deskhand/deskhand/supervisor/lock"
-	"github.com/deskhand/deskhand/supervisor/mcpserver"
 	"github.com/deskhand/deskhand/supervisor/platform"
 )
 
@@ -302,21 +300,21 @@ func (d *Desktop) resolve(ctx context.Context, name string) (bridge.App, error) 
 
 // Launcher launches apps by bundle id and waits, through helper, for a
 // new window of theirs.
-func (d *Desktop) Launcher(helper *bridge.Client) executor.Launcher {
+func (d *Desktop) Launcher(helper *bridge.Client) desktop.Launcher {
 	d.shortcuts.SetHelper(helper)
 	d.setEscapeHelper(helper)
 	return &launcher{d: d, helper: helper}
 }
 
 // NewLauncher is Launcher over any Helper.
-func (d *Desktop) NewLauncher(h Helper) executor.Launcher { return &launcher{d: d, helper: h} }
+func (d *Desktop) NewLauncher(h Helper) desktop.Launcher { return &launcher{d: d, helper: h} }
 
 type launcher struct {
 	d      *Desktop
 	helper Helper
 }
 
-func (l *launcher) OpenApplication(ctx context.Context, name string) (*mcpserver.LaunchedApp, error) {
+func (l *launcher) OpenApplication(ctx context.Context, name string) (*desktop.LaunchedApp, error) {
 	app, err := l.d.resolve(ctx, name)
 	if err != nil {
 		return nil, err
@@ -343,7 +341,7 @@ func (l *launcher) OpenApplication(ctx context.Context, name string) (*mcpserver
 			for i := range list.Windows {
 				w := &list.Windows[i]
 				if !known[w.ID] && !w.Hidden && !w.Minimized && strings.EqualFold(w.App.BundleID, app.BundleID) {
-					return &mcpserver.LaunchedApp{Name: w.App.Name, Exec: argv, PID: w.App.PID, Window: w}, nil
+					return &desktop.LaunchedApp{Name: w.App.Name, Exec: argv, PID: w.App.PID, Window: w}, nil
 				}
 			}
 		}
@@ -357,160 +355,55 @@ func (l *launcher) OpenApplication(ctx context.Context, name string) (*mcpserver
 	}
 }
 
-// WrapExecutor returns an executor whose captures include only the apps
-// sess has approved (include_apps), so the compositor leaves every other
-// app out; the gates' own masking comes on top.
-func (d *Desktop) WrapExecutor(exec mcpserver.Executor, helper *bridge.Client, sess *consent.Session) mcpserver.Executor {
-	return IncludeApprovedApps(exec, helper, sess)
+// SessionCapture takes captures that include only the apps sess has
+// approved (include_apps), so the compositor leaves every other app out;
+// the gates' own masking comes on top.
+func (d *Desktop) SessionCapture(helper *bridge.Client, sess *consent.Session) desktop.Capture {
+	return ApprovedCapture(helper, sess)
 }
 
-// IncludeApprovedApps is WrapExecutor over any Helper.
-func IncludeApprovedApps(exec mcpserver.Executor, h Helper, sess *consent.Session) mcpserver.Executor {
-	return &approvedOnly{inner: exec, helper: h, sess: sess}
-}
-
-// approvedOnly forwards every method explicitly, so a new Executor method
-// is a compile error here until someone decides what it shows.
-type approvedOnly struct {
-	inner  mcpserver.Executor
-	helper Helper
-	sess   *consent.Session
+// ApprovedCapture is SessionCapture over any Helper.
+func ApprovedCapture(h Helper, sess *consent.Session) desktop.Capture {
+	return func(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
+		ids, err := approvedBundleIDs(ctx, h, sess)
+		if err != nil {
+			return nil, err
+		}
+		return h.CaptureApps(ctx, req, ids)
+	}
 }
 
 // approvedBundleIDs are the bundle ids of the approved apps: those the
 // grants name, and those of the running apps' windows the session
 // approves (a grant by catalog entry or name has no bundle id of its own).
-func (e *approvedOnly) approvedBundleIDs(ctx context.Context) ([]string, error) {
+func approvedBundleIDs(ctx context.Context, h Helper, sess *consent.Session) ([]string, error) {
 	var ids []string
 	add := func(id string) {
 		if id != "" && !slices.ContainsFunc(ids, func(s string) bool { return strings.EqualFold(s, id) }) {
 			ids = append(ids, id)
 		}
 	}
-	for _, g := range e.sess.Apps() {
+	for _, g := range sess.Apps() {
 		add(g.Identity.BundleID)
 	}
-	list, err := e.helper.Windows(ctx, true)
+	list, err := h.Windows(ctx, true)
 	if err != nil {
 		return nil, fmt.Errorf("listing the windows to find the approved apps: %w", err)
 	}
 	for _, w := range list.Windows {
-		if w.App.BundleID != "" && e.sess.Tier(w.App) > catalog.TierNone {
+		if w.App.BundleID != "" && sess.Tier(w.App) > catalog.TierNone {
 			add(w.App.BundleID)
 		}
 	}
 	return ids, nil
 }
 
-func (e *approvedOnly) Capture(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
-	ids, err := e.approvedBundleIDs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return e.helper.CaptureApps(ctx, req, ids)
-}
+// NoStacking is nil: the helper lists windows in stacking order, top
+// first.
+func (d *Desktop) NoStacking() error { return nil }
 
-func (e *approvedOnly) Displays(ctx context.Context) ([]bridge.Display, error) {
-	return e.inner.Displays(ctx)
-}
-
-func (e *approvedOnly) CursorPosition(ctx context.Context) (geometry.Point, error) {
-	return e.inner.CursorPosition(ctx)
-}
-
-func (e *approvedOnly) MoveMouse(ctx context.Context, to geometry.Point) error {
-	return e.inner.MoveMouse(ctx, to)
-}
-
-func (e *approvedOnly) Click(ctx context.Context, at geometry.Point, b mcpserver.Button, count int, mods string) error {
-	return e.inner.Click(ctx, at, b, count, mods)
-}
-
-func (e *approvedOnly) MouseDown(ctx context.Context, b mcpserver.Button) error {
-	return e.inner.MouseDown(ctx, b)
-}
-
-func (e *approvedOnly) MouseUp(ctx context.Context, b mcpserver.Button) error {
-	return e.inner.MouseUp(ctx, b)
-}
-
-func (e *approvedOnly) Drag(ctx context.Context, from, to geometry.Point, mods string) error {
-	return e.inner.Drag(ctx, from, to, mods)
-}
-
-func (e *approvedOnly) Scroll(ctx context.Context, at geometry.Point, dir string, amount int, mods string) error {
-	return e.inner.Scroll(ctx, at, dir, amount, mods)
-}
-
-func (e *approvedOnly) Type(ctx context.Context, text string) error { return e.inner.Type(ctx, text) }
-
-func (e *approvedOnly) Key(ctx context.Context, keys string) error { return e.inner.Key(ctx, keys) }
-
-func (e *approvedOnly) HoldKey(ctx context.Context, combo string, d time.Duration) error {
-	return e.inner.HoldKey(ctx, combo, d)
-}
-
-func (e *approvedOnly) ReleaseAll(ctx context.Context) error { return e.inner.ReleaseAll(ctx) }
-
-func (e *approvedOnly) ReadClipboard(ctx context.Context) (string, error) {
-	return e.inner.ReadClipboard(ctx)
-}
-
-func (e *approvedOnly) WriteClipboard(ctx context.Context, text string) error {
-	return e.inner.WriteClipboard(ctx, text)
-}
-
-func (e *approvedOnly) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
-	return e.inner.OpenApplication(ctx, app)
-}
-
-// The teaching overlay is deskhand's own panel: nothing to filter.
-
-func (e *approvedOnly) TeachShow(ctx context.Context, req bridge.TeachShowRequest) (*bridge.TeachShown, error) {
-	return e.inner.TeachShow(ctx, req)
-}
-
-func (e *approvedOnly) TeachPoll(ctx context.Context) (*bridge.TeachState, error) {
-	return e.inner.TeachPoll(ctx)
-}
-
-func (e *approvedOnly) TeachHide(ctx context.Context) error { return e.inner.TeachHide(ctx) }
-
-// The accessibility methods read or act on one app's own elements,
-// which no other session or app shares: forwarded as they are.
-
-func (e *approvedOnly) Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error) {
-	return e.inner.Windows(ctx, includeHidden)
-}
-
-func (e *approvedOnly) A11yApps(ctx context.Context) (*bridge.A11yApps, error) {
-	return e.inner.A11yApps(ctx)
-}
-
-// A11yTree takes a capture asked for with the tree through Capture, so
-// that it too shows only the approved apps.
-func (e *approvedOnly) A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*bridge.A11yTree, error) {
-	want := req.Capture
-	req.Capture = nil
-	tree, err := e.inner.A11yTree(ctx, req)
-	if err != nil || want == nil {
-		return tree, err
-	}
-	tree.Capture, tree.CaptureErr = e.Capture(ctx, *want)
-	return tree, nil
-}
-
-func (e *approvedOnly) A11yElement(ctx context.Context, pid int, ref string) (*bridge.A11yNode, error) {
-	return e.inner.A11yElement(ctx, pid, ref)
-}
-
-func (e *approvedOnly) A11yAct(ctx context.Context, req bridge.A11yActRequest) error {
-	return e.inner.A11yAct(ctx, req)
-}
-
-func (e *approvedOnly) SetWindowState(ctx context.Context, pid int, window uint32, state string) (*bridge.WindowStateResult, error) {
-	return e.inner.SetWindowState(ctx, pid, window, state)
-}
+// Drawn is nil: the helper compares pixels for the staleness gate.
+func (d *Desktop) Drawn() desktop.Drawn { return nil }
 
 // Close does nothing: Open started nothing.
 func (d *Desktop) Close() {}
