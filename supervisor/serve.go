@@ -128,7 +128,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if err != nil {
 		return fail(err)
 	}
-	consentMgr, err := newConsent(o.Consent, helper, logger.With("component", "consent"))
+	consentMgr, err := newConsent(o.Consent, helper, plat, logger.With("component", "consent"))
 	if err != nil {
 		return fail(err)
 	}

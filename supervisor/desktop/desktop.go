@@ -73,6 +73,10 @@ type Platform interface {
 	// Launcher launches one the platform's way.
 	ResolveApp(name string) (bridge.App, error)
 	Launcher(helper *bridge.Client) Launcher
+	// InstalledApps lists the apps request_access may name beside the
+	// running ones (freedesktop: the desktop entries the helper reads);
+	// nil where apps are found running or by name (macOS bundles).
+	InstalledApps(ctx context.Context, helper *bridge.Client) ([]bridge.App, error)
 	// SessionCapture is how consent session sess's screenshots are taken
 	// where the compositor itself can leave out the apps sess has not
 	// approved (macOS: include_apps); nil where the helper's capture,

@@ -298,6 +298,11 @@ func (d *Desktop) resolve(ctx context.Context, name string) (bridge.App, error) 
 	return bridge.App{Name: name, BundleID: string(id)}, nil
 }
 
+// InstalledApps is nil: apps are bundles, found running or by name.
+func (d *Desktop) InstalledApps(context.Context, *bridge.Client) ([]bridge.App, error) {
+	return nil, nil
+}
+
 // Launcher launches apps by bundle id and waits, through helper, for a
 // new window of theirs.
 func (d *Desktop) Launcher(helper *bridge.Client) desktop.Launcher {

@@ -183,6 +183,11 @@ func (p *Desktop) Notify(ctx context.Context, summary, body string) error {
 
 func (p *Desktop) ResolveApp(name string) (bridge.App, error) { return p.apps.ResolveApp(name) }
 
+// InstalledApps lists the apps of the installed desktop entries.
+func (p *Desktop) InstalledApps(ctx context.Context, helper *bridge.Client) ([]bridge.App, error) {
+	return freedesktop.InstalledApps(ctx, helper)
+}
+
 // Launcher launches apps from their desktop entries into the Wayland
 // session (the environment names WAYLAND_DISPLAY and no DISPLAY).
 func (p *Desktop) Launcher(helper *bridge.Client) desktop.Launcher {

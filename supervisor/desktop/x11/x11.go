@@ -193,6 +193,11 @@ func (d *Desktop) Notify(ctx context.Context, summary, body string) error {
 // Launcher has been given the helper.
 func (d *Desktop) ResolveApp(name string) (bridge.App, error) { return d.apps.ResolveApp(name) }
 
+// InstalledApps lists the apps of the installed desktop entries.
+func (d *Desktop) InstalledApps(ctx context.Context, helper *bridge.Client) ([]bridge.App, error) {
+	return freedesktop.InstalledApps(ctx, helper)
+}
+
 // Launcher launches apps from their desktop entries, read by helper, on
 // this display; ResolveApp uses the same helper.
 func (d *Desktop) Launcher(helper *bridge.Client) desktop.Launcher {
