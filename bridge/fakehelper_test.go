@@ -54,8 +54,8 @@ func TestMain(m *testing.M) {
 const fakeW, fakeH = 320, 200
 
 var fakeDisplays = []Display{
-	{ID: 1952369113, Name: "DP-1", Logical: Size{fakeW, fakeH}, Physical: Size{fakeW, fakeH}, Scale: 1, Primary: true, MM: Size{85, 53}},
-	{ID: 42, Name: "HDMI-1", Origin: Point{fakeW, 0}, Logical: Size{160, 100}, Physical: Size{320, 200}, Scale: 2, MM: Size{40, 25}},
+	{ID: 1952369113, Name: "DP-1", Logical: Size{Width: fakeW, Height: fakeH}, Physical: Size{Width: fakeW, Height: fakeH}, Scale: 1, Primary: true, MM: Size{Width: 85, Height: 53}},
+	{ID: 42, Name: "HDMI-1", Origin: Point{X: fakeW, Y: 0}, Logical: Size{Width: 160, Height: 100}, Physical: Size{Width: 320, Height: 200}, Scale: 2, MM: Size{Width: 40, Height: 25}},
 }
 
 var fakeApp = App{PID: 4242, Name: "XTerm", Instance: "xterm", Class: "XTerm", Exe: "/usr/bin/xterm"}
@@ -63,9 +63,9 @@ var fakeApp = App{PID: 4242, Name: "XTerm", Instance: "xterm", Class: "XTerm", E
 func fakeWindows(hidden map[uint32]bool) []Window {
 	desk := 0
 	all := []Window{
-		{ID: 0x600007, Title: "xterm", App: fakeApp, Bounds: Rect{10, 10, 100, 80}, Client: Rect{11, 31, 98, 58}, Focused: true, Desktop: &desk},
-		{ID: 0x800003, Title: "notes", App: App{Name: "gedit"}, Bounds: Rect{50, 50, 200, 100}, Client: Rect{51, 71, 198, 78}, Desktop: &desk},
-		{ID: 0x900001, Title: "minimized", App: App{Name: "zenity"}, Bounds: Rect{0, 0, 50, 50}, Client: Rect{0, 0, 50, 50}, Minimized: true},
+		{ID: 0x600007, Title: "xterm", App: fakeApp, Bounds: Rect{X: 10, Y: 10, Width: 100, Height: 80}, Client: Rect{X: 11, Y: 31, Width: 98, Height: 58}, Focused: true, Desktop: &desk},
+		{ID: 0x800003, Title: "notes", App: App{Name: "gedit"}, Bounds: Rect{X: 50, Y: 50, Width: 200, Height: 100}, Client: Rect{X: 51, Y: 71, Width: 198, Height: 78}, Desktop: &desk},
+		{ID: 0x900001, Title: "minimized", App: App{Name: "zenity"}, Bounds: Rect{X: 0, Y: 0, Width: 50, Height: 50}, Client: Rect{X: 0, Y: 0, Width: 50, Height: 50}, Minimized: true},
 	}
 	for i := range all {
 		if hidden[all[i].ID] {
@@ -225,7 +225,7 @@ func (st *fakeState) serve(req fakeRequest) (any, *fakeError) {
 		focused := uint32(0x600007)
 		return WindowList{Windows: list, Focused: &focused, Frontmost: &fakeApp}, nil
 	case "window_at":
-		pt := Point{intParam("x", -1), intParam("y", -1)}
+		pt := Point{X: intParam("x", -1), Y: intParam("y", -1)}
 		for _, w := range fakeWindows(st.hidden) {
 			if !w.Minimized && w.Bounds.Contains(pt) {
 				return WindowAt{Window: &w, App: &w.App}, nil

@@ -6,33 +6,18 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+
+	"github.com/deskhand/deskhand/bridge/wire"
 )
 
-// Point is a position in the global logical coordinate space (X11: root
-// window pixels; macOS: points from the main display's top-left).
-type Point struct {
-	X int `json:"x"`
-	Y int `json:"y"`
-}
-
-// Size is a width and height.
-type Size struct {
-	Width  int `json:"width"`
-	Height int `json:"height"`
-}
-
-// Rect is a rectangle in the global logical coordinate space.
-type Rect struct {
-	X      int `json:"x"`
-	Y      int `json:"y"`
-	Width  int `json:"width"`
-	Height int `json:"height"`
-}
-
-// Contains reports whether p lies inside r.
-func (r Rect) Contains(p Point) bool {
-	return p.X >= r.X && p.Y >= r.Y && p.X < r.X+r.Width && p.Y < r.Y+r.Height
-}
+// Point, Size, Rect and App are the protocol's value types, declared in
+// package wire so that packages below the helper client share them.
+type (
+	Point = wire.Point
+	Size  = wire.Size
+	Rect  = wire.Rect
+	App   = wire.App
+)
 
 // Display is one monitor (X11: a RandR monitor).
 type Display struct {
@@ -51,18 +36,6 @@ type Display struct {
 // Bounds is the display's rectangle in the global logical space.
 func (d Display) Bounds() Rect {
 	return Rect{X: d.Origin.X, Y: d.Origin.Y, Width: d.Logical.Width, Height: d.Logical.Height}
-}
-
-// App is an application's identity. Fields the helper could not resolve
-// are empty (PID 0).
-type App struct {
-	PID       int    `json:"pid,omitempty"`
-	Name      string `json:"name"`
-	Instance  string `json:"instance,omitempty"`   // WM_CLASS instance (Linux)
-	Class     string `json:"class,omitempty"`      // WM_CLASS class (Linux)
-	Exe       string `json:"exe,omitempty"`        // executable path
-	DesktopID string `json:"desktop_id,omitempty"` // desktop entry id without .desktop (Linux)
-	BundleID  string `json:"bundle_id,omitempty"`  // macOS
 }
 
 // Window is one top-level window.

@@ -2,16 +2,14 @@ package supervisor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/consent"
-	"github.com/deskhand/deskhand/supervisor/desktop/freedesktop"
+	"github.com/deskhand/deskhand/supervisor/desktop"
 )
 
 // ConsentOptions are the pre-approvals serve starts with, besides the
@@ -26,14 +24,14 @@ type ConsentOptions struct {
 
 // newConsent makes the session's consent manager: the pre-approval file
 // and flags, the managed policy, and names resolved through the helper's
-// window list and the installed desktop entries.
-func newConsent(co ConsentOptions, helper *bridge.Client, logger *slog.Logger) (*consent.Manager, error) {
+// window list and the platform's installed apps.
+func newConsent(co ConsentOptions, helper *bridge.Client, plat desktop.Platform, logger *slog.Logger) (*consent.Manager, error) {
 	var grants []string
 	for _, g := range co.Grant {
 		grants = append(grants, strings.Split(g, ",")...)
 	}
 	grants = slices.DeleteFunc(grants, func(s string) bool { return strings.TrimSpace(s) == "" })
-	m, err := consent.New(consent.Options{Allow: co.Allow, Grant: grants, Apps: appSource{helper}, Logger: logger})
+	m, err := consent.New(consent.Options{Allow: co.Allow, Grant: grants, Apps: appSource{helper, plat}, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +43,11 @@ func newConsent(co ConsentOptions, helper *bridge.Client, logger *slog.Logger) (
 }
 
 // appSource resolves request_access names against running windows and
-// installed desktop entries.
-type appSource struct{ helper *bridge.Client }
+// the platform's installed apps.
+type appSource struct {
+	helper *bridge.Client
+	plat   desktop.Platform
+}
 
 func (a appSource) RunningApps(ctx context.Context) ([]bridge.App, error) {
 	list, err := a.helper.Windows(ctx, true)
@@ -61,20 +62,5 @@ func (a appSource) RunningApps(ctx context.Context) ([]bridge.App, error) {
 }
 
 func (a appSource) InstalledApps(ctx context.Context) ([]bridge.App, error) {
-	entries, err := freedesktop.LoadEntries(ctx, a.helper)
-	if be := (*bridge.Error)(nil); errors.As(err, &be) && be.Code == bridge.CodeUnsupported {
-		return nil, nil // macOS: apps are bundles, found running or by name
-	}
-	if err != nil {
-		return nil, err
-	}
-	var apps []bridge.App
-	for _, e := range entries {
-		app := bridge.App{Name: e.Name, DesktopID: e.ID, Class: e.StartupWMClass}
-		if argv, err := e.Command(); err == nil && len(argv) > 0 {
-			app.Exe = filepath.Base(argv[0])
-		}
-		apps = append(apps, app)
-	}
-	return apps, nil
+	return a.plat.InstalledApps(ctx, a.helper)
 }

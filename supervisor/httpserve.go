@@ -634,7 +634,7 @@ func (s *httpServer) serverFor(r *http.Request) *mcp.Server {
 // grants and gates, sharing the lock, the turn controller and the
 // desktop with every other session.
 func (s *httpServer) newSession() (*mcp.Server, error) {
-	mgr, err := newConsent(s.consent, s.helper, s.logger.With("component", "consent"))
+	mgr, err := newConsent(s.consent, s.helper, s.safety.plat, s.logger.With("component", "consent"))
 	if err != nil {
 		return nil, err
 	}

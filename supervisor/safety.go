@@ -13,6 +13,7 @@ import (
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/desktop"
 	"github.com/deskhand/deskhand/supervisor/executor"
 	"github.com/deskhand/deskhand/supervisor/gates"
 	"github.com/deskhand/deskhand/supervisor/lock"
@@ -56,7 +57,7 @@ type safety struct {
 	// stopEscape stops it. Both nil when Escape is not watched.
 	ownKey     func(code uint8)
 	stopEscape func()
-	plat       desktopPlatform
+	plat       desktop.Platform
 	helper     *bridge.Client
 	gates      *gates.Gates
 	log        *slog.Logger
@@ -70,7 +71,7 @@ type safety struct {
 // newSafety builds the safety layer for a server on plat's display. The
 // lock is the platform's, kept where every deskhand on the display meets
 // (never in --state-dir).
-func newSafety(f *safetyConfig, plat desktopPlatform, helper *bridge.Client, exec *executor.Executor, sess *consent.Session, logger *slog.Logger) (*safety, error) {
+func newSafety(f *safetyConfig, plat desktop.Platform, helper *bridge.Client, exec *executor.Executor, sess *consent.Session, logger *slog.Logger) (*safety, error) {
 	s := &safety{log: logger, plat: plat, helper: helper}
 	s.revoker.Join(sess)
 	xdisplay := plat.Display()
@@ -131,13 +132,9 @@ func newSafety(f *safetyConfig, plat desktopPlatform, helper *bridge.Client, exe
 		Display:               plat.DisplayGate(helper),
 		KeepUnapprovedVisible: !f.HideUnapproved,
 		ResolveApp:            plat.ResolveApp,
+		NoStacking:            plat.NoStacking(),
+		Drawn:                 plat.Drawn(),
 		Logger:                logger.With("component", "gates"),
-	}
-	if ns, ok := plat.(interface{ NoStacking() error }); ok {
-		s.gateOpts.NoStacking = ns.NoStacking()
-	}
-	if d, ok := plat.(interface{ Drawn() gates.Drawn }); ok {
-		s.gateOpts.Drawn = d.Drawn()
 	}
 	s.gates, err = gates.New(s.gateOpts)
 	if err != nil {
@@ -193,7 +190,10 @@ func (s *safety) hear() {
 
 // optionsWith is options with gates g of consent session sess.
 func (s *safety) optionsWith(g *gates.Gates, o *mcpserver.Options, sess *consent.Session) {
-	o.Executor = g.Wrap(s.plat.WrapExecutor(o.Executor, s.helper, sess))
+	if capture := s.plat.SessionCapture(s.helper, sess); capture != nil {
+		o.Executor = sessionCapture{Executor: o.Executor, capture: capture}
+	}
+	o.Executor = g.Wrap(o.Executor)
 	access := mcpserver.AccessGate(sess)
 	o.Gates = g.Chain(mcpserver.GateFunc{GateName: access.Name(), Func: func(ctx context.Context, a *mcpserver.Action) error {
 		s.hear()
@@ -217,6 +217,30 @@ func (s *safety) close(reason cleanup.Reason) {
 			s.log.Warn("releasing the computer-use lock", "err", err)
 		}
 	}
+}
+
+// sessionCapture takes an executor's screenshots through the platform's
+// capture for a consent session, those that come with an accessibility
+// tree included. It wraps only what it changes: the gates around it
+// forward every method explicitly.
+type sessionCapture struct {
+	mcpserver.Executor
+	capture desktop.Capture
+}
+
+func (e sessionCapture) Capture(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
+	return e.capture(ctx, req)
+}
+
+func (e sessionCapture) A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*bridge.A11yTree, error) {
+	want := req.Capture
+	req.Capture = nil
+	tree, err := e.Executor.A11yTree(ctx, req)
+	if err != nil || want == nil {
+		return tree, err
+	}
+	tree.Capture, tree.CaptureErr = e.capture(ctx, *want)
+	return tree, nil
 }
 
 // escapeMark is a file beside the lock where the user's Escape is

@@ -6,6 +6,7 @@ import (
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
+	"github.com/deskhand/deskhand/supervisor/desktop"
 	"github.com/deskhand/deskhand/supervisor/desktop/macos"
 )
 
@@ -16,6 +17,6 @@ func clipboardKeeper(*bridge.Client, string) func(context.Context, cleanup.Stash
 
 // openPlatform opens the macOS desktop: the user's screen, never a
 // virtual one.
-func openPlatform(ctx context.Context, virtualDisplay string, logger *slog.Logger) (desktopPlatform, error) {
+func openPlatform(ctx context.Context, virtualDisplay string, logger *slog.Logger) (desktop.Platform, error) {
 	return macos.Open(ctx, macos.Options{VirtualDisplay: virtualDisplay, Logger: logger})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/deskhand/deskhand/installer"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/desktop"
 	"github.com/deskhand/deskhand/supervisor/executor"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/input"
@@ -127,7 +128,7 @@ func Serve(ctx context.Context, o ServeOptions) error {
 	if err != nil {
 		return fail(err)
 	}
-	consentMgr, err := newConsent(o.Consent, helper, logger.With("component", "consent"))
+	consentMgr, err := newConsent(o.Consent, helper, plat, logger.With("component", "consent"))
 	if err != nil {
 		return fail(err)
 	}
@@ -213,7 +214,7 @@ func findHelper(ctx context.Context, explicit string, logger *slog.Logger, notif
 // stateFiles places serve's state under stateDir ("" the default, "none"
 // nothing): the state file of plat's display, and the directory of the
 // turn journal, "" when none is kept.
-func stateFiles(stateDir string, plat desktopPlatform) (statePath, journalDir string, err error) {
+func stateFiles(stateDir string, plat desktop.Platform) (statePath, journalDir string, err error) {
 	if stateDir == "" {
 		if stateDir, err = geometry.DefaultStateDir(); err != nil {
 			return "", "", err
@@ -233,7 +234,7 @@ func stateFiles(stateDir string, plat desktopPlatform) (statePath, journalDir st
 // openInput opens plat's input, which announces each key press to the
 // Escape watcher set in escape once the safety layer has started it: the
 // watcher tells deskhand's own Escapes from the user's by them.
-func openInput(plat desktopPlatform, escape *atomic.Pointer[func(uint8)]) (*input.Input, error) {
+func openInput(plat desktop.Platform, escape *atomic.Pointer[func(uint8)]) (*input.Input, error) {
 	return plat.OpenInput(func(code uint8) {
 		if own := escape.Load(); own != nil {
 			(*own)(code)

@@ -2,8 +2,8 @@
 // capture helper (package bridge), the input package, the executor, the
 // safety layer (the gates, the lock, the turn cleanup and its journal)
 // and the MCP layer (package mcpserver) together, over one desktop
-// platform (the seam, seam.go: supervisor/desktop/x11 or
-// supervisor/desktop/macos). It also finds the capture helper
+// platform (desktop.Platform, which seam_<os>.go picks:
+// supervisor/desktop/x11, wayland or macos). It also finds the capture helper
 // (FindHelper) and gives back what a killed deskhand left (RepairOptions).
 // The command line that drives it is package supervisor/cli.
 package supervisor

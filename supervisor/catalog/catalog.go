@@ -18,7 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/bridge/wire"
 )
 
 // Tier is how much an approved app may be used. Tiers are ordered:
@@ -106,7 +106,7 @@ type Identity struct {
 
 // IdentityOf takes the identity of a helper's app description. Exe is
 // reduced to its base name; Path keeps it whole.
-func IdentityOf(app bridge.App) Identity {
+func IdentityOf(app wire.App) Identity {
 	exe, path := app.Exe, ""
 	if exe != "" {
 		exe = filepath.Base(exe)

@@ -1,36 +1,12 @@
 package gates
 
 import (
-	"context"
 	"time"
 
 	"github.com/deskhand/deskhand/internal/speedups"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
-
-// Drawn is the display's own record of where the screen was drawn (X11:
-// DAMAGE on the display gate's connection). With it the staleness gate
-// passes a target that no drawing reached since the helper's reference
-// was read without asking the helper; anywhere else, and wherever the
-// record is unsure, the helper compares the pixels as before.
-type Drawn interface {
-	// Mark is taken before a read of the reference; ok false when the
-	// display cannot vouch for a read yet.
-	Mark() (mark uint64, ok bool)
-	// Commit says the read that took mark is the helper's reference now;
-	// Abort says it failed.
-	Commit(mark uint64)
-	Abort(mark uint64)
-	// Undrawn reports whether no drawing reached any of rects since the
-	// reference was read, as of a display check that began at or after
-	// since (the zero time: any check).
-	Undrawn(rects []geometry.Rect, since time.Time) bool
-	// DrawnRects makes a round trip to the display and lists where
-	// drawing reached since the reference was read; ok false when the
-	// display cannot say.
-	DrawnRects(ctx context.Context) (rects []geometry.Rect, ok bool)
-}
 
 // markRead takes a mark before a read of the reference; the returned
 // function is called with whether the read became the reference.

@@ -76,6 +76,7 @@ import (
 	"github.com/deskhand/deskhand/supervisor/catalog"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/desktop"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/keyblock"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
@@ -133,7 +134,7 @@ type Options struct {
 	// Drawn, when the display keeps one, is its record of where the
 	// screen was drawn, which spares the staleness gate most of its
 	// helper round trips (drawn.go); nil asks the helper every time.
-	Drawn Drawn
+	Drawn desktop.Drawn
 	// MaskColor paints unapproved windows; nil means the helper's default.
 	MaskColor *[3]uint8
 	// Logger receives the records; nil discards them.

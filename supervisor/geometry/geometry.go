@@ -16,16 +16,16 @@ import (
 	"math"
 	"strings"
 
-	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/bridge/wire"
 )
 
 // Point, Size and Rect are the helper protocol's types: positions and
 // rectangles in the global logical coordinate space (X11: root window
 // pixels), the space every model coordinate is converted into.
 type (
-	Point = bridge.Point
-	Size  = bridge.Size
-	Rect  = bridge.Rect
+	Point = wire.Point
+	Size  = wire.Size
+	Rect  = wire.Rect
 )
 
 // Limits bound a screenshot's size. The defaults are the sizes a Claude

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/supervisor/desktop"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 )
 
@@ -114,13 +115,4 @@ const (
 )
 
 // LaunchedApp reports an application OpenApplication started.
-type LaunchedApp struct {
-	// DesktopID is the desktop-entry id (without ".desktop").
-	DesktopID string `json:"desktop_id"`
-	Name      string `json:"name"`
-	// Exec is the command line that was run.
-	Exec []string `json:"exec"`
-	PID  int      `json:"pid"`
-	// Window is the window that mapped.
-	Window *bridge.Window `json:"window,omitempty"`
-}
+type LaunchedApp = desktop.LaunchedApp

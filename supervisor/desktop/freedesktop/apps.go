@@ -1,7 +1,9 @@
 package freedesktop
 
 import (
+	"context"
 	"errors"
+	"path/filepath"
 	"sync"
 
 	"github.com/deskhand/deskhand/bridge"
@@ -37,4 +39,22 @@ func (a *Apps) ResolveApp(name string) (bridge.App, error) {
 		return bridge.App{}, errors.New("resolving an app: the capture helper is not set up yet")
 	}
 	return l.ResolveApp(name)
+}
+
+// InstalledApps lists the apps of the installed desktop entries, read by
+// helper.
+func InstalledApps(ctx context.Context, helper AppIndex) ([]bridge.App, error) {
+	entries, err := LoadEntries(ctx, helper)
+	if err != nil {
+		return nil, err
+	}
+	var apps []bridge.App
+	for _, e := range entries {
+		app := bridge.App{Name: e.Name, DesktopID: e.ID, Class: e.StartupWMClass}
+		if argv, err := e.Command(); err == nil && len(argv) > 0 {
+			app.Exe = filepath.Base(argv[0])
+		}
+		apps = append(apps, app)
+	}
+	return apps, nil
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
-	"github.com/deskhand/deskhand/supervisor/mcpserver"
+	"github.com/deskhand/deskhand/supervisor/desktop"
 )
 
 var execLookPath = exec.LookPath
@@ -93,7 +93,7 @@ func (e *Launcher) ResolveApp(name string) (bridge.App, error) {
 // OpenApplication launches the application app names (see Resolve), like
 // gtk-launch: detached in its own session, with the launcher's environment,
 // and waits until a new window of it maps.
-func (e *Launcher) OpenApplication(ctx context.Context, app string) (*mcpserver.LaunchedApp, error) {
+func (e *Launcher) OpenApplication(ctx context.Context, app string) (*desktop.LaunchedApp, error) {
 	entries, err := LoadEntries(ctx, e.helper)
 	if err != nil {
 		return nil, err
@@ -143,7 +143,7 @@ func (e *Launcher) OpenApplication(ctx context.Context, app string) (*mcpserver.
 	go func() { exited <- cmd.Wait() }() // reap it whenever it exits
 	e.log.Info("launched application", "id", entry.ID, "pid", pid, "argv", argv)
 
-	launched := &mcpserver.LaunchedApp{DesktopID: entry.ID, Name: entry.Name, Exec: argv, PID: pid}
+	launched := &desktop.LaunchedApp{DesktopID: entry.ID, Name: entry.Name, Exec: argv, PID: pid}
 	deadline := time.NewTimer(e.timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(50 * time.Millisecond)

@@ -42,11 +42,10 @@ import (
 	"github.com/deskhand/deskhand/supervisor/catalog"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/desktop"
 	"github.com/deskhand/deskhand/supervisor/desktop/keycodes"
-	"github.com/deskhand/deskhand/supervisor/executor"
 	"github.com/deskhand/deskhand/supervisor/input"
 	"github.com/deskhand/deskhand/supervisor/lock"
-	"github.com/deskhand/deskhand/supervisor/mcpserver"
 	"github.com/deskhand/deskhand/supervisor/platform"
 )
 
@@ -300,23 +299,28 @@ func (d *Desktop) resolve(ctx context.Context, name string) (bridge.App, error) 
 	return bridge.App{Name: name, BundleID: string(id)}, nil
 }
 
+// InstalledApps is nil: apps are bundles, found running or by name.
+func (d *Desktop) InstalledApps(context.Context, *bridge.Client) ([]bridge.App, error) {
+	return nil, nil
+}
+
 // Launcher launches apps by bundle id and waits, through helper, for a
 // new window of theirs.
-func (d *Desktop) Launcher(helper *bridge.Client) executor.Launcher {
+func (d *Desktop) Launcher(helper *bridge.Client) desktop.Launcher {
 	d.shortcuts.SetHelper(helper)
 	d.setEscapeHelper(helper)
 	return &launcher{d: d, helper: helper}
 }
 
 // NewLauncher is Launcher over any Helper.
-func (d *Desktop) NewLauncher(h Helper) executor.Launcher { return &launcher{d: d, helper: h} }
+func (d *Desktop) NewLauncher(h Helper) desktop.Launcher { return &launcher{d: d, helper: h} }
 
 type launcher struct {
 	d      *Desktop
 	helper Helper
 }
 
-func (l *launcher) OpenApplication(ctx context.Context, name string) (*mcpserver.LaunchedApp, error) {
+func (l *launcher) OpenApplication(ctx context.Context, name string) (*desktop.LaunchedApp, error) {
 	app, err := l.d.resolve(ctx, name)
 	if err != nil {
 		return nil, err
@@ -343,7 +347,7 @@ func (l *launcher) OpenApplication(ctx context.Context, name string) (*mcpserver
 			for i := range list.Windows {
 				w := &list.Windows[i]
 				if !known[w.ID] && !w.Hidden && !w.Minimized && strings.EqualFold(w.App.BundleID, app.BundleID) {
-					return &mcpserver.LaunchedApp{Name: w.App.Name, Exec: argv, PID: w.App.PID, Window: w}, nil
+					return &desktop.LaunchedApp{Name: w.App.Name, Exec: argv, PID: w.App.PID, Window: w}, nil
 				}
 			}
 		}
@@ -357,72 +361,55 @@ func (l *launcher) OpenApplication(ctx context.Context, name string) (*mcpserver
 	}
 }
 
-// WrapExecutor returns an executor whose captures include only the apps
-// sess has approved (include_apps), so the compositor leaves every other
-// app out; the gates' own masking comes on top.
-func (d *Desktop) WrapExecutor(exec mcpserver.Executor, helper *bridge.Client, sess *consent.Session) mcpserver.Executor {
-	return IncludeApprovedApps(exec, helper, sess)
+// SessionCapture takes captures that include only the apps sess has
+// approved (include_apps), so the compositor leaves every other app out;
+// the gates' own masking comes on top.
+func (d *Desktop) SessionCapture(helper *bridge.Client, sess *consent.Session) desktop.Capture {
+	return ApprovedCapture(helper, sess)
 }
 
-// IncludeApprovedApps is WrapExecutor over any Helper.
-func IncludeApprovedApps(exec mcpserver.Executor, h Helper, sess *consent.Session) mcpserver.Executor {
-	return &approvedOnly{Executor: exec, helper: h, sess: sess}
-}
-
-// approvedOnly changes the two reads that return pixels, Capture and the
-// capture taken with A11yTree; the rest is the wrapped executor's. The
-// gates' masking, which forwards every method explicitly, stays on top.
-type approvedOnly struct {
-	mcpserver.Executor
-	helper Helper
-	sess   *consent.Session
+// ApprovedCapture is SessionCapture over any Helper.
+func ApprovedCapture(h Helper, sess *consent.Session) desktop.Capture {
+	return func(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
+		ids, err := approvedBundleIDs(ctx, h, sess)
+		if err != nil {
+			return nil, err
+		}
+		return h.CaptureApps(ctx, req, ids)
+	}
 }
 
 // approvedBundleIDs are the bundle ids of the approved apps: those the
 // grants name, and those of the running apps' windows the session
 // approves (a grant by catalog entry or name has no bundle id of its own).
-func (e *approvedOnly) approvedBundleIDs(ctx context.Context) ([]string, error) {
+func approvedBundleIDs(ctx context.Context, h Helper, sess *consent.Session) ([]string, error) {
 	var ids []string
 	add := func(id string) {
 		if id != "" && !slices.ContainsFunc(ids, func(s string) bool { return strings.EqualFold(s, id) }) {
 			ids = append(ids, id)
 		}
 	}
-	for _, g := range e.sess.Apps() {
+	for _, g := range sess.Apps() {
 		add(g.Identity.BundleID)
 	}
-	list, err := e.helper.Windows(ctx, true)
+	list, err := h.Windows(ctx, true)
 	if err != nil {
 		return nil, fmt.Errorf("listing the windows to find the approved apps: %w", err)
 	}
 	for _, w := range list.Windows {
-		if w.App.BundleID != "" && e.sess.Tier(w.App) > catalog.TierNone {
+		if w.App.BundleID != "" && sess.Tier(w.App) > catalog.TierNone {
 			add(w.App.BundleID)
 		}
 	}
 	return ids, nil
 }
 
-func (e *approvedOnly) Capture(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
-	ids, err := e.approvedBundleIDs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return e.helper.CaptureApps(ctx, req, ids)
-}
+// NoStacking is nil: the helper lists windows in stacking order, top
+// first.
+func (d *Desktop) NoStacking() error { return nil }
 
-// A11yTree takes a capture asked for with the tree through Capture, so
-// that it too shows only the approved apps.
-func (e *approvedOnly) A11yTree(ctx context.Context, req bridge.A11yTreeRequest) (*bridge.A11yTree, error) {
-	want := req.Capture
-	req.Capture = nil
-	tree, err := e.Executor.A11yTree(ctx, req)
-	if err != nil || want == nil {
-		return tree, err
-	}
-	tree.Capture, tree.CaptureErr = e.Capture(ctx, *want)
-	return tree, nil
-}
+// Drawn is nil: the helper compares pixels for the staleness gate.
+func (d *Desktop) Drawn() desktop.Drawn { return nil }
 
 // Close does nothing: Open started nothing.
 func (d *Desktop) Close() {}

@@ -16,7 +16,6 @@ import (
 	"github.com/deskhand/deskhand/supervisor/catalog"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/consent"
-	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
 // fakeClient starts the real bridge client on the fake macOS helper (this
@@ -96,14 +95,6 @@ func TestDisplayGateNamesThePane(t *testing.T) {
 	}
 }
 
-// nopExecutor is an executor whose capture must never be used: the macOS
-// wrapper captures through the helper itself.
-type nopExecutor struct{ mcpserver.Executor }
-
-func (nopExecutor) Capture(context.Context, bridge.CaptureRequest) (*bridge.Capture, error) {
-	return nil, errors.New("the inner capture ran: include_apps was bypassed")
-}
-
 // TestCaptureIncludesOnlyApprovedApps: a screenshot asks the helper for
 // the approved apps' windows only (by the grant's bundle id, and by the
 // running apps a name-only grant covers); an unapproved app (Terminal) is
@@ -112,16 +103,16 @@ func TestCaptureIncludesOnlyApprovedApps(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "captures.jsonl")
 	c := fakeClient(t, fakePermsEnv+"=screen_recording,accessibility", fakeLogEnv+"="+log)
 	sess := consent.NewSession()
-	exec := IncludeApprovedApps(nopExecutor{}, c, sess)
+	capture := ApprovedCapture(c, sess)
 	req := bridge.CaptureRequest{Format: bridge.FormatPNG, Mask: []uint32{99}}
-	if _, err := exec.Capture(context.Background(), req); err != nil {
+	if _, err := capture(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
 	sess.Add([]consent.Grant{
 		{AppRef: consent.AppRef{Name: "Editor", Identity: catalog.Identity{BundleID: "com.example.Editor"}}, Tier: catalog.TierFull},
 		{AppRef: consent.AppRef{Name: "com.example.Notes", Literal: true}, Tier: catalog.TierRead},
 	}, consent.Flags{})
-	if _, err := exec.Capture(context.Background(), req); err != nil {
+	if _, err := capture(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(log)

@@ -1,6 +1,7 @@
-// Package wayland is deskhand's view of a native Wayland session on a
-// wlroots compositor (sway and others with the same protocols): it finds
-// the session in the environment, asks the capture helper's wayland-wlr
+// Package wayland is deskhand's desktop platform for a native Wayland
+// session (Desktop, opened by Open) on a wlroots compositor (sway and
+// others with the same protocols), the user's or a private headless sway
+// (package sway): it finds the session in the environment, asks the capture helper's wayland-wlr
 // backend what this compositor lets deskhand do, and turns that into the
 // display gate's refusal and the doctor's explanation; and it starts the
 // clipboard keeper (Keep) that serves the text deskhand puts back as it

@@ -24,14 +24,12 @@ import (
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
 	"github.com/deskhand/deskhand/supervisor/consent"
+	"github.com/deskhand/deskhand/supervisor/desktop"
 	"github.com/deskhand/deskhand/supervisor/desktop/freedesktop"
 	"github.com/deskhand/deskhand/supervisor/desktop/keycodes"
 	"github.com/deskhand/deskhand/supervisor/desktop/x11/vdisplay"
-	"github.com/deskhand/deskhand/supervisor/executor"
-	"github.com/deskhand/deskhand/supervisor/gates"
 	"github.com/deskhand/deskhand/supervisor/input"
 	"github.com/deskhand/deskhand/supervisor/lock"
-	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
 // DefaultVirtualWidth and DefaultVirtualHeight are the size of the private
@@ -153,7 +151,10 @@ func (d *Desktop) DisplayGate(*bridge.Client) func(ctx context.Context) error { 
 
 // Drawn is the display gate's record of where the screen was drawn
 // (DAMAGE), which the staleness gate asks before the helper.
-func (d *Desktop) Drawn() gates.Drawn { return d.check }
+func (d *Desktop) Drawn() desktop.Drawn { return d.check }
+
+// NoStacking is nil: X11 gives the stacking order.
+func (d *Desktop) NoStacking() error { return nil }
 
 // OpenInput opens XTEST input on the display; keyPress hears of each key
 // press before it is sent, by keycode.
@@ -193,17 +194,20 @@ func (d *Desktop) Notify(ctx context.Context, summary, body string) error {
 // Launcher has been given the helper.
 func (d *Desktop) ResolveApp(name string) (bridge.App, error) { return d.apps.ResolveApp(name) }
 
+// InstalledApps lists the apps of the installed desktop entries.
+func (d *Desktop) InstalledApps(ctx context.Context, helper *bridge.Client) ([]bridge.App, error) {
+	return freedesktop.InstalledApps(ctx, helper)
+}
+
 // Launcher launches apps from their desktop entries, read by helper, on
 // this display; ResolveApp uses the same helper.
-func (d *Desktop) Launcher(helper *bridge.Client) executor.Launcher {
+func (d *Desktop) Launcher(helper *bridge.Client) desktop.Launcher {
 	return d.apps.Launcher(freedesktop.LauncherOptions{Helper: helper, Env: d.env, Logger: d.log.With("component", "launch")})
 }
 
-// WrapExecutor returns exec: on X11 the gates' masking is all a capture
+// SessionCapture is nil: on X11 the gates' masking is all a capture
 // needs.
-func (d *Desktop) WrapExecutor(exec mcpserver.Executor, _ *bridge.Client, _ *consent.Session) mcpserver.Executor {
-	return exec
-}
+func (d *Desktop) SessionCapture(*bridge.Client, *consent.Session) desktop.Capture { return nil }
 
 // Close stops the private desktop, if one was started, and the display
 // check's connection.

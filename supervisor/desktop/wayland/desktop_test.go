@@ -1,6 +1,4 @@
-//go:build !darwin
-
-package supervisor
+package wayland
 
 import (
 	"context"
@@ -20,11 +18,10 @@ func TestWaylandPlanPicksTheHelperBackend(t *testing.T) {
 		{"XDG_CURRENT_DESKTOP=ubuntu:GNOME", "DESKHAND_HELPER_BACKEND=mutter", true},
 		{"XDG_CURRENT_DESKTOP=sway", "DESKHAND_HELPER_BACKEND=wayland", false},
 	} {
-		plat, x11Flag, err := openWaylandPlan(context.Background(), "auto", append(slices.Clone(base), c.desktop), nil)
-		if err != nil || x11Flag != "" {
-			t.Fatalf("%s: openWaylandPlan = %v, %q, %v; want the native session", c.desktop, plat, x11Flag, err)
+		p, x11Flag, err := Open(context.Background(), Options{VirtualDisplay: "auto", Env: append(slices.Clone(base), c.desktop)})
+		if err != nil || p == nil || x11Flag != "" {
+			t.Fatalf("%s: Open = %v, %q, %v; want the native session", c.desktop, p, x11Flag, err)
 		}
-		p := plat.(*waylandPlatform)
 		if p.gnome != c.gnome || !slices.Contains(p.HelperEnv(), c.backend) {
 			t.Errorf("%s: gnome %v, helper env %v; want gnome %v and %s", c.desktop, p.gnome, p.HelperEnv(), c.gnome, c.backend)
 		}

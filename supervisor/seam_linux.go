@@ -1,5 +1,3 @@
-//go:build !darwin
-
 package supervisor
 
 import (
@@ -9,6 +7,7 @@ import (
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
+	"github.com/deskhand/deskhand/supervisor/desktop"
 	"github.com/deskhand/deskhand/supervisor/desktop/wayland"
 	"github.com/deskhand/deskhand/supervisor/desktop/x11"
 )
@@ -27,13 +26,16 @@ func clipboardKeeper(helper *bridge.Client, display string) func(context.Context
 
 // openPlatform opens the native Wayland session when WAYLAND_DISPLAY is
 // set and DISPLAY is not, or a private headless sway, as
-// wayland.PlanDisplay decides (seam_wayland.go; the display gate then
-// checks for the wlroots protocols), else the X11 desktop: the user's
-// DISPLAY, or a private Xvfb desktop (see x11.PlanDisplay).
-func openPlatform(ctx context.Context, virtualDisplay string, logger *slog.Logger) (desktopPlatform, error) {
-	plat, x11Flag, err := openWaylandPlan(ctx, virtualDisplay, os.Environ(), logger)
-	if err != nil || plat != nil {
-		return plat, err
+// wayland.PlanDisplay decides (the display gate then checks for the
+// compositor's protocols), else the X11 desktop: the user's DISPLAY, or a
+// private Xvfb desktop (see x11.PlanDisplay).
+func openPlatform(ctx context.Context, virtualDisplay string, logger *slog.Logger) (desktop.Platform, error) {
+	wl, x11Flag, err := wayland.Open(ctx, wayland.Options{VirtualDisplay: virtualDisplay, Env: os.Environ(), CallTimeout: helperCallTimeout, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	if wl != nil {
+		return wl, nil
 	}
 	return x11.Open(ctx, x11.Options{VirtualDisplay: x11Flag, Env: os.Environ(), Logger: logger})
 }
