@@ -222,7 +222,9 @@ func TestEffectWidgetFactory(t *testing.T) {
 				t.Fatalf("decoding a batch image: %v", err)
 			}
 			images = append(images, img.Bounds())
-			caption = res.Content[i-1].(*mcp.TextContent).Text
+			if tc, ok := res.Content[max(i-1, 0)].(*mcp.TextContent); ok {
+				caption = tc.Text
+			}
 		case *mcp.TextContent:
 			raw = []byte(c.Text)
 		}
