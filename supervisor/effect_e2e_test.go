@@ -10,10 +10,12 @@ package supervisor_test
 //	cargo build --release -p deskhand-helper && go test ./supervisor -run Effect -v
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"image"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -196,22 +198,42 @@ func TestEffectWidgetFactory(t *testing.T) {
 	// A batch, after the pointer is parked again (leaving the check box,
 	// which unhighlights it, as a wait lets it finish) and a new look: the
 	// insensitive button (no change), the check box again (a change); each
-	// step says so.
+	// step says so, and the second, asking for it, shows what it changed.
 	e.ok("mouse_move", map[string]any{"coordinate": park})
 	e.ok("wait", map[string]any{"duration": 1})
 	e.screenshot("screenshot", nil)
 	res = e.ok("computer_batch", map[string]any{"actions": []map[string]any{
 		{"action": "left_click", "coordinate": centre(button.Bounds)},
-		{"action": "left_click", "coordinate": centre(box.Bounds)},
+		{"action": "left_click", "coordinate": centre(box.Bounds), "show_change": true},
 	}})
 	var batch struct {
 		Completed []struct {
 			Effect effectData `json:"effect"`
 		} `json:"completed"`
 	}
-	raw, _ := json.Marshal(res.StructuredContent)
+	var raw []byte
+	var images []image.Rectangle
+	var caption string
+	for i, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.ImageContent:
+			img, _, err := image.Decode(bytes.NewReader(c.Data))
+			if err != nil {
+				t.Fatalf("decoding a batch image: %v", err)
+			}
+			images = append(images, img.Bounds())
+			if tc, ok := res.Content[max(i-1, 0)].(*mcp.TextContent); ok {
+				caption = tc.Text
+			}
+		case *mcp.TextContent:
+			raw = []byte(c.Text)
+		}
+	}
 	if err := json.Unmarshal(raw, &batch); err != nil || len(batch.Completed) != 2 {
 		t.Fatalf("batch result %s: %v", raw, err)
+	}
+	if len(images) != 1 || !strings.HasPrefix(caption, "Action 2 (left_click)") || images[0].Dx() >= e.shot.Image.Width/4 {
+		t.Errorf("the batch shows images %v (the last captioned %q), want one crop of what action 2 changed", images, caption)
 	}
 	t.Logf("batch: %s", resultText(res))
 	if s := batch.Completed[0].Effect.Screen; s != "no visible change" {
@@ -221,6 +243,9 @@ func TestEffectWidgetFactory(t *testing.T) {
 		t.Errorf("batch step 2 (check box): screen %q, want changed", s)
 	}
 
+	// The crop became the helper's reference: a click outside it needs a
+	// new screenshot (a known limit of the crop).
+	e.screenshot("screenshot", nil)
 	e.ok("left_click", map[string]any{"coordinate": centre(entry.Bounds)})
 	res = e.ok("type", map[string]any{"text": "hello effect", "show_change": true})
 	got = effectOf(t, res)
@@ -291,5 +316,55 @@ func TestEffectOpensDialog(t *testing.T) {
 		if n := countColor(imageOf(t, res), secretColor, 0); n > 0 {
 			t.Errorf("the crop of what changed shows the unapproved window's colour in %d pixels", n)
 		}
+	}
+}
+
+// TestEffectElementCheckBox: clicking a GTK check box by its element id
+// reports the box's state change in the effect's accessibility diff,
+// matching what the tree says after.
+func TestEffectElementCheckBox(t *testing.T) {
+	desktoptest.Require(t, "gtk3-widget-factory")
+	d := a11yDesktop(t)
+	w := d.StartApp(t, desktoptest.GTK3WidgetFactory())
+	e := elementsServer(t, d, "full")
+	e.access([]string{"gtk3-widget-factory"})
+	state := e.waitState(w.PID, `check box`)
+	m := regexp.MustCompile(`\[(\d+)\] check box "[^"]*"(?: \{checked\})? @`).FindStringSubmatch(state)
+	if m == nil {
+		t.Fatalf("no enabled, determinate check box in the tree:\n%s", state)
+	}
+	box := m[1]
+	checked := strings.Contains(lineOf(state, box), "{checked}")
+	res := e.ok("click", map[string]any{"pid": w.PID, "element_id": box})
+	t.Logf("the click: %s", resultText(res))
+	var out struct {
+		Effect struct {
+			Elements struct {
+				Target *struct {
+					Role      string   `json:"role"`
+					StatesOn  []string `json:"states_on"`
+					StatesOff []string `json:"states_off"`
+				} `json:"target"`
+			} `json:"elements"`
+		} `json:"effect"`
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("decoding %s: %v", raw, err)
+	}
+	after := e.state(w.PID, map[string]any{"disableDiff": true})
+	if now := strings.Contains(lineOf(after, box), "{checked}"); now == checked {
+		t.Fatalf("the click left the check box as it was: %q", lineOf(after, box))
+	}
+	target := out.Effect.Elements.Target
+	states := map[bool][]string{}
+	if target != nil {
+		states[true], states[false] = target.StatesOn, target.StatesOff
+	}
+	if target == nil || target.Role != "check box" || !slices.Contains(states[!checked], "checked") {
+		t.Errorf("the effect of checking=%v element %s reports %s, want its \"checked\" state %s", !checked, box, raw, map[bool]string{true: "gained", false: "lost"}[!checked])
+	}
+	if want := map[bool]string{true: "+checked", false: "-checked"}[!checked]; !strings.Contains(resultText(res), want) {
+		t.Errorf("the click's text does not say %s: %s", want, resultText(res))
 	}
 }

@@ -133,8 +133,13 @@ func TestWaylandServeClickGTKButton(t *testing.T) {
 	e := wlServe(t, w, t.TempDir(), "--allow", "gtkprobe.py=full")
 	e.access([]string{"gtkprobe.py"})
 	e.screenshot("screenshot", nil)
-	e.ok("left_click", map[string]any{"coordinate": e.at(v.Rect.X+v.Rect.Width/2, v.Rect.Y+v.Rect.Height/2)})
+	res := e.ok("left_click", map[string]any{"coordinate": e.at(v.Rect.X+v.Rect.Width/2, v.Rect.Y+v.Rect.Height/2)})
 	wlWaitFile(t, out, func(s string) bool { return s == "clicked\n" })
+	// wlroots gives no damage deskhand can read: the effect says so, and
+	// neither guesses a change nor claims none.
+	if got := effectOf(t, res); got.Screen != "unknown" || len(got.Regions) > 0 || !strings.Contains(resultText(res), "does not tell deskhand what changed") {
+		t.Errorf("the click's effect on Wayland is %+v, want it unknown and said so: %s", got, resultText(res))
+	}
 }
 
 // TestWaylandServeNoStackingGuess: an unapproved floating terminal lies

@@ -1,7 +1,9 @@
 package effect
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -62,5 +64,60 @@ func TestDiffWindows(t *testing.T) {
 	}
 	if d := DiffWindows(before, before); !d.Empty() {
 		t.Errorf("DiffWindows(same) = %+v, want empty", d)
+	}
+}
+
+func TestDiffA11y(t *testing.T) {
+	str := func(s string) *string { return &s }
+	node := func(ref, name string, value *string, states ...string) bridge.A11yNode {
+		return bridge.A11yNode{Ref: ref, Role: "check box", Name: name, Value: value, States: states}
+	}
+	before := &bridge.A11yTree{Window: bridge.A11yWindow{Ref: "w", Title: "Form"}, Nodes: []bridge.A11yNode{
+		node("box", "Agree", nil, "enabled"), node("a", "A", str("1")), node("b", "B", nil), node("c", "C", nil),
+	}}
+	after := &bridge.A11yTree{Window: bridge.A11yWindow{Ref: "w", Title: "Form *"}, Nodes: []bridge.A11yNode{
+		node("box", "Agree", nil, "enabled", "checked"), node("a", "A", str("2")), node("c", "C", nil), node("d", "D", nil), node("e", "E", nil),
+	}}
+	got := DiffA11y(before, after, "box")
+	want := Elements{
+		Target:  &Change{Role: "check box", Name: "Agree", StatesOn: []string{"checked"}},
+		Window:  &Change{Role: "window", Name: "Form", NameTo: str("Form *")},
+		Changed: 1, Added: 2, Removed: 1,
+	}
+	if !cmp.Equal(got, want) {
+		t.Errorf("DiffA11y = %+v, want %+v (%s)", got, want, cmp.Diff(want, got))
+	}
+	if got := DiffA11y(before, before, "box"); !got.Empty() {
+		t.Errorf("DiffA11y(same) = %+v, want empty", got)
+	}
+	gone := DiffA11y(before, &bridge.A11yTree{Window: before.Window}, "box")
+	if gone.Target == nil || !gone.Target.Gone || gone.Removed != 3 {
+		t.Errorf("DiffA11y(all gone) = %+v, want the target gone and 3 removed", gone)
+	}
+}
+
+// script answers ScreenChanges from a list, then with no change.
+type script [][]geometry.Rect
+
+func (s *script) ScreenChanges(context.Context) (*bridge.ScreenChanges, error) {
+	if len(*s) == 0 {
+		return &bridge.ScreenChanges{}, nil
+	}
+	r := (*s)[0]
+	*s = (*s)[1:]
+	return &bridge.ScreenChanges{Changed: r}, nil
+}
+
+// TestTailIsNotAmbient: the previous action's change, still going when
+// its wait ended, is not taken to change by itself: the next action's
+// change in the same place is reported.
+func TestTailIsNotAmbient(t *testing.T) {
+	box := r(16, 400, 32, 16)
+	for _, tail := range [][]geometry.Rect{nil, {box}} {
+		src := &script{{box}, {box}}
+		got := Begin(context.Background(), src, nil, tail).End(context.Background(), Settle{Quiet: 40 * time.Millisecond, Cap: 200 * time.Millisecond})
+		if changed := len(got.Changed) > 0; changed != (tail != nil) {
+			t.Errorf("with tail %v: Changed = %v, want a change only with the tail", tail, got.Changed)
+		}
 	}
 }

@@ -161,6 +161,7 @@ func (s *Server) runSteps(ctx context.Context, sess *session, names []string, st
 
 	var done []batchEntry
 	var last *outcome
+	var crops []captioned
 	for i, st := range steps {
 		st.action.Batch = &BatchPosition{Index: i, Count: len(steps)}
 		out, err := s.runStep(ctx, sess, st)
@@ -169,19 +170,23 @@ func (s *Server) runSteps(ctx context.Context, sess *session, names []string, st
 				// What is held goes before the closing screenshot.
 				s.releaseAll(ctx, names[i]+" failed")
 			}
-			return s.batchResult(batchFailed, i, names, done, err, s.closing(ctx, final))
+			return s.batchResult(batchFailed, i, names, done, err, s.closing(ctx, final), crops...)
 		}
 		done = append(done, batchEntry{Index: i, Action: names[i], Result: out.text, Effect: out.data["effect"]})
-		last = out
+		last = nil
+		switch {
+		case out.image != nil && st.effect:
+			// A crop of what the step changed, asked for by its show_change.
+			crops = append(crops, captioned{caption: fmt.Sprintf("Action %d (%s) changed what this image shows:", i+1, names[i]), image: out.image})
+		case out.image != nil:
+			last = out
+		}
 	}
-	var img *outcome
-	if last != nil && last.image != nil {
-		img = last
-	}
+	img := last
 	if final != nil {
 		img = s.closing(ctx, final)
 	}
-	return s.batchResult(batchDone, len(steps), names, done, nil, img)
+	return s.batchResult(batchDone, len(steps), names, done, nil, img, crops...)
 }
 
 // closing takes a batch's closing screenshot, nil when there is none to
@@ -257,7 +262,8 @@ const (
 
 // batchResult reports a batch: completed, failed (with its error) and
 // remaining actions; the final screenshot's image when it ended with one.
-func (s *Server) batchResult(status batchStatus, at int, names []string, done []batchEntry, err error, final *outcome) *mcp.CallToolResult {
+// crops are the images of what steps changed, where they asked for them.
+func (s *Server) batchResult(status batchStatus, at int, names []string, done []batchEntry, err error, final *outcome, crops ...captioned) *mcp.CallToolResult {
 	remaining := []batchEntry{}
 	from := at
 	if status == batchFailed {
@@ -308,7 +314,7 @@ func (s *Server) batchResult(status batchStatus, at int, names []string, done []
 		}
 		b.WriteString(" Held buttons and keys were released; take a screenshot to see the current state.")
 	}
-	out := &outcome{text: b.String(), data: data}
+	out := &outcome{text: b.String(), data: data, crops: crops}
 	if final != nil {
 		out.image = final.image
 		data["screenshot"] = final.data

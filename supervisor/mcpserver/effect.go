@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/deskhand/deskhand/bridge"
@@ -36,14 +37,49 @@ const maxRegions = 3
 type effectWatch struct {
 	screen *effect.Watch
 	before *bridge.WindowList
+	// For an element action: the app's state it acted in and the tree of
+	// that window before it.
+	pid   int
+	state *appState
+	tree  *bridge.A11yTree
 }
 
-func (s *Server) beginEffect(ctx context.Context) *effectWatch {
+func (s *Server) beginEffect(ctx context.Context, sess *session, a *Action) *effectWatch {
 	before, err := s.exec.Windows(ctx, false)
 	if err != nil {
 		s.log.Debug("listing windows before an action", "err", err)
 	}
-	return &effectWatch{before: before, screen: effect.Begin(ctx, s.effect.Source, s.ongoing)}
+	w := &effectWatch{before: before}
+	if a.PID != 0 {
+		w.pid, w.state = a.PID, sess.elements().latest(a.PID)
+		var xid uint32
+		if w.state != nil {
+			xid = w.state.xid
+		}
+		w.tree = s.readElements(ctx, a.PID, xid)
+	}
+	w.screen = effect.Begin(ctx, s.effect.Source, s.ongoing, s.tail)
+	return w
+}
+
+// readElements reads the tree of the app's window xid (its default
+// window when 0); nil when it cannot be read.
+func (s *Server) readElements(ctx context.Context, pid int, xid uint32) *bridge.A11yTree {
+	req := bridge.A11yTreeRequest{PID: pid, Window: xid, MaxNodes: defaultMaxNodes, MaxDepth: defaultMaxDepth, DeadlineMS: treeDeadlineMS}
+	tree, err := s.exec.A11yTree(ctx, req)
+	if err != nil {
+		s.log.Debug("reading an app's elements around an action", "pid", pid, "err", err)
+		return nil
+	}
+	return tree
+}
+
+// elementEffect makes an element tool that acts on an app (not one that
+// only reads) report its effect, with the accessibility diff.
+func elementEffect(spec *toolSpec, st *step) {
+	if spec.destructive && st.action.PID != 0 {
+		st.effect = true
+	}
 }
 
 // hidden says whose windows the model must not see into: the apps the
@@ -56,7 +92,9 @@ func (s *Server) hidden(w bridge.Window) bool {
 // out: a sentence, "effect" in the data and, when asked, the crop.
 func (s *Server) endEffect(ctx context.Context, sess *session, w *effectWatch, out *outcome, crop bool) {
 	screen := w.screen.End(ctx, s.settle())
-	s.ongoing = screen.Ongoing
+	s.ongoing, s.tail = screen.Ongoing, screen.Tail
+	// `make bench` measures the settling defaults by these.
+	s.log.Debug("effect settled", "first", screen.First, "last", screen.Last, "gap", screen.Gap, "waited", screen.Waited)
 	after, err := s.exec.Windows(ctx, false)
 	if err != nil {
 		s.log.Debug("listing windows after an action", "err", err)
@@ -98,6 +136,9 @@ func (s *Server) endEffect(ctx context.Context, sess *session, w *effectWatch, o
 	if !win.Empty() {
 		data["windows"] = s.windowData(win)
 		words = append(words, s.windowWords(win))
+	}
+	if w.tree != nil {
+		words = append(words, s.elementsEffect(ctx, w, out, data))
 	}
 	if out.data == nil {
 		out.data = map[string]any{}
@@ -311,4 +352,94 @@ func union(a, b geometry.Rect) geometry.Rect {
 	x0, y0 := min(a.X, b.X), min(a.Y, b.Y)
 	x1, y1 := max(a.X+a.Width, b.X+b.Width), max(a.Y+a.Height, b.Y+b.Height)
 	return geometry.Rect{X: x0, Y: y0, Width: x1 - x0, Height: y1 - y0}
+}
+
+// elementsEffect reads the acted-on window's tree again and adds what
+// changed in it to data; it returns the words for it.
+func (s *Server) elementsEffect(ctx context.Context, w *effectWatch, out *outcome, data map[string]any) string {
+	xid := w.tree.Window.Window
+	if xid == 0 && w.state != nil {
+		xid = w.state.xid
+	}
+	after := s.readElements(ctx, w.pid, xid)
+	if after == nil {
+		data["elements"] = map[string]any{"unknown": true}
+		return "the app's elements could not be read again"
+	}
+	var ref string
+	id, isElement := out.data["element_id"].(int)
+	if isElement && w.state != nil {
+		if i, ok := w.state.byID[id]; ok && id != 0 {
+			ref = w.state.nodes[i].node.Ref
+		}
+	}
+	d := effect.DiffA11y(w.tree, after, ref)
+	m := map[string]any{"changed": d.Changed, "added": d.Added, "removed": d.Removed}
+	var parts []string
+	if d.Target != nil {
+		m["target"] = changeData(d.Target)
+		parts = append(parts, fmt.Sprintf("element %d %s", id, changeWords(d.Target)))
+	} else if ref != "" {
+		m["target"] = nil
+		parts = append(parts, fmt.Sprintf("element %d unchanged", id))
+	}
+	if d.Window != nil {
+		m["window"] = changeData(d.Window)
+		parts = append(parts, "the window "+changeWords(d.Window))
+	}
+	if d.Changed+d.Added+d.Removed > 0 {
+		parts = append(parts, fmt.Sprintf("%d other elements changed, %d added, %d removed", d.Changed, d.Added, d.Removed))
+	}
+	data["elements"] = m
+	if len(parts) == 0 {
+		return "no change among the app's elements"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func changeData(c *effect.Change) map[string]any {
+	m := map[string]any{"role": c.Role, "name": c.Name}
+	if c.Gone {
+		m["gone"] = true
+	}
+	if c.NameTo != nil {
+		m["name_to"] = *c.NameTo
+	}
+	if c.ValueFrom != nil || c.ValueTo != nil {
+		m["value_from"], m["value_to"] = c.ValueFrom, c.ValueTo
+	}
+	if len(c.StatesOn) > 0 {
+		m["states_on"] = c.StatesOn
+	}
+	if len(c.StatesOff) > 0 {
+		m["states_off"] = c.StatesOff
+	}
+	return m
+}
+
+func changeWords(c *effect.Change) string {
+	what := fmt.Sprintf("(%s %q)", c.Role, c.Name)
+	if c.Gone {
+		return what + " is gone"
+	}
+	var parts []string
+	if c.NameTo != nil {
+		parts = append(parts, fmt.Sprintf("is now named %q", *c.NameTo))
+	}
+	if c.ValueFrom != nil || c.ValueTo != nil {
+		str := func(p *string) string {
+			if p == nil {
+				return "none"
+			}
+			return strconv.Quote(clip(*p, 80))
+		}
+		parts = append(parts, fmt.Sprintf("value %s → %s", str(c.ValueFrom), str(c.ValueTo)))
+	}
+	for _, st := range c.StatesOn {
+		parts = append(parts, "+"+st)
+	}
+	for _, st := range c.StatesOff {
+		parts = append(parts, "-"+st)
+	}
+	return what + " " + strings.Join(parts, " ")
 }

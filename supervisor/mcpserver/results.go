@@ -15,6 +15,9 @@ type outcome struct {
 	text  string
 	data  map[string]any
 	image *imageData
+	// crops are images of what a batch's steps changed, each shown after
+	// its caption and before image.
+	crops []captioned
 	// omitMessage leaves the text out of the structured data, when the
 	// data already holds it (read_clipboard).
 	omitMessage bool
@@ -29,6 +32,20 @@ type imageData struct {
 	// splice, when set, carries the image to the client in place of a
 	// placeholder (see imageSplicer).
 	splice *imageSplicer
+}
+
+// captioned is an image with the words that say what it shows.
+type captioned struct {
+	caption string
+	image   *imageData
+}
+
+func (d *imageData) content() *mcp.ImageContent {
+	data := d.bytes
+	if d.splice != nil {
+		data = d.splice.placeholder(data, d.base64)
+	}
+	return &mcp.ImageContent{Data: data, MIMEType: d.mimeType}
 }
 
 // imageOf is the image of a capture, for a result.
@@ -48,20 +65,19 @@ func (o *outcome) result() *mcp.CallToolResult {
 	if !o.omitMessage {
 		data["message"] = o.text
 	}
-	if o.image != nil {
+	if o.image != nil || len(o.crops) > 0 {
 		js, err := json.Marshal(data)
 		if err != nil {
 			js = []byte(fmt.Sprintf(`{"error": %q}`, err.Error()))
 		}
-		data := o.image.bytes
-		if o.image.splice != nil {
-			data = o.image.splice.placeholder(data, o.image.base64)
+		var content []mcp.Content
+		for _, c := range o.crops {
+			content = append(content, &mcp.TextContent{Text: c.caption}, c.image.content())
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{
-			&mcp.ImageContent{Data: data, MIMEType: o.image.mimeType},
-			&mcp.TextContent{Text: o.text},
-			&mcp.TextContent{Text: string(js)},
-		}}
+		if o.image != nil {
+			content = append(content, o.image.content())
+		}
+		return &mcp.CallToolResult{Content: append(content, &mcp.TextContent{Text: o.text}, &mcp.TextContent{Text: string(js)})}
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: o.text}},

@@ -187,6 +187,7 @@ type Server struct {
 	shared   *session // the one view, with oneView
 	effect   *EffectOptions
 	ongoing  []geometry.Rect // the areas changing by themselves (effect.go)
+	tail     []geometry.Rect // the last action's change, still going (effect.go)
 
 	statePath string
 	saveMu    sync.Mutex
@@ -623,6 +624,7 @@ func (s *Server) call(ctx context.Context, sess *session, spec *toolSpec, raw []
 	if err != nil {
 		return errorResult(s.checkWholeGates(ctx, sess, spec.name, err))
 	}
+	elementEffect(spec, st)
 	out, err := s.runStep(ctx, sess, st)
 	if err != nil {
 		return errorResult(err)
@@ -645,7 +647,7 @@ func (s *Server) runStep(ctx context.Context, sess *session, st *step) (*outcome
 	}
 	var watch *effectWatch
 	if st.effect && s.effect != nil {
-		watch = s.beginEffect(ctx)
+		watch = s.beginEffect(ctx, sess, &st.action)
 	}
 	out, err := st.run(ctx)
 	if err != nil {
