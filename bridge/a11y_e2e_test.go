@@ -1,3 +1,5 @@
+//go:build unix
+
 package bridge_test
 
 // End-to-end tests of the helper's accessibility methods (a11y_*): the real

@@ -1,3 +1,5 @@
+//go:build unix
+
 package bridge_test
 
 // End-to-end test of the pushed windows epoch (windows_changed) with the

@@ -35,3 +35,6 @@ func waitExit(cmd *exec.Cmd, exited func()) error {
 	exited()
 	return cmd.Wait()
 }
+
+// killGroup sends sig to the helper's process group.
+func killGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }

@@ -24,3 +24,6 @@ func waitExit(cmd *exec.Cmd, exited func()) error {
 	exited()
 	return err
 }
+
+// killGroup sends sig to the helper's process group.
+func killGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }

@@ -147,7 +147,7 @@ func (p *process) reap() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		// Leftovers (anything the helper spawned) die with it.
-		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+		killGroup(p.pid, syscall.SIGKILL)
 		p.reaped = true
 	})
 	select {
@@ -198,7 +198,7 @@ func (p *process) signal(sig syscall.Signal, reason error) {
 		p.killedBy = reason
 	}
 	if !p.reaped {
-		_ = syscall.Kill(-p.pid, sig)
+		killGroup(p.pid, sig)
 	}
 }
 

@@ -1,3 +1,5 @@
+//go:build unix
+
 package bridge_test
 
 // The teaching overlay through the bridge client and the real helper on a

@@ -1,3 +1,5 @@
+//go:build unix
+
 package bridge_test
 
 // Acceptance tests: the real capture helper (desktoptest.HelperPath) on a

@@ -28,8 +28,10 @@ host="$(go env GOOS)-$(go env GOARCH)"
 # a cross toolchain is set up; macOS builds without cgo, but its Swift
 # helper needs Xcode, so the macOS packages carry deskhand alone and it
 # installs its verified helper on first use.
+# Windows builds without cgo, helper included (Go, helpers/windows).
 default_platforms="darwin-arm64 darwin-x64"
 [[ $host == linux-amd64 ]] && default_platforms="linux-x64 $default_platforms"
+[[ -d helpers/windows ]] && default_platforms="$default_platforms win32-x64"
 PLATFORMS=${PLATFORMS:-$default_platforms}
 
 rm -rf "$OUT"
@@ -49,9 +51,14 @@ for plat in $PLATFORMS; do
   mkdir -p "$dir"
   cgo=0
   [[ $goos == linux ]] && cgo=1
+  exe=""
+  [[ $goos == windows ]] && exe=.exe
   echo "build.sh: deskhand $VERSION for $plat" >&2
-  GOOS=$goos GOARCH=$goarch CGO_ENABLED=$cgo go build -trimpath -o "$dir/deskhand" ./cmd/deskhand
-  if [[ $(platform_field "$plat" helper) == true ]]; then
+  GOOS=$goos GOARCH=$goarch CGO_ENABLED=$cgo go build -trimpath -o "$dir/deskhand$exe" ./cmd/deskhand
+  if [[ $goos == windows ]]; then
+    GOOS=$goos GOARCH=$goarch CGO_ENABLED=0 go build -trimpath -o "$dir/deskhand-helper.exe" ./helpers/windows
+    (cd "$dir" && sha256sum deskhand-helper.exe > SHA256SUMS)
+  elif [[ $(platform_field "$plat" helper) == true ]]; then
     if [[ $plat != linux-x64 ]]; then
       echo "build.sh: no way to build the $plat helper here; set PLATFORMS without $plat" >&2
       exit 1
@@ -111,11 +118,17 @@ done
 bundle="$OUT/mcpb"
 mkdir -p "$bundle/server"
 node -e '
-  const [version, out] = process.argv.slice(1);
+  const [version, out, built] = process.argv.slice(1);
   const fs = require("fs");
   const manifest = JSON.parse(fs.readFileSync("packaging/mcpb/manifest.json"));
   manifest.version = version;
-  fs.writeFileSync(`${out}/manifest.json`, JSON.stringify(manifest, null, 2) + "\n");' "$VERSION" "$bundle"
+  // The bundle claims only the operating systems it carries a build for.
+  const oses = built.split(" ").map((p) => p.split("-")[0]);
+  manifest.compatibility.platforms = manifest.compatibility.platforms.filter((os) => oses.includes(os));
+  for (const os of Object.keys(manifest.server.mcp_config.platform_overrides)) {
+    if (!oses.includes(os)) delete manifest.server.mcp_config.platform_overrides[os];
+  }
+  fs.writeFileSync(`${out}/manifest.json`, JSON.stringify(manifest, null, 2) + "\n");' "$VERSION" "$bundle" "$PLATFORMS"
 install -m 0755 packaging/mcpb/deskhand "$bundle/server/deskhand"
 for plat in $PLATFORMS; do
   cp -rp "$OUT/bin/$plat" "$bundle/server/$plat"

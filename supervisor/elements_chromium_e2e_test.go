@@ -1,3 +1,5 @@
+//go:build unix
+
 package supervisor_test
 
 // End-to-end test of the element tools on Chromium: launch_app starts it

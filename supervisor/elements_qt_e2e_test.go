@@ -1,3 +1,5 @@
+//go:build unix
+
 package supervisor_test
 
 // End-to-end test of the element tools on a Qt 5 app (PyQt5 on Qt 5.15,

@@ -1,3 +1,5 @@
+//go:build unix
+
 package supervisor_test
 
 // End-to-end test of the sign of control (issue 25): while a turn is

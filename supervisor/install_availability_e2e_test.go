@@ -1,3 +1,5 @@
+//go:build unix
+
 package supervisor
 
 // End-to-end tests of the installer's availability under attack, with the

@@ -1,3 +1,5 @@
+//go:build unix
+
 package supervisor
 
 // End-to-end tests of `deskhand install`, `deskhand doctor` and the helper

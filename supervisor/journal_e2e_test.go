@@ -1,3 +1,5 @@
+//go:build unix
+
 package supervisor_test
 
 // End-to-end tests of the turn journal: a deskhand killed with SIGKILL in

@@ -1,3 +1,5 @@
+//go:build unix
+
 package supervisor_test
 
 // End-to-end tests of the helper's KDE backend ("kde-kwin") on a headless

@@ -1,3 +1,5 @@
+//go:build unix
+
 package supervisor_test
 
 // End-to-end tests of the live window table: the gates reuse their last

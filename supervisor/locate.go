@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -16,8 +17,9 @@ import (
 	"github.com/deskhand/deskhand/installer/store"
 )
 
-// HelperName is the file name of the capture helper binary.
-const HelperName = "deskhand-helper"
+// HelperName is the file name of the capture helper binary (on Windows
+// with .exe, the name Windows runs a program by).
+const HelperName = "deskhand-helper" + exeSuffix
 
 // BundleChecksums is the checksum list a bundle carries beside its helper,
 // in sha256sum(1) format.
@@ -299,7 +301,12 @@ func checkExecutable(path string) (string, error) {
 	if fi.IsDir() {
 		return "", fmt.Errorf("%s is a directory, not the helper binary", abs)
 	}
-	if fi.Mode()&0o111 == 0 {
+	// Windows has no execute bits: a program is an .exe.
+	if runtime.GOOS == "windows" {
+		if !strings.EqualFold(filepath.Ext(abs), ".exe") {
+			return "", fmt.Errorf("%s is not a Windows program (.exe)", abs)
+		}
+	} else if fi.Mode()&0o111 == 0 {
 		return "", fmt.Errorf("%s is not executable (chmod +x it)", abs)
 	}
 	return abs, nil

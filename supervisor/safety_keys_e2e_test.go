@@ -1,3 +1,5 @@
+//go:build unix
+
 package supervisor_test
 
 // End-to-end tests of the key safety rules (issue 9, classes 1 and 10):

@@ -1,3 +1,5 @@
+//go:build unix
+
 package supervisor_test
 
 // End-to-end tests of issue 24, classes 6 and 7: windows have shapes, and

@@ -15,18 +15,13 @@ import (
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/desktop"
 	"github.com/deskhand/deskhand/supervisor/desktop/macos"
-	"github.com/deskhand/deskhand/supervisor/desktop/wayland"
-	"github.com/deskhand/deskhand/supervisor/desktop/x11"
 	"github.com/deskhand/deskhand/supervisor/mcpserver"
 )
 
 // Every platform satisfies the seam on every OS the tests run on, so the
-// macOS composition is type-checked on Linux too.
-var (
-	_ desktop.Platform = (*x11.Desktop)(nil)
-	_ desktop.Platform = (*wayland.Desktop)(nil)
-	_ desktop.Platform = (*macos.Desktop)(nil)
-)
+// macOS composition is type-checked on Linux and Windows too (X11's in
+// seam_unix_test.go, Windows' in seam_windows.go).
+var _ desktop.Platform = (*macos.Desktop)(nil)
 
 // treeExecutor answers A11yTree itself and fails if a capture came with
 // the request, which would skip the platform's capture.

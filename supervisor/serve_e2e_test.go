@@ -1,3 +1,5 @@
+//go:build unix
+
 package supervisor_test
 
 // End-to-end tests of `deskhand serve`: the go-sdk MCP client over a

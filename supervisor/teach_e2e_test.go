@@ -1,3 +1,5 @@
+//go:build unix
+
 package supervisor_test
 
 // End-to-end tests of guided teaching (issue 11): teach_step and

@@ -1,3 +1,5 @@
+//go:build unix
+
 package supervisor_test
 
 // End-to-end test of the clipboard guard's put-back on a native Wayland

@@ -1,3 +1,5 @@
+//go:build unix
+
 package supervisor_test
 
 // The desktops the tier matrix and the lock tests (gates_e2e_test.go) run

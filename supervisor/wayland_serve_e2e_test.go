@@ -1,3 +1,5 @@
+//go:build unix
+
 package supervisor_test
 
 // End-to-end tests of `deskhand serve` on a native Wayland session: a

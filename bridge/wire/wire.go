@@ -40,4 +40,5 @@ type App struct {
 	Exe       string `json:"exe,omitempty"`        // executable path
 	DesktopID string `json:"desktop_id,omitempty"` // desktop entry id without .desktop (Linux)
 	BundleID  string `json:"bundle_id,omitempty"`  // macOS
+	AUMID     string `json:"aumid,omitempty"`      // App User Model ID of a packaged app (Windows)
 }

@@ -26,8 +26,17 @@ import (
 	sha256 "github.com/minio/sha256-simd"
 )
 
-// HelperName is the helper's file name inside every archive.
+// HelperName is the helper's file name inside every archive; Windows'
+// has the .exe Windows runs programs by (HelperFile).
 const HelperName = "deskhand-helper"
+
+// HelperFile is the helper's file name inside the archive for goos.
+func HelperFile(goos string) string {
+	if goos == "windows" {
+		return HelperName + ".exe"
+	}
+	return HelperName
+}
 
 // Input is one platform's helper binary.
 type Input struct {
@@ -108,7 +117,7 @@ func Build(opts Options) (*Output, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading the %s/%s helper: %w", in.OS, in.Arch, err)
 		}
-		data, files, err := BuildArchive([]ArchiveFile{{Path: HelperName, Data: bin, Mode: 0o755}}, opts.ModTime)
+		data, files, err := BuildArchive([]ArchiveFile{{Path: HelperFile(in.OS), Data: bin, Mode: 0o755}}, opts.ModTime)
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +134,7 @@ func Build(opts Options) (*Output, error) {
 		m.Artifacts = append(m.Artifacts, manifest.Artifact{
 			OS: in.OS, Arch: in.Arch, URLs: urls,
 			Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]),
-			Helper: HelperName, HelperVersion: in.HelperVersion, ProtocolVersions: in.ProtocolVersions,
+			Helper: HelperFile(in.OS), HelperVersion: in.HelperVersion, ProtocolVersions: in.ProtocolVersions,
 			Files: files,
 		})
 		out.Archives[name] = data

@@ -76,3 +76,37 @@ func TestKeys(t *testing.T) {
 		t.Errorf("LoadKey(env:) = %v", err)
 	}
 }
+
+// TestBuildWindowsArtifact: the Windows helper's archive and manifest entry
+// name it deskhand-helper.exe, the name Windows runs it by.
+func TestBuildWindowsArtifact(t *testing.T) {
+	dir := t.TempDir()
+	helper := filepath.Join(dir, "deskhand-helper.exe")
+	os.WriteFile(helper, []byte("MZ not really"), 0o755)
+	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))
+	out, err := Build(Options{
+		Version: "1.0.0", BaseURLs: []string{"https://a.example/r/"}, Keys: []ed25519.PrivateKey{key},
+		Inputs: []Input{
+			{OS: "linux", Arch: "amd64", HelperPath: helper, HelperVersion: "0.1.0", ProtocolVersions: []int{1}},
+			{OS: "windows", Arch: "amd64", HelperPath: helper, HelperVersion: "0.1.0", ProtocolVersions: []int{1}},
+		},
+		Issued: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := key.Public().(ed25519.PublicKey)
+	m, err := manifest.Open(out.Signed, []manifest.PublicKey{{ID: manifest.KeyID(pub), Key: pub}})
+	if err != nil {
+		t.Fatalf("Open(built manifest) = %v", err)
+	}
+	for _, art := range m.Artifacts {
+		want := map[string]string{"linux": "deskhand-helper", "windows": "deskhand-helper.exe"}[art.OS]
+		if art.Helper != want || len(art.Files) != 1 || art.Files[0].Path != want {
+			t.Errorf("%s/%s artifact: helper %q, files %+v; want %q", art.OS, art.Arch, art.Helper, art.Files, want)
+		}
+	}
+	if _, ok := out.Archives[ArchiveName("1.0.0", "windows", "amd64")]; !ok {
+		t.Errorf("no windows/amd64 archive among %v", len(out.Archives))
+	}
+}

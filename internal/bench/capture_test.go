@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package bench measures deskhand against the tools a user would otherwise
 // use. It runs only under `make bench` (DESKHAND_BENCH=1) and prints one
 // `BENCH <name> <value> <unit>` line per figure; it asserts no timings,

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package desktoptest starts a real, private X11 desktop for tests: an Xvfb
 // server, a window manager (openbox by default) and real applications
 // (xterm, a GTK 3 dialog from zenity), and tears all of it down when the

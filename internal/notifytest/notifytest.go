@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package notifytest runs a private D-Bus session bus for tests, with a
 // notification service on it that records every notification it is sent
 // through the freedesktop.org interface (org.freedesktop.Notifications).

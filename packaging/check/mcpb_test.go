@@ -3,6 +3,7 @@ package check
 import (
 	"debug/elf"
 	"debug/macho"
+	"debug/pe"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -98,12 +99,15 @@ func TestMCPBBundle(t *testing.T) {
 		}
 	}
 	for plat := range found {
-		exe := filepath.Join(dir, "server", plat, "deskhand")
-		checkExecutable(t, exe)
-		checkBinaryPlatform(t, exe, plat)
-		if strings.HasPrefix(plat, "linux-") {
-			checkExecutable(t, filepath.Join(dir, "server", plat, "deskhand-helper"))
-			checkBinaryPlatform(t, filepath.Join(dir, "server", plat, "deskhand-helper"), plat)
+		exe, helper := "deskhand", "deskhand-helper"
+		if strings.HasPrefix(plat, "win32-") {
+			exe, helper = "deskhand.exe", "deskhand-helper.exe"
+		}
+		checkExecutable(t, filepath.Join(dir, "server", plat, exe))
+		checkBinaryPlatform(t, filepath.Join(dir, "server", plat, exe), plat)
+		if !strings.HasPrefix(plat, "darwin-") {
+			checkExecutable(t, filepath.Join(dir, "server", plat, helper))
+			checkBinaryPlatform(t, filepath.Join(dir, "server", plat, helper), plat)
 		}
 	}
 	for _, p := range m.Compatibility.Platforms {
@@ -216,6 +220,17 @@ func checkBinaryPlatform(t *testing.T, path, plat string) {
 		want := map[string]macho.Cpu{"x64": macho.CpuAmd64, "arm64": macho.CpuArm64}[cpu]
 		if f.Cpu != want {
 			t.Errorf("%s is built for %v, want %v", path, f.Cpu, want)
+		}
+	case "win32":
+		f, err := pe.Open(path)
+		if err != nil {
+			t.Errorf("%s is not a PE binary: %v", path, err)
+			return
+		}
+		defer f.Close()
+		want := map[string]uint16{"x64": pe.IMAGE_FILE_MACHINE_AMD64, "arm64": pe.IMAGE_FILE_MACHINE_ARM64}[cpu]
+		if f.Machine != want {
+			t.Errorf("%s is built for machine %#x, want %#x", path, f.Machine, want)
 		}
 	default:
 		t.Errorf("unknown platform directory %s", plat)

@@ -126,9 +126,13 @@ func TestNPMPackageManifests(t *testing.T) {
 			t.Errorf("%s: package.json says %s@%s os %v cpu %v, want %s@%s os [%s] cpu [%s]", filepath.Base(tarball), pm.Name, pm.Version, pm.OS, pm.CPU, p.Package, v, p.OS, p.CPU)
 		}
 		files := run(t, d, "tar", "-tzvf", tarball)
-		want := []string{"package/bin/deskhand"}
+		exe := ""
+		if p.OS == "win32" {
+			exe = ".exe"
+		}
+		want := []string{"package/bin/deskhand" + exe}
 		if p.Helper {
-			want = append(want, "package/bin/deskhand-helper", "package/bin/SHA256SUMS")
+			want = append(want, "package/bin/deskhand-helper"+exe, "package/bin/SHA256SUMS")
 		}
 		for _, f := range want {
 			line := lineEnding(files, " "+f)

@@ -97,6 +97,7 @@ type Identity struct {
 	Class     string `json:"class,omitempty"`      // WM_CLASS class (Linux)
 	Exe       string `json:"exe,omitempty"`        // executable base name
 	BundleID  string `json:"bundle_id,omitempty"`  // macOS bundle id
+	AUMID     string `json:"aumid,omitempty"`      // App User Model ID of a packaged app (Windows)
 	Name      string `json:"name,omitempty"`       // display name
 	// Path is the executable's full path: it finds the app's family (the
 	// package or bundle it ships in), and the dialog shows it for an
@@ -105,11 +106,14 @@ type Identity struct {
 }
 
 // IdentityOf takes the identity of a helper's app description. Exe is
-// reduced to its base name; Path keeps it whole.
+// reduced to its base name, after a slash or a backslash whatever system
+// this runs on (a Windows path may reach a test on Linux, and the cut
+// can only make the name one the catalog knows); Path keeps it whole.
 func IdentityOf(app wire.App) Identity {
 	exe, path := app.Exe, ""
 	if exe != "" {
 		exe = filepath.Base(exe)
+		exe = exe[strings.LastIndexByte(exe, '\\')+1:]
 	}
 	if filepath.IsAbs(app.Exe) {
 		path = app.Exe
@@ -120,6 +124,7 @@ func IdentityOf(app wire.App) Identity {
 		Class:     app.Class,
 		Exe:       exe,
 		BundleID:  app.BundleID,
+		AUMID:     app.AUMID,
 		Name:      app.Name,
 		Path:      path,
 	}

@@ -260,3 +260,44 @@ func TestClassifyInterpreters(t *testing.T) {
 		t.Errorf("Find(idle3) = %+v, %v; want IDLE", e, ok)
 	}
 }
+
+// TestClassifyWindows: Windows executables, whole paths as the helper
+// reports them, match the catalog without their ".exe", and packaged apps
+// match by App User Model ID.
+func TestClassifyWindows(t *testing.T) {
+	tests := []struct {
+		name     string
+		app      bridge.App
+		category string
+		tier     Tier
+		denied   bool
+	}{
+		{"cmd", bridge.App{Exe: `C:\Windows\System32\cmd.exe`}, "terminal", TierClick, false},
+		{"cmd upper case", bridge.App{Exe: `C:\WINDOWS\SYSTEM32\CMD.EXE`}, "terminal", TierClick, false},
+		{"console host under Wine", bridge.App{Exe: `C:\windows\system32\conhost.exe`, Class: "ConsoleWindowClass"}, "terminal", TierClick, false},
+		{"Windows PowerShell", bridge.App{Exe: `C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`}, "terminal", TierClick, false},
+		{"PowerShell 7", bridge.App{Exe: `C:\Program Files\PowerShell\7\pwsh.exe`}, "terminal", TierClick, false},
+		{"Windows Terminal", bridge.App{Exe: `C:\Program Files\WindowsApps\Microsoft.WindowsTerminal_1.21.3231.0_x64__8wekyb3d8bbwe\WindowsTerminal.exe`, AUMID: "Microsoft.WindowsTerminal_8wekyb3d8bbwe!App"}, "terminal", TierClick, false},
+		{"Windows Terminal by AUMID", bridge.App{AUMID: "Microsoft.WindowsTerminal_8wekyb3d8bbwe!App"}, "terminal", TierClick, false},
+		{"VS Code", bridge.App{Exe: `C:\Users\u\AppData\Local\Programs\Microsoft VS Code\Code.exe`, Class: "Chrome_WidgetWin_1"}, "ide", TierClick, false},
+		{"IntelliJ", bridge.App{Exe: `C:\Program Files\JetBrains\IntelliJ IDEA 2025.1\bin\idea64.exe`}, "ide", TierClick, false},
+		{"Visual Studio", bridge.App{Exe: `C:\Program Files\Microsoft Visual Studio\2022\Community\Common7\IDE\devenv.exe`}, "ide", TierClick, false},
+		{"Chrome", bridge.App{Exe: `C:\Program Files\Google\Chrome\Application\chrome.exe`, Class: "Chrome_WidgetWin_1"}, "browser", TierRead, false},
+		{"Edge", bridge.App{Exe: `C:\Program Files (x86)\Microsoft\Edge\Application\msedge.exe`}, "browser", TierRead, false},
+		{"Firefox", bridge.App{Exe: `C:\Program Files\Mozilla Firefox\firefox.exe`, Class: "MozillaWindowClass"}, "browser", TierRead, false},
+		{"Interactive Brokers", bridge.App{Exe: `C:\Jts\tws.exe`}, "trading", TierRead, false},
+		{"Netflix", bridge.App{AUMID: "4DF9E0F8.Netflix_mcm4njqhnhss8!Netflix.App"}, "media", TierNone, true},
+		{"Spotify", bridge.App{Exe: `C:\Users\u\AppData\Roaming\Spotify\Spotify.exe`}, "media", TierNone, true},
+		{"Registry Editor", bridge.App{Exe: `C:\Windows\regedit.exe`}, "system_settings", TierFull, false},
+		{"Python script", bridge.App{Exe: `C:\Python312\pythonw.exe`}, "interpreter", TierClick, false},
+		{"Notepad", bridge.App{Exe: `C:\Windows\System32\notepad.exe`, Class: "Notepad"}, "", TierFull, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := Classify(IdentityOf(tt.app))
+			if e.Category != tt.category || e.PolicyDenied != tt.denied || (!tt.denied && e.DefaultTier != tt.tier) {
+				t.Errorf("Classify(%+v) = %+v, want category %q, tier %v, denied %v", tt.app, e, tt.category, tt.tier, tt.denied)
+			}
+		})
+	}
+}

@@ -40,6 +40,7 @@ type appRecord struct {
 	WindowClass []string `json:"wm_class,omitempty"` // the window class (Linux: WM_CLASS instance or class)
 	Exe         []string `json:"exe,omitempty"`
 	BundleID    []string `json:"bundle_id,omitempty"`
+	AUMID       []string `json:"aumid,omitempty"` // App User Model ID (Windows packaged apps)
 	// Names are extra spellings the model may use in request_access.
 	Names []string `json:"names,omitempty"`
 }
@@ -61,6 +62,7 @@ const (
 	kindDesktop
 	kindWindowClass
 	kindExe
+	kindAUMID
 	kindName
 )
 
@@ -79,6 +81,8 @@ func (a *appRecord) ids(k idKind) []string {
 		return a.WindowClass
 	case kindExe:
 		return a.Exe
+	case kindAUMID:
+		return a.AUMID
 	}
 	return append([]string{a.Name}, a.Names...)
 }
@@ -137,10 +141,10 @@ func Parse(data []byte) (*Catalog, error) {
 		if !validSensitive(a.Sensitive) {
 			return nil, fmt.Errorf("app %q: unknown sensitive label %q", a.Name, a.Sensitive)
 		}
-		if len(a.DesktopID)+len(a.WindowClass)+len(a.Exe)+len(a.BundleID) == 0 {
+		if len(a.DesktopID)+len(a.WindowClass)+len(a.Exe)+len(a.BundleID)+len(a.AUMID) == 0 {
 			return nil, fmt.Errorf("app %q: no identifier", a.Name)
 		}
-		for kind, ids := range map[string][]string{"desktop_id": a.DesktopID, "wm_class": a.WindowClass, "exe": a.Exe, "bundle_id": a.BundleID} {
+		for kind, ids := range map[string][]string{"desktop_id": a.DesktopID, "wm_class": a.WindowClass, "exe": a.Exe, "bundle_id": a.BundleID, "aumid": a.AUMID} {
 			for _, id := range ids {
 				key := kind + ":" + strings.ToLower(id)
 				if other, dup := seen[key]; dup && other != a.Name {
@@ -155,7 +159,7 @@ func Parse(data []byte) (*Catalog, error) {
 		c.index[k] = map[string]int{}
 		for i := range c.apps {
 			for _, id := range c.apps[i].ids(k) {
-				lower := strings.ToLower(id)
+				lower := key(k, id)
 				if p, ok := strings.CutSuffix(lower, "*"); ok {
 					c.prefixes[k] = append(c.prefixes[k], prefixEntry{p, i})
 				} else if _, dup := c.index[k][lower]; !dup {
@@ -165,6 +169,17 @@ func Parse(data []byte) (*Catalog, error) {
 		}
 	}
 	return c, nil
+}
+
+// key is how an identifier of kind k is looked up: in lower case, and an
+// executable without Windows' ".exe", so that one entry ("code", "chrome",
+// "pwsh") covers an app's executable on every system.
+func key(k idKind, id string) string {
+	lower := strings.ToLower(id)
+	if k == kindExe {
+		lower = strings.TrimSuffix(lower, ".exe")
+	}
+	return lower
 }
 
 func validSensitive(s string) bool {
@@ -241,15 +256,15 @@ func (c *Catalog) lookup(id Identity) *appRecord {
 		kind  idKind
 	}
 	desktop := strings.TrimSuffix(id.DesktopID, ".desktop")
-	probes := []probe{{id.BundleID, kindBundle}, {desktop, kindDesktop}, {id.Class, kindWindowClass}, {id.Instance, kindWindowClass}, {id.Exe, kindExe}}
-	if id.BundleID == "" && desktop == "" && id.Class == "" && id.Instance == "" && id.Exe == "" {
+	probes := []probe{{id.BundleID, kindBundle}, {id.AUMID, kindAUMID}, {desktop, kindDesktop}, {id.Class, kindWindowClass}, {id.Instance, kindWindowClass}, {id.Exe, kindExe}}
+	if id.BundleID == "" && id.AUMID == "" && desktop == "" && id.Class == "" && id.Instance == "" && id.Exe == "" {
 		probes = append(probes, probe{id.Name, kindName})
 	}
 	for _, p := range probes {
 		if p.value == "" {
 			continue
 		}
-		lower := strings.ToLower(p.value)
+		lower := key(p.kind, p.value)
 		best := -1
 		if i, ok := c.index[p.kind][lower]; ok {
 			best = i
@@ -272,7 +287,7 @@ func (c *Catalog) Find(query string) (Entry, Identity, bool) {
 	if q == "" {
 		return Entry{}, Identity{}, false
 	}
-	a := c.lookup(Identity{BundleID: q, DesktopID: q, Class: q, Exe: q})
+	a := c.lookup(Identity{BundleID: q, AUMID: q, DesktopID: q, Class: q, Exe: q})
 	if a == nil {
 		a = c.lookup(Identity{Name: q})
 	}

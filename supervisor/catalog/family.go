@@ -201,10 +201,16 @@ var dirs = &dirIndex{}
 var sharedDirs = map[string]bool{"": true, "/": true, "bin": true, "sbin": true, "libexec": true, "lib": true, "lib32": true, "lib64": true,
 	"games": true, "usr": true, "local": true, "opt": true, "tmp": true, "home": true, "root": true, "Applications": true}
 
+// windowsSharedDirs are Windows' shared program directories, in lower
+// case (Windows' names ignore case): System32 alone holds Notepad, the
+// console host and Internet Explorer.
+var windowsSharedDirs = map[string]bool{"windows": true, "system32": true, "syswow64": true, "sysnative": true,
+	"program files": true, "program files (x86)": true, "windowsapps": true, "temp": true}
+
 func (x *dirIndex) family(path string) (family, bool) {
 	dir := filepath.Dir(path)
 	base := filepath.Base(dir)
-	if home, err := os.UserHomeDir(); sharedDirs[base] || strings.HasSuffix(base, "-linux-gnu") || err == nil && dir == home {
+	if home, err := os.UserHomeDir(); sharedDirs[base] || windowsSharedDirs[strings.ToLower(base)] || strings.HasSuffix(base, "-linux-gnu") || err == nil && dir == home {
 		return family{}, false
 	}
 	x.mu.Lock()

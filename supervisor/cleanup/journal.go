@@ -255,15 +255,7 @@ func writeDurably(path string, rec Record) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("putting the turn journal in place: %w", err)
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("syncing the state directory: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("syncing the state directory: %w", err)
-	}
-	return nil
+	return syncDir(dir)
 }
 
 // ReadJournals returns the journals in dir of every deskhand on the X

@@ -3,7 +3,9 @@
 package cleanup
 
 import (
+	"fmt"
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -14,4 +16,17 @@ func fileOwner(fi fs.FileInfo) (int, bool) {
 		return 0, false
 	}
 	return int(st.Uid), true
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("syncing the state directory: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("syncing the state directory: %w", err)
+	}
+	return nil
 }

@@ -70,12 +70,12 @@ func runDoctorCommand(ctx context.Context, args []string, io Stdio) error {
 		return err
 	}
 	if *repair {
-		if err := repairJournals(ctx, io.Out, *helperPath, dir, os.Getenv("DISPLAY")); err != nil {
+		if err := repairJournals(ctx, io.Out, *helperPath, dir, desktopName()); err != nil {
 			return err
 		}
 	}
 	checks := doctor(ctx, *helperPath)
-	checks = append(checks, journalCheck(dir, os.Getenv("DISPLAY")))
+	checks = append(checks, journalCheck(dir, desktopName()))
 	failed := 0
 	for _, c := range checks {
 		fmt.Fprintf(io.Out, "  %-4s  %-11s %s\n", c.status, c.name, c.detail)
@@ -95,7 +95,7 @@ func runDoctorCommand(ctx context.Context, args []string, io Stdio) error {
 
 func doctor(ctx context.Context, explicitHelper string) []check {
 	var checks []check
-	display := os.Getenv("DISPLAY")
+	display := desktopName()
 	dc, state := displayChecks(ctx, display, envOr("DESKHAND_VIRTUAL_DISPLAY", "auto"))
 	checks = append(checks, dc...)
 	checks = append(checks, helperChecks(ctx, explicitHelper, display, state)...)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/deskhand/deskhand/bridge"
@@ -43,3 +44,6 @@ func displayChecks(ctx context.Context, _, virtualDisplay string) ([]check, disp
 func displayLock(display string, opts lock.Options) *lock.Lock {
 	return lock.New(lock.Path(lock.Dir(), display), opts)
 }
+
+// desktopName names the desktop doctor checks: DISPLAY, as elsewhere.
+func desktopName() string { return os.Getenv("DISPLAY") }

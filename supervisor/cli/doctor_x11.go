@@ -1,4 +1,4 @@
-//go:build !darwin
+//go:build unix && !darwin
 
 package cli
 
@@ -97,3 +97,6 @@ func userName() string {
 // displayLock is the computer-use lock of X display display, as serve
 // takes it (x11.Lock).
 func displayLock(display string, opts lock.Options) *lock.Lock { return x11.Lock(display, opts) }
+
+// desktopName names the desktop doctor checks: DISPLAY.
+func desktopName() string { return os.Getenv("DISPLAY") }

@@ -55,12 +55,12 @@ func (r AppRef) matchesIdentity(id catalog.Identity) bool {
 		return false
 	}
 	if r.Literal {
-		return eqID(r.Name, id.BundleID) || eqID(r.Name, trimDesktop(id.DesktopID)) ||
+		return eqID(r.Name, id.BundleID) || eqID(r.Name, id.AUMID) || eqID(r.Name, trimDesktop(id.DesktopID)) ||
 			eqID(r.Name, id.Class) || eqID(r.Name, id.Instance) || eqID(r.Name, id.Exe)
 	}
 	g := r.Identity
 	switch {
-	case eqID(g.BundleID, id.BundleID):
+	case eqID(g.BundleID, id.BundleID), eqID(g.AUMID, id.AUMID):
 		return true
 	case eqID(trimDesktop(g.DesktopID), trimDesktop(id.DesktopID)):
 		return true
@@ -68,7 +68,7 @@ func (r AppRef) matchesIdentity(id catalog.Identity) bool {
 		return eqID(g.Class, id.Class) && (g.Instance == "" || eqID(g.Instance, id.Instance))
 	case g.Instance != "":
 		return eqID(g.Instance, id.Instance)
-	case g.BundleID == "":
+	case g.BundleID == "" && g.AUMID == "":
 		return eqID(g.Exe, id.Exe) && !hostsApps(g.Exe)
 	}
 	return false
@@ -108,7 +108,7 @@ func (r AppRef) Mentions(q string) bool {
 		return catalog.Classify(r.Identity).Name == e.Name
 	}
 	id := r.Identity
-	return eqID(q, id.BundleID) || eqID(trimDesktop(q), trimDesktop(id.DesktopID)) ||
+	return eqID(q, id.BundleID) || eqID(q, id.AUMID) || eqID(trimDesktop(q), trimDesktop(id.DesktopID)) ||
 		eqID(q, id.Class) || eqID(q, id.Instance) || eqID(q, id.Exe) || strings.EqualFold(q, id.Name)
 }
 

@@ -31,6 +31,20 @@ type shortcutEntry struct {
 	Sources []string `json:"sources"`
 }
 
+// windowsShortcutsJSON is the Windows blocklist, written by hand from
+// Microsoft's list of Windows keyboard shortcuts.
+//
+//go:embed windows_shortcuts.json
+var windowsShortcutsJSON []byte
+
+var windowsRules = sync.OnceValue(func() []Rule {
+	rules, err := parseShortcuts(windowsShortcutsJSON)
+	if err != nil {
+		panic("keyblock: embedded windows_shortcuts.json: " + err.Error())
+	}
+	return rules
+})
+
 var linuxRules = sync.OnceValue(func() []Rule {
 	rules, err := parseShortcuts(linuxShortcutsJSON)
 	if err != nil {

@@ -415,11 +415,20 @@ func macRule(sc platform.Shortcut) (Rule, bool) {
 	return Rule{Mods: mods, Key: canonicalKey(key), Name: c.String(), Why: sc.Effect, Exact: true}, true
 }
 
+// Windows is the blocklist for Windows, where Super is the Windows key,
+// read from the reviewed data file windows_shortcuts.json.
+func Windows() *List {
+	return &List{platform: "windows", rules: slices.Clone(windowsRules())}
+}
+
 // ForPlatform returns the list for a GOOS value: MacOS for "darwin",
-// Linux for everything else.
+// Windows for "windows", Linux for everything else.
 func ForPlatform(goos string) *List {
-	if goos == "darwin" {
+	switch goos {
+	case "darwin":
 		return MacOS()
+	case "windows":
+		return Windows()
 	}
 	return Linux()
 }

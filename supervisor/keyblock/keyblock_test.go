@@ -391,3 +391,31 @@ func TestKDECompiledIn(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowsBlocked: the Windows list refuses the chords that leave the
+// app or change the system, in any spelling and with extra modifiers, and
+// lets everyday app shortcuts through.
+func TestWindowsBlocked(t *testing.T) {
+	l := ForPlatform("windows")
+	if l.Platform() != "windows" {
+		t.Fatalf("ForPlatform(windows).Platform() = %q", l.Platform())
+	}
+	for _, s := range []string{
+		"super+r", "Super_L+R", "super+x", "super+l", "super+d", "super+m", "super+e", "super+i", "super+shift+s",
+		"super+ctrl+d", "super+1", "super+Tab", "super", "Super_R", "alt+F4", "Alt_R+F4", "ctrl+shift+Escape",
+		"ctrl+alt+Delete", "ctrl+alt+KP_Delete", "alt+Tab", "alt+shift+Tab", "ctrl+alt+Tab", "alt+Escape", "ctrl+Escape",
+		"Print", "alt+Print", "super+Print", "super+Left", "super+ctrl+Right", "alt+space", "super+space", "alt+shift",
+		"super+period", "super+Pause", "super+plus", "super+ctrl+F4",
+	} {
+		var blocked *BlockedError
+		if err := l.CheckCombo(s); !errors.As(err, &blocked) || blocked.Rule.Why == "" {
+			t.Errorf("Windows CheckCombo(%q) = %v, want blocked with a reason", s, err)
+		}
+	}
+	for _, s := range []string{"ctrl+c", "ctrl+v", "ctrl+a", "ctrl+z", "ctrl+s", "ctrl+shift+t", "ctrl+Tab", "shift+Tab",
+		"alt+f", "F5", "ctrl+alt+t", "ctrl+l", "Escape", "Return", "alt+Left"} {
+		if err := l.CheckCombo(s); err != nil {
+			t.Errorf("Windows CheckCombo(%q) = %v, want allowed", s, err)
+		}
+	}
+}

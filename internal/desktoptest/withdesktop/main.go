@@ -1,3 +1,5 @@
+//go:build unix
+
 // Withdesktop starts a private X desktop (Xvfb plus a window manager, and
 // optionally test applications), runs a command inside it, tears the desktop
 // down and exits with the command's status. It lets Rust tests and scripts

@@ -11,3 +11,6 @@ import (
 func detach(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 }
+
+// ownSession starts the process in a session of its own.
+func ownSession(cmd *exec.Cmd) { detach(cmd) }

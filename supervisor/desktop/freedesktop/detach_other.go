@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build unix && !linux
 
 package freedesktop
 
@@ -9,4 +9,9 @@ import (
 
 func detach(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// ownSession starts the process in a session of its own.
+func ownSession(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 }

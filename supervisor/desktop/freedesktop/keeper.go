@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"syscall"
 )
 
 // KeepFlag runs the capture helper as the clipboard keeper, on X11 and on
@@ -46,7 +45,7 @@ func StartKeeper(ctx context.Context, helper string, env []string, clipboard, pr
 	cmd := exec.Command(helper, KeepFlag)
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader(string(in))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	ownSession(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return fmt.Errorf("starting the clipboard keeper: %w", err)

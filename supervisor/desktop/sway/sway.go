@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package sway runs a private headless sway compositor for `deskhand serve
 // --virtual-display` on Wayland hosts, so an agent works on a Wayland
 // desktop of its own and never touches the user's session.

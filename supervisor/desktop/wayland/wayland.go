@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package wayland is deskhand's desktop platform for a native Wayland
 // session (Desktop, opened by Open) on a wlroots compositor (sway and
 // others with the same protocols), the user's or a private headless sway

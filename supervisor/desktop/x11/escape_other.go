@@ -1,4 +1,4 @@
-//go:build !linux || !cgo
+//go:build unix && (!linux || !cgo)
 
 package x11
 

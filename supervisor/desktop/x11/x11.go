@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package x11 is deskhand's desktop platform for Linux X11: it chooses the
 // display (the user's, named by DISPLAY, or a private Xvfb and openbox
 // desktop it starts, package vdisplay), checks before each action that the

@@ -25,9 +25,10 @@ function binaryPath() {
         'build it from source and set DESKHAND_BINARY_PATH to the binary.',
     );
   }
-  const exe = path.join(dir, 'bin', 'deskhand');
+  const name = process.platform === 'win32' ? 'deskhand.exe' : 'deskhand';
+  const exe = path.join(dir, 'bin', name);
   if (!fs.existsSync(exe)) {
-    throw new Error(`deskhand: ${pkg} has no bin/deskhand (looked at ${exe}); reinstall deskhand`);
+    throw new Error(`deskhand: ${pkg} has no bin/${name} (looked at ${exe}); reinstall deskhand`);
   }
   return exe;
 }

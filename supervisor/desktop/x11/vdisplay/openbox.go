@@ -1,3 +1,5 @@
+//go:build unix
+
 package vdisplay
 
 // OpenboxConfig is the rc.xml openbox runs with on a private desktop (and

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package vdisplay runs a private virtual X desktop: an Xvfb server and a
 // window manager (openbox), for `deskhand serve --virtual-display WxH`, so
 // an agent can work on a sandboxed screen without touching the user's own.
