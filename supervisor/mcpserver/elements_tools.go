@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -316,55 +317,130 @@ func (a *args) boolean(name string) (bool, error) {
 	return b, nil
 }
 
-func (p *parser) pid(a *args) (int, error) {
+func (a *args) pid() (int, error) {
 	pid, _, err := a.integer("pid", true, 1, math.MaxInt32, "the app's process id from list_apps")
 	return pid, err
 }
 
-// elementID reads element_id, a string or a number; def when absent
-// (-1: required).
-func (p *parser) elementID(a *args, def int) (int, error) {
-	if !a.has("element_id") {
-		if def < 0 {
-			return 0, a.missing("element_id", "an element id from get_app_state")
+// argReader reads an element tool's arguments in order and keeps the
+// first error, so that a tool reads all its fields and checks once (the
+// way bufio.Scanner reports its error at the end).
+type argReader struct {
+	*args
+	err error
+}
+
+// check keeps err if it is the first.
+func (r *argReader) check(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+func (r *argReader) text(name string, required bool, maxBytes int, what string) string {
+	s, _, err := r.str(name, required, maxBytes, what)
+	r.check(err)
+	return s
+}
+
+// whole reads an optional whole number in [lo, hi], def when absent.
+func (r *argReader) whole(name string, def, lo, hi int, what string) int {
+	v, ok, err := r.integer(name, false, lo, hi, what)
+	r.check(err)
+	if !ok {
+		return def
+	}
+	return v
+}
+
+func (r *argReader) flag(name string) bool {
+	b, err := r.boolean(name)
+	r.check(err)
+	return b
+}
+
+// choice reads a string field that must be one of options (in any case);
+// def when absent.
+func (r *argReader) choice(name, def string, options ...string) string {
+	what := strings.Join(quoteAll(options), ", ")
+	s, ok, err := r.str(name, false, 16, "one of "+what)
+	if v := strings.ToLower(strings.TrimSpace(s)); err != nil || !ok || slices.Contains(options, v) {
+		r.check(err)
+		return cmp.Or(v, def)
+	}
+	r.check(fmt.Errorf("%s: %s %q is not one of %s", r.tool, name, s, what))
+	return def
+}
+
+// elemRef is the app an element tool names by pid and, when hasID, the
+// element it names by element_id.
+type elemRef struct {
+	pid   int
+	id    int
+	hasID bool
+}
+
+// What ref does without element_id: idRequired refuses, idOptional names
+// no element; an id >= 0 is the default.
+const (
+	idRequired = -1
+	idOptional = -2
+)
+
+// ref reads pid and element_id, which may be a string or a number.
+func (r *argReader) ref(def int) elemRef {
+	pid, err := r.pid()
+	r.check(err)
+	ref := elemRef{pid: pid, id: def, hasID: def >= 0}
+	switch {
+	case r.has("element_id"):
+		raw := r.fields["element_id"]
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			s = string(bytes.TrimSpace(raw))
 		}
-		return def, nil
+		id, err := parseElementID(s)
+		if err != nil {
+			r.check(fmt.Errorf("%s: %w", r.tool, err))
+		}
+		ref.id, ref.hasID = id, true
+	case def == idRequired:
+		r.check(r.missing("element_id", "an element id from get_app_state"))
 	}
-	raw := a.fields["element_id"]
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		s = string(bytes.TrimSpace(raw))
-	}
-	id, err := parseElementID(s)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", a.tool, err)
-	}
-	return id, nil
+	return ref
 }
 
-// xy reads the optional x and y, both or neither.
-func (p *parser) xy(a *args, xn, yn string) (x, y float64, ok bool, err error) {
-	x, okx, err := a.number(xn, false, "pixels of the latest get_app_state screenshot")
-	if err != nil {
-		return 0, 0, false, err
-	}
-	y, oky, err := a.number(yn, false, "pixels of the latest get_app_state screenshot")
-	if err != nil {
-		return 0, 0, false, err
-	}
+// shotXY is a point given in pixels of the latest get_app_state
+// screenshot; ok false when it was not given.
+type shotXY struct {
+	x, y float64
+	ok   bool
+}
+
+// xy reads the optional point (xn, yn): both or neither.
+func (r *argReader) xy(xn, yn string) shotXY {
+	const what = "pixels of the latest get_app_state screenshot"
+	x, okx, err := r.number(xn, false, what)
+	r.check(err)
+	y, oky, err := r.number(yn, false, what)
+	r.check(err)
 	if okx != oky {
-		return 0, 0, false, fmt.Errorf("%s: give both %q and %q, or neither", a.tool, xn, yn)
+		r.check(fmt.Errorf("%s: give both %q and %q, or neither", r.tool, xn, yn))
 	}
-	return x, y, okx, nil
+	return shotXY{x, y, okx && oky}
 }
 
-// shotPoint converts a point of the state's screenshot to the global
-// logical space.
-func shotPoint(st *appState, x, y float64) (geometry.Point, error) {
+// on converts the point to the global logical space through the state's
+// screenshot.
+func (q shotXY) on(st *appState) (geometry.Point, error) {
 	if st.shot.Validate() != nil {
 		return geometry.Point{}, errors.New("the latest get_app_state of this app has no screenshot, so coordinates cannot be placed: click by element id instead")
 	}
-	return st.shot.ToLogical(geometry.ModePixels, x, y)
+	return st.shot.ToLogical(geometry.ModePixels, q.x, q.y)
+}
+
+func (q shotXY) String() string {
+	return fmt.Sprintf("[%s, %s] in the screenshot of the window", fmtNum(q.x), fmtNum(q.y))
 }
 
 // a11yError turns a helper error into what the model should do.
@@ -507,23 +583,18 @@ type stateRequest struct {
 }
 
 func (p *parser) getAppState(a *args) (*step, error) {
-	pid, err := p.pid(a)
-	if err != nil {
-		return nil, err
+	in := &argReader{args: a}
+	pid, err := a.pid()
+	in.check(err)
+	req := stateRequest{
+		pid:      pid,
+		window:   uint32(in.whole("windowId", 0, 0, math.MaxUint32, "the window's id from list_apps")),
+		full:     in.flag("disableDiff"),
+		maxDepth: in.whole("max_depths", 0, 1, maxMaxDepth, "how deep to read the tree"),
 	}
-	win, _, err := a.integer("windowId", false, 0, math.MaxUint32, "the window's id from list_apps")
-	if err != nil {
-		return nil, err
+	if in.err != nil {
+		return nil, in.err
 	}
-	full, err := a.boolean("disableDiff")
-	if err != nil {
-		return nil, err
-	}
-	depth, _, err := a.integer("max_depths", false, 1, maxMaxDepth, "how deep to read the tree")
-	if err != nil {
-		return nil, err
-	}
-	req := stateRequest{pid: pid, window: uint32(win), full: full, maxDepth: depth}
 	return &step{action: Action{Tool: a.tool, PID: pid}, image: true, run: func(ctx context.Context) (*outcome, error) {
 		return p.s.appState(ctx, p.sess, req, "")
 	}}, nil
@@ -763,6 +834,64 @@ func (p *parser) launchApp(a *args) (*step, error) {
 
 // --- actions ---
 
+// elemOp is one element action, in the order it runs: the element its
+// ref names is resolved (read afresh and refused when stale), plan fills
+// in what the gates judge, the gates check the action, and run acts and
+// says what it did. t is nil when ref names no element.
+type elemOp struct {
+	act Action
+	ref elemRef
+	// quick, when set, is first shown the element as recorded: when it
+	// returns true the action goes ahead without a fresh read, because
+	// its request carries the recorded element as Expect and the helper
+	// checks and acts in one request.
+	quick func(t *target, act *Action) bool
+	plan  func(ctx context.Context, t *target, act *Action) error
+	run   func(ctx context.Context, t *target, act Action) (*outcome, error)
+}
+
+func (p *parser) elemStep(op elemOp) *step {
+	op.act.PID = op.ref.pid
+	st := &step{action: op.act}
+	var t *target
+	st.resolve = func(ctx context.Context, act *Action) (err error) {
+		r := op.ref
+		switch {
+		case !r.hasID:
+		case op.quick != nil:
+			if t, err = recordedElement(p.sess, r.pid, r.id); err != nil || op.quick(t, act) {
+				return err
+			}
+			fallthrough
+		default:
+			if t, err = p.s.resolveElement(ctx, p.sess, r.pid, r.id); err != nil {
+				return err
+			}
+		}
+		return op.plan(ctx, t, act)
+	}
+	st.run = func(ctx context.Context) (*outcome, error) { return op.run(ctx, t, st.action) }
+	return st
+}
+
+// a11yAct asks the helper to do req on t's element (or on req.Ref). A
+// request that carries Expect is refused as stale when the element
+// changed.
+func (p *parser) a11yAct(ctx context.Context, t *target, req bridge.A11yActRequest) error {
+	req.PID = t.state.pid
+	if req.Ref == "" {
+		req.Ref = t.fresh.Ref
+	}
+	err := p.s.exec.A11yAct(ctx, req)
+	if err != nil && req.Expect != nil {
+		err = t.staleRefusal(err)
+	}
+	if err != nil {
+		err = a11yError(req.PID, err)
+	}
+	return err
+}
+
 // ran says how an element action ran, for its result.
 func ran(background bool) (string, string) {
 	if background {
@@ -771,219 +900,162 @@ func ran(background bool) (string, string) {
 	return "with synthetic input", "input"
 }
 
+const seeResult = " Call get_app_state to see the result."
+
+func (t *target) desc() string { return fmt.Sprintf("element %d (%s)", t.el.id, describeNode(t.fresh)) }
+
+// aim points a pointer action at the element: at at, if given, else at
+// the element's centre.
+func (t *target) aim(tool string, at shotXY, act *Action) error {
+	on := t.centre
+	if at.ok {
+		on = func() (geometry.Point, error) { return at.on(t.state) }
+	}
+	pt, err := on()
+	if err != nil {
+		return fmt.Errorf("%s: %w", tool, err)
+	}
+	act.Target = &pt
+	return nil
+}
+
+// pressAction picks the action a plain left click on the element runs
+// through the accessibility API, if it exposes one.
+func pressAction(t *target, act *Action) bool {
+	name, ok := exposedAction(t.fresh, "click", "press", "activate", "toggle", "jump")
+	if ok {
+		act.Background, act.Op = true, name
+	}
+	return ok
+}
+
 func (p *parser) elemClick(a *args) (*step, error) {
-	pid, err := p.pid(a)
-	if err != nil {
-		return nil, err
+	in := &argReader{args: a}
+	r, at := in.ref(idRequired), in.xy("x", "y")
+	b := in.choice("button", "left", "left", "right", "middle")
+	count := in.whole("clickCount", 1, 0, 3, "0 to hover, 1–3 clicks")
+	if in.err != nil {
+		return nil, in.err
 	}
-	id, err := p.elementID(a, -1)
-	if err != nil {
-		return nil, err
-	}
-	x, y, atXY, err := p.xy(a, "x", "y")
-	if err != nil {
-		return nil, err
-	}
-	btn := ButtonLeft
-	if b, ok, err := a.str("button", false, 16, `"left", "right" or "middle"`); err != nil {
-		return nil, err
-	} else if ok {
-		switch b = strings.ToLower(strings.TrimSpace(b)); b {
-		case "left", "right", "middle":
-			btn = Button(b)
-		default:
-			return nil, fmt.Errorf("%s: button %q is not \"left\", \"right\" or \"middle\"", a.tool, b)
-		}
-	}
-	count := 1
-	if n, ok, err := a.integer("clickCount", false, 0, 3, "0 to hover, 1–3 clicks"); err != nil {
-		return nil, err
-	} else if ok {
-		count = n
-	}
-	var t *target
-	st := &step{action: Action{Tool: a.tool, PID: pid, Button: btn, Count: count}}
-	st.resolve = func(ctx context.Context, act *Action) error {
-		if !atXY && btn == ButtonLeft && count == 1 && id != 0 {
-			// The helper checks the element and acts in one request.
-			if t, err = recordedElement(p.sess, pid, id); err != nil {
-				return err
-			}
-			if name, ok := exposedAction(t.fresh, "click", "press", "activate", "toggle", "jump"); ok {
-				act.Background, act.Op = true, name
+	btn := Button(b)
+	plain := btn == ButtonLeft && count == 1 && !at.ok
+	return p.elemStep(elemOp{
+		act: Action{Tool: a.tool, Button: btn, Count: count},
+		ref: r,
+		quick: func(t *target, act *Action) bool {
+			return plain && r.id != 0 && pressAction(t, act)
+		},
+		plan: func(ctx context.Context, t *target, act *Action) error {
+			if plain && pressAction(t, act) {
 				return nil
 			}
-		}
-		if t, err = p.s.resolveElement(ctx, p.sess, pid, id); err != nil {
-			return err
-		}
-		if atXY {
-			pt, err := shotPoint(t.state, x, y)
-			if err != nil {
-				return fmt.Errorf("%s: %w", a.tool, err)
+			return t.aim(a.tool, at, act)
+		},
+		run: func(ctx context.Context, t *target, act Action) (*outcome, error) {
+			how, path := ran(act.Background)
+			data := map[string]any{"element_id": r.id, "path": path}
+			what := t.desc()
+			if at.ok {
+				what = at.String()
 			}
-			act.Target = &pt
-			return nil
-		}
-		if btn == ButtonLeft && count == 1 {
-			if name, ok := exposedAction(t.fresh, "click", "press", "activate", "toggle", "jump"); ok {
-				act.Background, act.Op = true, name
-				return nil
+			switch {
+			case act.Background:
+				if err := p.a11yAct(ctx, t, bridge.A11yActRequest{Op: "action", Action: act.Op, Expect: t.expectOf()}); err != nil {
+					return nil, err
+				}
+				data["action"] = act.Op
+				return &outcome{text: fmt.Sprintf("Clicked %s %s (its %q action).", what, how, act.Op) + seeResult, data: data}, nil
+			case count == 0:
+				if err := p.s.exec.MoveMouse(ctx, *act.Target); err != nil {
+					return nil, err
+				}
+				data["screen_point"] = *act.Target
+				return &outcome{text: fmt.Sprintf("Moved the pointer over %s %s.", what, how), data: data}, nil
 			}
-		}
-		pt, err := t.centre()
-		if err != nil {
-			return err
-		}
-		act.Target = &pt
-		return nil
-	}
-	st.run = func(ctx context.Context) (*outcome, error) {
-		act := st.action
-		how, path := ran(act.Background)
-		data := map[string]any{"element_id": id, "path": path}
-		what := fmt.Sprintf("element %d (%s)", id, describeNode(t.fresh))
-		if atXY {
-			what = fmt.Sprintf("[%s, %s] in the screenshot of the window", fmtNum(x), fmtNum(y))
-		}
-		switch {
-		case act.Background:
-			if err := p.s.exec.A11yAct(ctx, bridge.A11yActRequest{PID: pid, Ref: t.fresh.Ref, Op: "action", Action: act.Op, Expect: t.expectOf()}); err != nil {
-				return nil, a11yError(pid, t.staleRefusal(err))
-			}
-			data["action"] = act.Op
-			return &outcome{text: fmt.Sprintf("Clicked %s %s (its %q action). Call get_app_state to see the result.", what, how, act.Op), data: data}, nil
-		case count == 0:
-			if err := p.s.exec.MoveMouse(ctx, *act.Target); err != nil {
+			if err := p.s.exec.Click(ctx, *act.Target, btn, count, ""); err != nil {
 				return nil, err
 			}
 			data["screen_point"] = *act.Target
-			return &outcome{text: fmt.Sprintf("Moved the pointer over %s %s.", what, how), data: data}, nil
-		}
-		if err := p.s.exec.Click(ctx, *act.Target, btn, count, ""); err != nil {
-			return nil, err
-		}
-		data["screen_point"] = *act.Target
-		verb := map[int]string{1: "Clicked", 2: "Double-clicked", 3: "Triple-clicked"}[count]
-		if btn != ButtonLeft {
-			verb = strings.ToUpper(string(btn[:1])) + string(btn[1:]) + "-clicked"
-		}
-		return &outcome{text: fmt.Sprintf("%s %s %s, at screen point (%d, %d). Call get_app_state to see the result.", verb, what, how, act.Target.X, act.Target.Y), data: data}, nil
-	}
-	return st, nil
+			verb := map[int]string{1: "Clicked", 2: "Double-clicked", 3: "Triple-clicked"}[count]
+			if btn != ButtonLeft {
+				verb = strings.ToUpper(b[:1]) + b[1:] + "-clicked"
+			}
+			return &outcome{text: fmt.Sprintf("%s %s %s, at screen point (%d, %d).", verb, what, how, act.Target.X, act.Target.Y) + seeResult, data: data}, nil
+		},
+	}), nil
 }
 
 func (p *parser) elemScroll(a *args) (*step, error) {
 	a.tool = "scroll"
-	pid, err := p.pid(a)
-	if err != nil {
-		return nil, err
+	in := &argReader{args: a}
+	r, at := in.ref(idRequired), in.xy("x", "y")
+	dir := in.choice("direction", "down", "up", "down", "left", "right")
+	v, ok, err := a.number("pages", false, "mouse-wheel notches")
+	in.check(err)
+	if ok && (v <= 0 || v > maxScrollAmount) {
+		in.check(fmt.Errorf("scroll: pages %v is out of range: give notches from 1 to %d", v, maxScrollAmount))
 	}
-	id, err := p.elementID(a, -1)
-	if err != nil {
-		return nil, err
+	if in.err != nil {
+		return nil, in.err
 	}
-	x, y, atXY, err := p.xy(a, "x", "y")
-	if err != nil {
-		return nil, err
+	pages := 1
+	if ok {
+		pages = max(1, int(math.Round(v)))
 	}
-	dir := "down"
-	if d, ok, err := a.str("direction", false, 16, `"up", "down", "left" or "right"`); err != nil {
-		return nil, err
-	} else if ok {
-		dir = strings.ToLower(strings.TrimSpace(d))
-		if !slices.Contains([]string{"up", "down", "left", "right"}, dir) {
-			return nil, fmt.Errorf("scroll: direction %q is not one of \"up\", \"down\", \"left\", \"right\"", d)
-		}
-	}
-	amount := 1
-	if v, ok, err := a.number("pages", false, "mouse-wheel notches"); err != nil {
-		return nil, err
-	} else if ok {
-		if v <= 0 || v > maxScrollAmount || math.IsNaN(v) {
-			return nil, fmt.Errorf("scroll: pages %v is out of range: give notches from 1 to %d", v, maxScrollAmount)
-		}
-		amount = max(1, int(math.Round(v)))
-	}
-	st := &step{action: Action{Tool: "scroll", PID: pid}}
-	st.resolve = func(ctx context.Context, act *Action) error {
-		t, err := p.s.resolveElement(ctx, p.sess, pid, id)
-		if err != nil {
-			return err
-		}
-		var pt geometry.Point
-		if atXY {
-			pt, err = shotPoint(t.state, x, y)
-		} else {
-			pt, err = t.centre()
-		}
-		if err != nil {
-			return fmt.Errorf("scroll: %w", err)
-		}
-		act.Target = &pt
-		return nil
-	}
-	st.run = func(ctx context.Context) (*outcome, error) {
-		pt := *st.action.Target
-		if err := p.s.exec.Scroll(ctx, pt, dir, amount, ""); err != nil {
-			return nil, err
-		}
-		return &outcome{
-			text: fmt.Sprintf("Scrolled %s by %d at screen point (%d, %d) with synthetic input. Call get_app_state to see the result.", dir, amount, pt.X, pt.Y),
-			data: map[string]any{"element_id": id, "path": "input", "screen_point": pt, "direction": dir, "pages": amount},
-		}, nil
-	}
-	return st, nil
+	return p.elemStep(elemOp{
+		act: Action{Tool: a.tool},
+		ref: r,
+		plan: func(ctx context.Context, t *target, act *Action) error {
+			return t.aim(a.tool, at, act)
+		},
+		run: func(ctx context.Context, t *target, act Action) (*outcome, error) {
+			pt := *act.Target
+			if err := p.s.exec.Scroll(ctx, pt, dir, pages, ""); err != nil {
+				return nil, err
+			}
+			return &outcome{
+				text: fmt.Sprintf("Scrolled %s by %d at screen point (%d, %d) with synthetic input.", dir, pages, pt.X, pt.Y) + seeResult,
+				data: map[string]any{"element_id": r.id, "path": "input", "screen_point": pt, "direction": dir, "pages": pages},
+			}, nil
+		},
+	}), nil
 }
 
 func (p *parser) elemDrag(a *args) (*step, error) {
-	pid, err := p.pid(a)
-	if err != nil {
-		return nil, err
+	in := &argReader{args: a}
+	r, fromXY, toXY := in.ref(idRequired), in.xy("fromX", "fromY"), in.xy("toX", "toY")
+	if !fromXY.ok || !toXY.ok {
+		in.check(fmt.Errorf("%s needs fromX, fromY, toX and toY: pixels of the latest get_app_state screenshot", a.tool))
 	}
-	id, err := p.elementID(a, -1)
-	if err != nil {
-		return nil, err
+	if in.err != nil {
+		return nil, in.err
 	}
-	fx, fy, okf, err := p.xy(a, "fromX", "fromY")
-	if err != nil {
-		return nil, err
-	}
-	tx, ty, okt, err := p.xy(a, "toX", "toY")
-	if err != nil {
-		return nil, err
-	}
-	if !okf || !okt {
-		return nil, fmt.Errorf("%s needs fromX, fromY, toX and toY: pixels of the latest get_app_state screenshot", a.tool)
-	}
-	st := &step{action: Action{Tool: a.tool, PID: pid}}
-	st.resolve = func(ctx context.Context, act *Action) error {
-		t, err := p.s.resolveElement(ctx, p.sess, pid, id)
-		if err != nil {
-			return err
-		}
-		from, err := shotPoint(t.state, fx, fy)
-		if err != nil {
-			return fmt.Errorf("%s: from: %w", a.tool, err)
-		}
-		to, err := shotPoint(t.state, tx, ty)
-		if err != nil {
-			return fmt.Errorf("%s: to: %w", a.tool, err)
-		}
-		act.From, act.Target = &from, &to
-		return nil
-	}
-	st.run = func(ctx context.Context) (*outcome, error) {
-		from, to := *st.action.From, *st.action.Target
-		if err := p.s.exec.Drag(ctx, from, to, ""); err != nil {
-			return nil, err
-		}
-		return &outcome{
-			text: fmt.Sprintf("Dragged from screen point (%d, %d) to (%d, %d) with synthetic input. Call get_app_state to see the result.", from.X, from.Y, to.X, to.Y),
-			data: map[string]any{"path": "input", "start_screen_point": from, "screen_point": to},
-		}, nil
-	}
-	return st, nil
+	return p.elemStep(elemOp{
+		act: Action{Tool: a.tool},
+		ref: r,
+		plan: func(ctx context.Context, t *target, act *Action) error {
+			from, err := fromXY.on(t.state)
+			if err != nil {
+				return fmt.Errorf("%s: from: %w", a.tool, err)
+			}
+			to, err := toXY.on(t.state)
+			if err != nil {
+				return fmt.Errorf("%s: to: %w", a.tool, err)
+			}
+			act.From, act.Target = &from, &to
+			return nil
+		},
+		run: func(ctx context.Context, t *target, act Action) (*outcome, error) {
+			from, to := *act.From, *act.Target
+			if err := p.s.exec.Drag(ctx, from, to, ""); err != nil {
+				return nil, err
+			}
+			return &outcome{
+				text: fmt.Sprintf("Dragged from screen point (%d, %d) to (%d, %d) with synthetic input.", from.X, from.Y, to.X, to.Y) + seeResult,
+				data: map[string]any{"path": "input", "start_screen_point": from, "screen_point": to},
+			}, nil
+		},
+	}), nil
 }
 
 // focusedIn refuses keys when the keyboard focus is not in a window of
@@ -1004,51 +1076,40 @@ func (s *Server) focusedIn(ctx context.Context, pid int, tool string) error {
 }
 
 func (p *parser) elemTypeText(a *args) (*step, error) {
-	pid, err := p.pid(a)
-	if err != nil {
-		return nil, err
+	in := &argReader{args: a}
+	r, text := in.ref(idOptional), in.text("text", true, maxTypeRunes*4, "the text to type")
+	if in.check(checkTypeText(a.tool, text)); in.err != nil {
+		return nil, in.err
 	}
-	text, _, err := a.str("text", true, maxTypeRunes*4, "the text to type")
-	if err != nil {
-		return nil, err
-	}
-	if err := checkTypeText(a.tool, text); err != nil {
-		return nil, err
-	}
-	id, err := p.elementID(a, -2)
-	hasID := a.has("element_id")
-	if err != nil && hasID {
-		return nil, err
-	}
-	var t *target
-	st := &step{action: Action{Tool: a.tool, PID: pid, Text: text}, takes: time.Duration(utf8.RuneCountInString(text)) * batchTypeAllowance}
-	st.resolve = func(ctx context.Context, act *Action) error {
-		if !hasID {
-			return p.s.focusedIn(ctx, pid, a.tool)
-		}
-		if t, err = p.s.resolveElement(ctx, p.sess, pid, id); err != nil {
-			return err
-		}
-		if !has(t.fresh.Interfaces, "editable_text") {
-			return fmt.Errorf("element %d (%s) does not take text (it has no editable text): pick a text element, or click it and call type_text without element_id", id, describeNode(t.fresh))
-		}
-		act.Background, act.Op = true, "insert_text"
-		return nil
-	}
-	st.run = func(ctx context.Context) (*outcome, error) {
-		n := utf8.RuneCountInString(text)
-		how, path := ran(st.action.Background)
-		if st.action.Background {
-			if err := p.s.exec.A11yAct(ctx, bridge.A11yActRequest{PID: pid, Ref: t.fresh.Ref, Op: "insert_text", Text: &text}); err != nil {
-				return nil, a11yError(pid, err)
+	n := utf8.RuneCountInString(text)
+	st := p.elemStep(elemOp{
+		act: Action{Tool: a.tool, Text: text},
+		ref: r,
+		plan: func(ctx context.Context, t *target, act *Action) error {
+			if t == nil {
+				return p.s.focusedIn(ctx, r.pid, a.tool)
 			}
-			return &outcome{text: fmt.Sprintf("Inserted %d characters into element %d (%s) %s.", n, id, describeNode(t.fresh), how), data: map[string]any{"characters": n, "path": path, "element_id": id}}, nil
-		}
-		if err := p.s.exec.Type(ctx, text); err != nil {
-			return nil, err
-		}
-		return &outcome{text: fmt.Sprintf("Typed %d characters into the focused window %s.", n, how), data: map[string]any{"characters": n, "path": path}}, nil
-	}
+			if !has(t.fresh.Interfaces, "editable_text") {
+				return fmt.Errorf("%s does not take text (it has no editable text): pick a text element, or click it and call type_text without element_id", t.desc())
+			}
+			act.Background, act.Op = true, "insert_text"
+			return nil
+		},
+		run: func(ctx context.Context, t *target, act Action) (*outcome, error) {
+			how, path := ran(act.Background)
+			if act.Background {
+				if err := p.a11yAct(ctx, t, bridge.A11yActRequest{Op: "insert_text", Text: &text}); err != nil {
+					return nil, err
+				}
+				return &outcome{text: fmt.Sprintf("Inserted %d characters into %s %s.", n, t.desc(), how), data: map[string]any{"characters": n, "path": path, "element_id": r.id}}, nil
+			}
+			if err := p.s.exec.Type(ctx, text); err != nil {
+				return nil, err
+			}
+			return &outcome{text: fmt.Sprintf("Typed %d characters into the focused window %s.", n, how), data: map[string]any{"characters": n, "path": path}}, nil
+		},
+	})
+	st.takes = time.Duration(n) * batchTypeAllowance
 	return st, nil
 }
 
@@ -1064,33 +1125,31 @@ var modifierAliases = map[string]string{
 	"super": "super", "cmd": "super", "command": "super", "meta": "super", "win": "super",
 }
 
-func (p *parser) elemPressKey(a *args) (*step, error) {
-	pid, err := p.pid(a)
-	if err != nil {
-		return nil, err
-	}
+// keyCombo reads press_key's key and modifiers as one combination, such
+// as "ctrl+c", the way input.ParseKeys reads it.
+func (a *args) keyCombo() (string, error) {
 	key, _, err := a.str("key", true, 64, `one key name such as "return" or "a"`)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	key = strings.TrimSpace(key)
 	if len(key) > 1 && (strings.Contains(key, "+") || strings.Contains(key, " ")) {
-		return nil, fmt.Errorf("%s: key %q looks like a combination: pass the last key as key and the others in modifiers, such as key \"c\" with modifiers [\"ctrl\"]", a.tool, key)
+		return "", fmt.Errorf("%s: key %q looks like a combination: pass the last key as key and the others in modifiers, such as key \"c\" with modifiers [\"ctrl\"]", a.tool, key)
 	}
-	if k, ok := keyAliases[strings.ToLower(key)]; ok {
-		key = k
+	if alias, ok := keyAliases[strings.ToLower(key)]; ok {
+		key = alias
 	}
 	var mods []string
 	if a.has("modifiers") {
 		if err := json.Unmarshal(a.fields["modifiers"], &mods); err != nil {
-			return nil, fmt.Errorf("%s: \"modifiers\" must be a list of modifier names such as [\"ctrl\", \"shift\"], got %s", a.tool, abbreviate(a.fields["modifiers"]))
+			return "", fmt.Errorf("%s: \"modifiers\" must be a list of modifier names such as [\"ctrl\", \"shift\"], got %s", a.tool, abbreviate(a.fields["modifiers"]))
 		}
 	}
 	parts := make([]string, 0, len(mods)+1)
 	for _, m := range mods {
 		name, ok := modifierAliases[strings.ToLower(strings.TrimSpace(m))]
 		if !ok {
-			return nil, fmt.Errorf("%s: modifier %q is not one of ctrl, shift, alt, super (cmd)", a.tool, m)
+			return "", fmt.Errorf("%s: modifier %q is not one of ctrl, shift, alt, super (cmd)", a.tool, m)
 		}
 		if !slices.Contains(parts, name) {
 			parts = append(parts, name)
@@ -1098,77 +1157,71 @@ func (p *parser) elemPressKey(a *args) (*step, error) {
 	}
 	combo := strings.Join(append(parts, key), "+")
 	if _, err := input.ParseKeys(combo); err != nil {
-		return nil, fmt.Errorf("%s: %w", a.tool, err)
+		return "", fmt.Errorf("%s: %w", a.tool, err)
 	}
-	id, err := p.elementID(a, -2)
-	hasID := a.has("element_id")
-	if err != nil && hasID {
-		return nil, err
+	return combo, nil
+}
+
+func (p *parser) elemPressKey(a *args) (*step, error) {
+	in := &argReader{args: a}
+	r := in.ref(idOptional)
+	combo, err := a.keyCombo()
+	if in.check(err); in.err != nil {
+		return nil, in.err
 	}
-	var t *target
-	st := &step{action: Action{Tool: a.tool, PID: pid, Keys: combo}, takes: batchTypeAllowance}
-	st.resolve = func(ctx context.Context, act *Action) error {
-		if hasID {
-			if t, err = p.s.resolveElement(ctx, p.sess, pid, id); err != nil {
-				return err
+	st := p.elemStep(elemOp{
+		act: Action{Tool: a.tool, Keys: combo},
+		ref: r,
+		plan: func(ctx context.Context, t *target, act *Action) error {
+			return p.s.focusedIn(ctx, r.pid, a.tool)
+		},
+		run: func(ctx context.Context, t *target, act Action) (*outcome, error) {
+			if t != nil {
+				if err := p.a11yAct(ctx, t, bridge.A11yActRequest{Op: "focus"}); err != nil {
+					return nil, fmt.Errorf("focusing element %d: %w", r.id, err)
+				}
 			}
-		}
-		return p.s.focusedIn(ctx, pid, a.tool)
-	}
-	st.run = func(ctx context.Context) (*outcome, error) {
-		if t != nil {
-			if err := p.s.exec.A11yAct(ctx, bridge.A11yActRequest{PID: pid, Ref: t.fresh.Ref, Op: "focus"}); err != nil {
-				return nil, fmt.Errorf("focusing element %d: %w", id, a11yError(pid, err))
+			if err := p.s.exec.Key(ctx, combo); err != nil {
+				return nil, err
 			}
-		}
-		if err := p.s.exec.Key(ctx, combo); err != nil {
-			return nil, err
-		}
-		return &outcome{text: fmt.Sprintf("Pressed %s with synthetic input.", combo), data: map[string]any{"keys": combo, "path": "input"}}, nil
-	}
+			return &outcome{text: fmt.Sprintf("Pressed %s with synthetic input.", combo), data: map[string]any{"keys": combo, "path": "input"}}, nil
+		},
+	})
+	st.takes = batchTypeAllowance
 	return st, nil
 }
 
 func (p *parser) performAction(a *args) (*step, error) {
-	pid, err := p.pid(a)
-	if err != nil {
-		return nil, err
+	in := &argReader{args: a}
+	r, name := in.ref(0), in.text("action", true, 200, "an action the element lists in get_app_state")
+	if in.err != nil {
+		return nil, in.err
 	}
-	id, err := p.elementID(a, 0)
-	if err != nil {
-		return nil, err
-	}
-	name, _, err := a.str("action", true, 200, "an action the element lists in get_app_state")
-	if err != nil {
-		return nil, err
-	}
-	var t *target
-	st := &step{action: Action{Tool: a.tool, PID: pid, Op: name, Background: true}}
-	st.resolve = func(ctx context.Context, act *Action) error {
-		if t, err = p.s.resolveElement(ctx, p.sess, pid, id); err != nil {
-			return err
-		}
-		exact, ok := exposedAction(t.fresh, strings.TrimSpace(name))
-		if !ok {
-			if len(t.fresh.Actions) == 0 {
-				return fmt.Errorf("element %d (%s) exposes no actions: use click, or set_value", id, describeNode(t.fresh))
+	return p.elemStep(elemOp{
+		act: Action{Tool: a.tool, Op: name, Background: true},
+		ref: r,
+		plan: func(ctx context.Context, t *target, act *Action) error {
+			exact, ok := exposedAction(t.fresh, strings.TrimSpace(name))
+			switch {
+			case ok:
+				act.Op = exact
+				return nil
+			case len(t.fresh.Actions) == 0:
+				return fmt.Errorf("%s exposes no actions: use click, or set_value", t.desc())
 			}
-			return fmt.Errorf("element %d (%s) does not expose the action %q; it exposes: %s. Use one of those names exactly", id, describeNode(t.fresh), name, quoteList(t.fresh.Actions))
-		}
-		act.Op = exact
-		return nil
-	}
-	st.run = func(ctx context.Context) (*outcome, error) {
-		if err := p.s.exec.A11yAct(ctx, bridge.A11yActRequest{PID: pid, Ref: t.fresh.Ref, Op: "action", Action: st.action.Op}); err != nil {
-			return nil, a11yError(pid, err)
-		}
-		how, path := ran(true)
-		return &outcome{
-			text: fmt.Sprintf("Performed %q on element %d (%s) %s. Call get_app_state to see the result.", st.action.Op, id, describeNode(t.fresh), how),
-			data: map[string]any{"element_id": id, "action": st.action.Op, "path": path},
-		}, nil
-	}
-	return st, nil
+			return fmt.Errorf("%s does not expose the action %q; it exposes: %s. Use one of those names exactly", t.desc(), name, quoteList(t.fresh.Actions))
+		},
+		run: func(ctx context.Context, t *target, act Action) (*outcome, error) {
+			if err := p.a11yAct(ctx, t, bridge.A11yActRequest{Op: "action", Action: act.Op}); err != nil {
+				return nil, err
+			}
+			how, path := ran(true)
+			return &outcome{
+				text: fmt.Sprintf("Performed %q on %s %s.", act.Op, t.desc(), how) + seeResult,
+				data: map[string]any{"element_id": r.id, "action": act.Op, "path": path},
+			}, nil
+		},
+	}), nil
 }
 
 func quoteList(ss []string) string { return strings.Join(quoteAll(ss), ", ") }
@@ -1183,57 +1236,49 @@ type valueOp struct {
 }
 
 func (p *parser) setValue(a *args) (*step, error) {
-	pid, err := p.pid(a)
-	if err != nil {
-		return nil, err
-	}
-	id, err := p.elementID(a, 0)
-	if err != nil {
-		return nil, err
-	}
+	in := &argReader{args: a}
+	r := in.ref(0)
 	if !a.has("value") {
-		return nil, a.missing("value", "a boolean, number, string or {horizontal_scroll_percent, vertical_scroll_percent}")
+		in.check(a.missing("value", "a boolean, number, string or {horizontal_scroll_percent, vertical_scroll_percent}"))
+	}
+	if in.err != nil {
+		return nil, in.err
 	}
 	raw := bytes.TrimSpace(a.fields["value"])
 	kind := map[byte]string{'t': "bool", 'f': "bool", '"': "string", '{': "object"}[raw[0]]
 	if kind == "" {
-		if _, err := strconv.ParseFloat(string(raw), 64); err == nil {
-			kind = "number"
-		} else {
+		if _, err := strconv.ParseFloat(string(raw), 64); err != nil {
 			return nil, fmt.Errorf("%s: value %s is not a boolean, number, string or object", a.tool, abbreviate(raw))
 		}
+		kind = "number"
 	}
 	var op *valueOp
-	st := &step{action: Action{Tool: a.tool, PID: pid, Op: kind, Background: true}}
-	st.resolve = func(ctx context.Context, act *Action) error {
-		t, err := p.s.resolveElement(ctx, p.sess, pid, id)
-		if err != nil {
-			return err
-		}
-		op, err = planValue(t, id, kind, raw)
-		if err != nil {
-			return fmt.Errorf("%s: %w", a.tool, err)
-		}
-		return nil
-	}
-	st.run = func(ctx context.Context) (*outcome, error) {
-		if op.window != nil {
-			return p.s.runWindowState(ctx, pid, id, op.window, op.say)
-		}
-		for _, r := range op.acts {
-			r.PID = pid
-			if err := p.s.exec.A11yAct(ctx, r); err != nil {
-				return nil, a11yError(pid, err)
+	return p.elemStep(elemOp{
+		act: Action{Tool: a.tool, Op: kind, Background: true},
+		ref: r,
+		plan: func(ctx context.Context, t *target, act *Action) (err error) {
+			if op, err = planValue(t, r.id, kind, raw); err != nil {
+				return fmt.Errorf("%s: %w", a.tool, err)
 			}
-		}
-		how, path := ran(true)
-		text := op.say + "."
-		if len(op.acts) > 0 {
-			text = op.say + " " + how + ". Call get_app_state to see the result."
-		}
-		return &outcome{text: text, data: map[string]any{"element_id": id, "path": path, "value_kind": kind}}, nil
-	}
-	return st, nil
+			return nil
+		},
+		run: func(ctx context.Context, t *target, act Action) (*outcome, error) {
+			if op.window != nil {
+				return p.s.runWindowState(ctx, r.pid, r.id, op.window, op.say)
+			}
+			for _, r := range op.acts {
+				if err := p.a11yAct(ctx, t, r); err != nil {
+					return nil, err
+				}
+			}
+			how, path := ran(true)
+			text := op.say + "."
+			if len(op.acts) > 0 {
+				text = op.say + " " + how + "." + seeResult
+			}
+			return &outcome{text: text, data: map[string]any{"element_id": r.id, "path": path, "value_kind": kind}}, nil
+		},
+	}), nil
 }
 
 // planValue decides what set_value does with the element, per seed 002.
@@ -1386,51 +1431,31 @@ func scrollValue(t *target, desc string, obj map[string]json.RawMessage) (*value
 // --- wait_for ---
 
 func (p *parser) waitFor(a *args) (*step, error) {
+	in := &argReader{args: a}
 	var pid int
 	if a.has("pid") {
 		var err error
-		if pid, err = p.pid(a); err != nil {
-			return nil, err
-		}
+		pid, err = a.pid()
+		in.check(err)
 	}
-	role, _, err := a.str("role", false, 100, "a role such as \"push button\"")
-	if err != nil {
-		return nil, err
+	role := in.text("role", false, 100, "a role such as \"push button\"")
+	name := in.text("name", false, 1000, "a substring of the name")
+	state := in.text("state", false, 100, "a state such as \"checked\"")
+	gone := in.flag("gone")
+	title := in.text("window_title", false, 1000, "a substring of a window title")
+	hasStable := a.has("stable_ms")
+	stable := in.whole("stable_ms", 0, 1, 60000, "milliseconds")
+	region, _, err := a.coordinates("region", 4, false, "[x0, y0, x1, y1] in pixels of the latest get_app_state screenshot")
+	in.check(err)
+	timeout, ok, err := a.number("timeout", false, "seconds")
+	in.check(err)
+	if !ok {
+		timeout = defaultWaitTimeout
+	} else if timeout <= 0 || timeout > maxWaitTimeout {
+		in.check(fmt.Errorf("%s: timeout %v is out of range: give seconds from 0 to %g", a.tool, timeout, maxWaitTimeout))
 	}
-	name, _, err := a.str("name", false, 1000, "a substring of the name")
-	if err != nil {
-		return nil, err
-	}
-	state, _, err := a.str("state", false, 100, "a state such as \"checked\"")
-	if err != nil {
-		return nil, err
-	}
-	gone, err := a.boolean("gone")
-	if err != nil {
-		return nil, err
-	}
-	title, _, err := a.str("window_title", false, 1000, "a substring of a window title")
-	if err != nil {
-		return nil, err
-	}
-	stable, hasStable, err := a.integer("stable_ms", false, 1, 60000, "milliseconds")
-	if err != nil {
-		return nil, err
-	}
-	var region []float64
-	if a.has("region") {
-		if region, _, err = a.coordinates("region", 4, false, "[x0, y0, x1, y1] in pixels of the latest get_app_state screenshot"); err != nil {
-			return nil, err
-		}
-	}
-	timeout := defaultWaitTimeout
-	if v, ok, err := a.number("timeout", false, "seconds"); err != nil {
-		return nil, err
-	} else if ok {
-		if v <= 0 || v > maxWaitTimeout {
-			return nil, fmt.Errorf("%s: timeout %v is out of range: give seconds from 0 to %g", a.tool, v, maxWaitTimeout)
-		}
-		timeout = v
+	if in.err != nil {
+		return nil, in.err
 	}
 	elem := role != "" || name != "" || state != ""
 	modes := 0
