@@ -270,6 +270,9 @@ type kind struct {
 // for the root menu, middle for the window list; the wheel switches
 // desktops).
 func classify(a *mcpserver.Action) kind {
+	if k, ok := mcpserver.Classify(a); ok {
+		return kind{input: k.Input, keys: k.Keys, pointTier: k.PointTier, what: k.What, bareOK: k.BareOK, checkPixels: k.CheckPixels, pidTier: k.PIDTier}
+	}
 	if k, ok := kinds[a.Tool]; ok {
 		return k(a)
 	}
@@ -282,11 +285,10 @@ func classify(a *mcpserver.Action) kind {
 // gated as actions (mcpserver.Server.ActionTools), saying what the gates
 // hold it to.
 var kinds = map[string]func(a *mcpserver.Action) kind{
-	"screenshot":      looking,
-	"zoom":            looking,
-	"cursor_position": looking,
-	"switch_display":  looking,
-	"wait":            looking,
+	"screenshot":     looking,
+	"zoom":           looking,
+	"switch_display": looking,
+	"wait":           looking,
 	"mouse_move": func(*mcpserver.Action) kind {
 		return kind{input: true, pointTier: catalog.TierRead, what: "moving the pointer", bareOK: true}
 	},

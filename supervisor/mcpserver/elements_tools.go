@@ -20,17 +20,6 @@ import (
 	"github.com/deskhand/deskhand/supervisor/input"
 )
 
-// Tool families (Options.Tools): the coordinate tools of Anthropic's
-// computer toolset, the element tools of seed 002, or both.
-const (
-	ToolsAll         = "all"
-	ToolsCoordinates = "coordinates"
-	ToolsElements    = "elements"
-)
-
-// ToolFamilies lists the values Options.Tools takes.
-var ToolFamilies = []string{ToolsAll, ToolsCoordinates, ToolsElements}
-
 // SeedElementTools are the tools --tools elements offers: seed 002's,
 // with its names and argument shapes, so that a prompt written for it
 // works unchanged.

@@ -31,6 +31,11 @@ type toolSpec struct {
 	openAI bool
 
 	parse func(p *parser, a *args) (*step, error)
+
+	// schema and accepts, when set, are a registry entry's derived
+	// schema and argument names.
+	schema  map[string]any
+	accepts []string
 }
 
 type prop struct {
@@ -40,6 +45,9 @@ type prop struct {
 
 // fields lists the argument names the tool accepts.
 func (t *toolSpec) fields() []string {
+	if t.accepts != nil {
+		return t.accepts
+	}
 	out := make([]string, len(t.props))
 	for i, p := range t.props {
 		out[i] = p.name
@@ -48,6 +56,9 @@ func (t *toolSpec) fields() []string {
 }
 
 func (t *toolSpec) inputSchema() map[string]any {
+	if t.schema != nil {
+		return t.schema
+	}
 	props := map[string]any{}
 	for _, p := range t.props {
 		props[p.name] = p.schema
@@ -119,6 +130,22 @@ func durationProp(what string) prop {
 		"description": what,
 	}}
 }
+
+func init() {
+	register(&Tool{
+		Name:        "cursor_position",
+		Title:       "Get the pointer position",
+		Description: "Return the mouse pointer's position as [x, y] in {coords}.",
+		ReadOnly:    true, Idempotent: true,
+		Families: coordinateFamilies,
+		Gate:     looking,
+		Parse:    func(p *parser, a *args) (*step, error) { return p.cursorPosition() },
+	})
+}
+
+// looking is the gate kind of tools that only look: the lock, the turn
+// and the hiding apply, the tier checks do not.
+func looking(*Action) GateKind { return GateKind{} }
 
 // batchActions are the tools computer_batch runs, in the order its schema
 // lists them.
@@ -203,13 +230,7 @@ func (s *Server) toolSpecs() []*toolSpec {
 			readOnly: true, idempotent: true,
 			parse: func(p *parser, a *args) (*step, error) { return p.switchDisplay(a) },
 		},
-		{
-			name:        "cursor_position",
-			title:       "Get the pointer position",
-			description: "Return the mouse pointer's position as [x, y] in " + cw + ".",
-			readOnly:    true, idempotent: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.cursorPosition() },
-		},
+		lookupTool("cursor_position", ProfileDefault, ToolsCoordinates).spec(s),
 		click("left_click", "Left click", "Click the left mouse button", ButtonLeft, 1),
 		click("double_click", "Double click", "Double-click the left mouse button", ButtonLeft, 2),
 		click("triple_click", "Triple click", "Triple-click the left mouse button (selects a line or paragraph of text)", ButtonLeft, 3),
