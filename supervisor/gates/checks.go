@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/catalog"
@@ -100,7 +99,7 @@ func (g *Gates) checkHide(ctx context.Context, a *mcpserver.Action) error {
 		// cause, where the gates after this one would blame the
 		// unapproved window in front and send the model after it.
 		g.log.Warn("not hiding the windows of unapproved apps", "windows", ids, "err", err)
-		if !classify(a).input {
+		if !classify(a).Input {
 			return nil
 		}
 		return fmt.Errorf("windows of apps not approved for this session are on screen, and deskhand hides them before it acts, which it cannot do now: %w", err)
@@ -130,7 +129,7 @@ func (g *Gates) checkHide(ctx context.Context, a *mcpserver.Action) error {
 // 5. The frontmost app: approved; the full tier for keys.
 func (g *Gates) checkFrontmost(ctx context.Context, a *mcpserver.Action) error {
 	k := classify(a)
-	if !k.input {
+	if !k.Input {
 		return nil
 	}
 	list, err := g.windows(ctx, a)
@@ -139,8 +138,8 @@ func (g *Gates) checkFrontmost(ctx context.Context, a *mcpserver.Action) error {
 	}
 	front := list.Frontmost
 	if front == nil {
-		if k.keys {
-			return fmt.Errorf("no window has the keyboard focus, so %s would go nowhere you can see. Click into a window of an approved app first, then try again", k.what)
+		if k.Keys {
+			return fmt.Errorf("no window has the keyboard focus, so %s would go nowhere you can see. Click into a window of an approved app first, then try again", k.What)
 		}
 		return nil
 	}
@@ -150,8 +149,8 @@ func (g *Gates) checkFrontmost(ctx context.Context, a *mcpserver.Action) error {
 		return fmt.Errorf("the focused window belongs to %s, which is not approved for this session, so nothing may be done while it is in front. "+
 			"Click a window of an approved app to bring it to the front, or call request_access for %s if the task needs it. %s",
 			appName(*front), appName(*front), consent.AntiSubversionHint)
-	case k.keys && tier < catalog.TierFull:
-		return errors.New("the keys would go to the focused app. " + consent.TierRefusal(*front, tier, catalog.TierFull, k.what))
+	case k.Keys && tier < catalog.TierFull:
+		return errors.New("the keys would go to the focused app. " + consent.TierRefusal(*front, tier, catalog.TierFull, k.What))
 	}
 	return nil
 }
@@ -159,13 +158,13 @@ func (g *Gates) checkFrontmost(ctx context.Context, a *mcpserver.Action) error {
 // 6. The app under each point the action touches.
 func (g *Gates) checkTarget(ctx context.Context, a *mcpserver.Action) error {
 	k := classify(a)
-	if a.Tool == "open_application" || a.Tool == "launch_app" {
+	if k.Launch {
 		return g.checkLaunch(a)
 	}
 	if err := g.checkPID(ctx, a, k); err != nil {
 		return err
 	}
-	if k.pointTier == catalog.TierNone {
+	if k.PointTier == catalog.TierNone {
 		return nil
 	}
 	for _, pt := range points(a) {
@@ -174,13 +173,13 @@ func (g *Gates) checkTarget(ctx context.Context, a *mcpserver.Action) error {
 			return fmt.Errorf("finding the window at (%d, %d): %w", pt.X, pt.Y, err)
 		}
 		if at.Window == nil || at.App == nil {
-			if k.bareOK {
+			if k.BareOK {
 				continue
 			}
-			return fmt.Errorf("there is no window at screen point (%d, %d), so %s there is refused: on the bare desktop it opens the window manager's menus, which are off limits. Take a screenshot and aim at an approved app's window", pt.X, pt.Y, k.what)
+			return fmt.Errorf("there is no window at screen point (%d, %d), so %s there is refused: on the bare desktop it opens the window manager's menus, which are off limits. Take a screenshot and aim at an approved app's window", pt.X, pt.Y, k.What)
 		}
-		if tier := g.opts.Consent.Tier(*at.App); tier < k.pointTier {
-			return fmt.Errorf("the window at screen point (%d, %d) is %q of %s. %s", pt.X, pt.Y, at.Window.Title, appName(*at.App), consent.TierRefusal(*at.App, tier, k.pointTier, k.what))
+		if tier := g.opts.Consent.Tier(*at.App); tier < k.PointTier {
+			return fmt.Errorf("the window at screen point (%d, %d) is %q of %s. %s", pt.X, pt.Y, at.Window.Title, appName(*at.App), consent.TierRefusal(*at.App, tier, k.PointTier, k.What))
 		}
 	}
 	return nil
@@ -242,12 +241,13 @@ const (
 
 // 8. Pixel staleness.
 func (g *Gates) checkStaleness(ctx context.Context, a *mcpserver.Action) error {
-	if a.Tool == "wait" {
+	k := classify(a)
+	if k.Settles {
 		// Waiting for the screen to settle includes the settling of
 		// deskhand's own last action.
 		return g.awaitReference(ctx)
 	}
-	if !classify(a).checkPixels {
+	if !k.CheckPixels {
 		return nil
 	}
 	if err := g.foreignAt(a); err != nil {
@@ -336,10 +336,7 @@ func (g *Gates) checkKeys(ctx context.Context, a *mcpserver.Action) error {
 	if a.Keys == "" || g.opts.Consent.Flags().SystemKeyCombos {
 		return nil
 	}
-	switch {
-	case a.Tool == "key":
-		return g.keys.CheckKeys(a.Keys)
-	case a.Tool == "hold_key", strings.HasSuffix(a.Tool, "_click"):
+	if classify(a).OneCombo {
 		return g.keys.CheckCombo(a.Keys)
 	}
 	// Any other tool that carries keys: check every combination in it.

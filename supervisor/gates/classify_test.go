@@ -22,11 +22,11 @@ func TestEveryToolIsClassified(t *testing.T) {
 	}
 	for _, name := range tools {
 		_, inRegistry := mcpserver.Classify(&mcpserver.Action{Tool: name})
-		if _, ok := kinds[name]; ok == inRegistry {
-			t.Errorf("tool %q has no gate kind, or two (its registry entry's Gate and the table kinds)", name)
+		if _, ok := elementKinds[name]; ok == inRegistry {
+			t.Errorf("tool %q has no gate kind, or two (its registry entry's Gate and the table elementKinds)", name)
 		}
 	}
-	for name := range kinds {
+	for name := range elementKinds {
 		if !slices.Contains(tools, name) {
 			t.Errorf("the classification table has %q, which is not a gated tool of the server", name)
 		}

@@ -61,7 +61,7 @@ func (g *Gates) checkClipboard(ctx context.Context, a *mcpserver.Action) error {
 	offLimits := clickApp != nil || !flags.ClipboardRead
 	keep := offLimits || !flags.ClipboardWrite
 	// Looking is no reason to touch the user's clipboard; acting is.
-	start := clickApp != nil || classify(a).input
+	start := clickApp != nil || classify(a).Input
 	err = g.opts.Turns.Clipboard(func(cg *cleanup.ClipGuard) error {
 		if !cg.Held && keep && start {
 			stash, err := g.readSelections(ctx)
@@ -99,7 +99,7 @@ func (g *Gates) checkClipboard(ctx context.Context, a *mcpserver.Action) error {
 	if err != nil {
 		return err
 	}
-	if clickApp != nil && a.Tool == "write_clipboard" {
+	if clickApp != nil && classify(a).WritesClipboard {
 		return fmt.Errorf("the clipboard is locked while %s (a click-tier app) is in front or targeted, so that nothing can be pasted into it; "+
 			"bring a full-tier app to the front first. %s", appName(*clickApp), consent.AntiSubversionHint)
 	}
@@ -170,12 +170,12 @@ func (g *Gates) clickTierInvolved(ctx context.Context, a *mcpserver.Action) (*br
 	if f := list.Frontmost; f != nil && g.opts.Consent.Tier(*f) == catalog.TierClick {
 		return f, nil
 	}
-	if a.PID != 0 && classify(a).input {
+	if a.PID != 0 && classify(a).Input {
 		if app, ok := appOfPID(list, a.PID); ok && g.opts.Consent.Tier(app) == catalog.TierClick {
 			return &app, nil
 		}
 	}
-	if classify(a).pointTier == catalog.TierNone {
+	if classify(a).PointTier == catalog.TierNone {
 		return nil, nil
 	}
 	for _, pt := range points(a) {

@@ -21,7 +21,7 @@ import (
 // app must have a window deskhand can identify and a grant at least that
 // high. A read-tier app's tree may be read; nothing in it is acted on.
 func (g *Gates) checkPID(ctx context.Context, a *mcpserver.Action, k kind) error {
-	if a.PID == 0 || k.pidTier == catalog.TierNone {
+	if a.PID == 0 || k.PIDTier == catalog.TierNone {
 		return nil
 	}
 	app, err := g.appForPID(ctx, a.PID)
@@ -33,8 +33,8 @@ func (g *Gates) checkPID(ctx context.Context, a *mcpserver.Action, k kind) error
 		return fmt.Errorf("pid %d is %s, which is not approved for this session, so its windows may not be read or acted on. Call request_access for %s if the task needs it. %s",
 			a.PID, appName(app), appName(app), consent.AntiSubversionHint)
 	}
-	if tier < k.pidTier {
-		return fmt.Errorf("pid %d is %s. %s", a.PID, appName(app), consent.TierRefusal(app, tier, k.pidTier, k.what))
+	if tier < k.PIDTier {
+		return fmt.Errorf("pid %d is %s. %s", a.PID, appName(app), consent.TierRefusal(app, tier, k.PIDTier, k.What))
 	}
 	return nil
 }
@@ -64,7 +64,7 @@ func appOfPID(list *bridge.WindowList, pid int) (bridge.App, bool) {
 // readApp: an element tool that only reads the app (get_app_state,
 // wait_for).
 func readApp(what string) func(*mcpserver.Action) kind {
-	return func(*mcpserver.Action) kind { return kind{pidTier: catalog.TierRead, what: what} }
+	return func(*mcpserver.Action) kind { return kind{PIDTier: catalog.TierRead, What: what} }
 }
 
 // elementClick: a left click (1–3) needs the click tier, a hover the read
@@ -74,11 +74,11 @@ func readApp(what string) func(*mcpserver.Action) kind {
 func elementClick(a *mcpserver.Action) kind {
 	switch {
 	case a.Button == mcpserver.ButtonRight || a.Button == mcpserver.ButtonMiddle:
-		return kind{input: true, pointTier: catalog.TierFull, pidTier: catalog.TierFull, what: "a " + string(a.Button) + " click", checkPixels: true}
+		return kind{Input: true, PointTier: catalog.TierFull, PIDTier: catalog.TierFull, What: "a " + string(a.Button) + " click", CheckPixels: true}
 	case a.Count == 0:
-		return kind{input: true, pointTier: catalog.TierRead, pidTier: catalog.TierRead, what: "moving the pointer", bareOK: true}
+		return kind{Input: true, PointTier: catalog.TierRead, PIDTier: catalog.TierRead, What: "moving the pointer", BareOK: true}
 	}
-	return kind{input: true, pointTier: catalog.TierClick, pidTier: catalog.TierClick, what: "a left click", checkPixels: true}
+	return kind{Input: true, PointTier: catalog.TierClick, PIDTier: catalog.TierClick, What: "a left click", CheckPixels: true}
 }
 
 // clickActions are the accessibility actions that do what a left click
@@ -100,18 +100,18 @@ func IsClickAction(name string) bool {
 
 func performAction(a *mcpserver.Action) kind {
 	if IsClickAction(a.Op) {
-		return kind{input: true, pidTier: catalog.TierClick, what: fmt.Sprintf("the %q action", a.Op)}
+		return kind{Input: true, PIDTier: catalog.TierClick, What: fmt.Sprintf("the %q action", a.Op)}
 	}
-	return kind{input: true, pidTier: catalog.TierFull, what: fmt.Sprintf("the %q action", a.Op)}
+	return kind{Input: true, PIDTier: catalog.TierFull, What: fmt.Sprintf("the %q action", a.Op)}
 }
 
 // typeText: through the accessibility API the text goes to the element
 // only; typed, it goes to the focused window, like type.
 func typeText(a *mcpserver.Action) kind {
 	if a.Background {
-		return kind{input: true, pidTier: catalog.TierFull, what: "typing"}
+		return kind{Input: true, PIDTier: catalog.TierFull, What: "typing"}
 	}
-	return kind{input: true, keys: true, pidTier: catalog.TierFull, what: "typing"}
+	return kind{Input: true, Keys: true, PIDTier: catalog.TierFull, What: "typing"}
 }
 
 // The element methods of the guarded executor. Reading a tree or an

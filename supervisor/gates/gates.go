@@ -243,152 +243,42 @@ func (g *Gates) SessionID(mcpSession string) string {
 	return g.opts.SessionPrefix + "/" + mcpSession
 }
 
-// kind is what an action does, for the tier checks.
-type kind struct {
-	// input: it acts on the desktop (everything but looking and waiting).
-	input bool
-	// keys: it sends key events, which go to the focused window.
-	keys bool
-	// pointTier is the tier the app under each of its points needs;
-	// TierNone for actions without points.
-	pointTier catalog.Tier
-	// what names the action in refusals ("a right click").
-	what string
-	// bareOK: a point over no window at all is fine.
-	bareOK bool
-	// checkPixels: the target's pixels must match the last capture.
-	checkPixels bool
-	// pidTier is the tier the app an element tool names by pid needs
-	// (Action.PID); TierNone for tools without one.
-	pidTier catalog.Tier
-}
+// kind is what an action does, for the tier checks: its tool's gate kind.
+type kind = mcpserver.GateKind
 
-// Points over no window at all (the bare root window) are allowed for
-// the left button and the pointer, which do nothing there or drop what is
-// dragged; right and middle clicks and the wheel are refused there, since
-// window managers open their launcher menus on them (openbox: right click
-// for the root menu, middle for the window list; the wheel switches
-// desktops).
+// classify returns the gate kind of a's tool, from the tool's registry
+// entry, else from elementKinds.
 func classify(a *mcpserver.Action) kind {
 	if k, ok := mcpserver.Classify(a); ok {
-		return kind{input: k.Input, keys: k.Keys, pointTier: k.PointTier, what: k.What, bareOK: k.BareOK, checkPixels: k.CheckPixels, pidTier: k.PIDTier}
+		return k
 	}
-	if k, ok := kinds[a.Tool]; ok {
+	if k, ok := elementKinds[a.Tool]; ok {
 		return k(a)
 	}
 	// A tool this package does not know yet: the strictest reading
 	// (TestEveryToolIsClassified fails until it has an entry).
-	return kind{input: true, keys: true, pointTier: catalog.TierFull, what: a.Tool, checkPixels: true}
+	return kind{Input: true, Keys: true, PointTier: catalog.TierFull, What: a.Tool, CheckPixels: true}
 }
 
-// kinds is the classification table: one entry per tool whose calls are
-// gated as actions (mcpserver.Server.ActionTools), saying what the gates
-// hold it to.
-var kinds = map[string]func(a *mcpserver.Action) kind{
-	"screenshot":     looking,
-	"zoom":           looking,
-	"switch_display": looking,
-	"wait":           looking,
-	"mouse_move": func(*mcpserver.Action) kind {
-		return kind{input: true, pointTier: catalog.TierRead, what: "moving the pointer", bareOK: true}
-	},
-	"left_click":   plainClick("a left click"),
-	"double_click": plainClick("a double click"),
-	"triple_click": plainClick("a triple click"),
-	"right_click":  otherClick("a right click"),
-	"middle_click": otherClick("a middle click"),
-	"scroll": func(a *mcpserver.Action) kind {
-		// Modifiers turn the wheel into keyboard input (ctrl+wheel zooms),
-		// so a scroll holding them needs the full tier, like a click does.
-		if a.Keys != "" {
-			return kind{input: true, keys: true, pointTier: catalog.TierFull, pidTier: pidTier(a, catalog.TierFull), what: "scrolling holding " + a.Keys, checkPixels: true}
-		}
-		return kind{input: true, pointTier: catalog.TierClick, pidTier: pidTier(a, catalog.TierClick), what: "scrolling", checkPixels: true}
-	},
-	"left_click_drag": func(a *mcpserver.Action) kind {
-		what := "dragging"
-		if a.Keys != "" {
-			what += " holding " + a.Keys
-		}
-		return kind{input: true, keys: a.Keys != "", pointTier: catalog.TierFull, what: what, bareOK: true, checkPixels: true}
-	},
-	"left_mouse_down": button,
-	"left_mouse_up":   button,
-	"type":            keyboard("typing"),
-	"key":             keyboard("pressing keys"),
-	"hold_key":        keyboard("holding keys"),
-	"read_clipboard":  inputOnly,
-	"write_clipboard": inputOnly,
-	// open_application is judged by the launch check (checkLaunch).
-	"open_application": inputOnly,
-	// Showing a teaching step puts deskhand's own tooltip up and sends
-	// nothing to any app: the lock, the turn and the hiding apply, the
-	// tier checks do not. The step's actions pass the gates one by one
-	// under their own names when the user clicks Next.
-	"teach_step":  looking,
-	"teach_batch": looking,
-
-	// The element tools (elements.go).
-	"list_apps":      looking,
+// elementKinds classifies the element tools (elements.go) that have no
+// gate kind in their registry entry yet.
+var elementKinds = map[string]func(a *mcpserver.Action) kind{
+	"list_apps":      func(*mcpserver.Action) kind { return kind{} },
 	"get_app_state":  readApp("reading its accessibility tree"),
 	"wait_for":       readApp("waiting on its accessibility tree"),
-	"launch_app":     inputOnly,
+	"launch_app":     func(*mcpserver.Action) kind { return kind{Input: true, Launch: true} },
 	"click":          elementClick,
 	"perform_action": performAction,
 	"type_text":      typeText,
 	"press_key": func(*mcpserver.Action) kind {
-		return kind{input: true, keys: true, pidTier: catalog.TierFull, what: "pressing keys"}
+		return kind{Input: true, Keys: true, PIDTier: catalog.TierFull, What: "pressing keys"}
 	},
 	"set_value": func(*mcpserver.Action) kind {
-		return kind{input: true, pidTier: catalog.TierFull, what: "setting a value"}
+		return kind{Input: true, PIDTier: catalog.TierFull, What: "setting a value"}
 	},
 	"drag": func(*mcpserver.Action) kind {
-		return kind{input: true, pointTier: catalog.TierFull, pidTier: catalog.TierFull, what: "dragging", checkPixels: true}
+		return kind{Input: true, PointTier: catalog.TierFull, PIDTier: catalog.TierFull, What: "dragging", CheckPixels: true}
 	},
-}
-
-func looking(*mcpserver.Action) kind { return kind{} }
-
-// pidTier is t for an element form of a tool (one that names its app by
-// pid), TierNone otherwise.
-func pidTier(a *mcpserver.Action, t catalog.Tier) catalog.Tier {
-	if a.PID == 0 {
-		return catalog.TierNone
-	}
-	return t
-}
-
-func inputOnly(*mcpserver.Action) kind { return kind{input: true} }
-
-func button(*mcpserver.Action) kind {
-	return kind{input: true, pointTier: catalog.TierFull, what: "pressing or releasing the mouse button", bareOK: true, checkPixels: true}
-}
-
-func keyboard(what string) func(*mcpserver.Action) kind {
-	return func(*mcpserver.Action) kind { return kind{input: true, keys: true, what: what} }
-}
-
-// plainClick: the click tier for a plain click; modifiers make it
-// keyboard input, which needs the full tier.
-func plainClick(what string) func(*mcpserver.Action) kind {
-	return func(a *mcpserver.Action) kind {
-		if a.Keys != "" {
-			return kind{input: true, keys: true, pointTier: catalog.TierFull, what: what + " holding " + a.Keys, bareOK: true, checkPixels: true}
-		}
-		return kind{input: true, pointTier: catalog.TierClick, what: what, bareOK: true, checkPixels: true}
-	}
-}
-
-// otherClick: right and middle clicks need the full tier, and a point on
-// a window (see bareOK).
-func otherClick(what string) func(*mcpserver.Action) kind {
-	return func(a *mcpserver.Action) kind {
-		w := what
-		if a.Keys != "" {
-			w += " holding " + a.Keys
-		}
-		return kind{input: true, keys: a.Keys != "", pointTier: catalog.TierFull, what: w, checkPixels: true}
-	}
 }
 
 // windows returns the window list for a, reading it once per action.

@@ -333,7 +333,7 @@ func TestTierMatrix(t *testing.T) {
 				f := newFixture(t, consent.Flags{})
 				f.d.focus(app.id)
 				a := r.action
-				if a.Target == nil && (classify(&a).pointTier != catalog.TierNone) {
+				if a.Target == nil && (classify(&a).PointTier != catalog.TierNone) {
 					a.Target = app.point
 				}
 				if a.Tool == "left_click_drag" {

@@ -43,7 +43,7 @@ type prefetch struct {
 // one: a pointer action that lands on pixels, after a capture, with the
 // reference either settling or as the capture left it.
 func (g *Gates) startPrefetch(ctx context.Context, a *mcpserver.Action) {
-	if a.Tool == "wait" || !classify(a).checkPixels || len(points(a)) == 0 {
+	if k := classify(a); k.Settles || !k.CheckPixels || len(points(a)) == 0 {
 		return
 	}
 	settling := g.settling() != nil

@@ -65,7 +65,7 @@ func (g *Gates) recheck(ctx context.Context, a mcpserver.Action) error {
 func (g *Gates) watch(ctx context.Context, a mcpserver.Action) (watched context.Context, stop func()) {
 	wctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
-	what := classify(&a).what
+	what := classify(&a).What
 	go func() {
 		defer close(done)
 		t := time.NewTicker(watchInterval)
@@ -97,7 +97,7 @@ func (g *Gates) watch(ctx context.Context, a mcpserver.Action) (watched context.
 // gate on a fresh list, and every window of a full-tier app as the
 // windows keys may go to.
 func (g *Gates) keyGuard(a mcpserver.Action) *input.Guard {
-	what := classify(&a).what
+	what := classify(&a).What
 	return &input.Guard{Check: func(ctx context.Context) ([]uint32, error) {
 		probe := &a
 		defer g.forget(probe)
@@ -133,7 +133,7 @@ func (g *Gates) fullTierWindows(list *bridge.WindowList) []uint32 {
 func (e *guarded) held(ctx context.Context, a mcpserver.Action, run func(ctx context.Context) error) error {
 	e.g.beforeInput(ctx)
 	wctx, stop := e.g.watch(ctx, a)
-	if classify(&a).keys {
+	if classify(&a).Keys {
 		wctx = input.WithGuard(wctx, e.g.keyGuard(a))
 	}
 	err := run(wctx)

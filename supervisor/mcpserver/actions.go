@@ -262,7 +262,7 @@ func holding(mods string) string {
 	return " holding " + mods
 }
 
-func (p *parser) click(a *args, button Button, count int) (*step, error) {
+func (p *parser) click(a *args, verb string, button Button, count int) (*step, error) {
 	at, coord, err := p.point(a, "coordinate", false, "where to click")
 	if err != nil {
 		return nil, err
@@ -281,19 +281,11 @@ func (p *parser) click(a *args, button Button, count int) (*step, error) {
 			return nil, err
 		}
 		return &outcome{
-			text: fmt.Sprintf("%s at %s%s.", clickVerbs[a.tool], fmtCoord(coordOr(coord, p.modelCoord(target))), holding(mods)),
+			text: fmt.Sprintf("%s at %s%s.", verb, fmtCoord(coordOr(coord, p.modelCoord(target))), holding(mods)),
 			data: pointerData(coordOr(coord, p.modelCoord(target)), target),
 		}, nil
 	}
 	return st, nil
-}
-
-var clickVerbs = map[string]string{
-	"left_click":   "Left-clicked",
-	"double_click": "Double-clicked",
-	"triple_click": "Triple-clicked",
-	"right_click":  "Right-clicked",
-	"middle_click": "Middle-clicked",
 }
 
 func coordOr(given, derived []float64) []float64 {
@@ -360,12 +352,12 @@ func (p *parser) drag(a *args) (*step, error) {
 	return st, nil
 }
 
-func (p *parser) mouseButton(a *args, tool string, down bool) (*step, error) {
+func (p *parser) mouseButton(a *args, down bool) (*step, error) {
 	at, coord, err := p.point(a, "coordinate", false, "where to press or release the button")
 	if err != nil {
 		return nil, err
 	}
-	st := &step{action: Action{Tool: tool, Target: at}}
+	st := &step{action: Action{Tool: a.tool, Target: at}}
 	if at == nil {
 		st.resolve = p.s.resolveCursor
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -140,18 +139,18 @@ func (s *Server) parseBatchAction(p *parser, item json.RawMessage, i, n int) (*s
 	}
 	rawName, ok := fields["action"]
 	if !ok {
-		return nil, "", fmt.Errorf("it has no \"action\" field; name the tool to run: %s", strings.Join(batchActions, ", "))
+		return nil, "", fmt.Errorf("it has no \"action\" field; name the tool to run: %s", strings.Join(batchActions(), ", "))
 	}
 	var name string
 	if err := json.Unmarshal(rawName, &name); err != nil {
 		return nil, "", fmt.Errorf("\"action\" must be a tool name, got %s", abbreviate(rawName))
 	}
 	spec := s.spec(name)
-	if spec == nil || !spec.batchable || !slices.Contains(batchActions, name) {
-		return nil, name, fmt.Errorf("%q cannot run in a batch; the batchable actions are %s", name, strings.Join(batchActions, ", "))
+	if spec == nil || !spec.batchable {
+		return nil, name, fmt.Errorf("%q cannot run in a batch; the batchable actions are %s", name, strings.Join(batchActions(), ", "))
 	}
-	if name == "screenshot" && i != n-1 {
-		return nil, name, fmt.Errorf("screenshot may only be the last action of a batch, since every coordinate in a batch refers to the screenshot taken before it")
+	if spec.entry != nil && spec.entry.BatchLast && i != n-1 {
+		return nil, name, fmt.Errorf("%s may only be the last action of a batch, since every coordinate in a batch refers to the screenshot taken before it", name)
 	}
 	delete(fields, "action")
 	rest, err := json.Marshal(fields)

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deskhand/deskhand/supervisor/consent"
@@ -41,52 +43,46 @@ var ErrStoppedByUser = errors.New("the user pressed Escape to stop you, which en
 	"Stop and ask the user whether and how to continue. Only if they want you to carry on, call request_access again with the apps the task needs: " +
 	"it asks the user to approve them again (a client that cannot show the approval dialog cannot get them back until the user restarts the deskhand MCP server)")
 
-var requestAccessSpec = &toolSpec{
-	name:  "request_access",
-	title: "Request access to applications",
-	description: "Ask the user for permission to operate applications, before any other tool. " +
-		"Name each app by its name or id: a desktop-entry id (\"org.gnome.Calculator\"), a program or window class (\"xterm\"), or a macOS bundle id (\"com.apple.Safari\"). " +
-		"The user approves or declines each app, and each grant flag, in a dialog; when the client cannot show one, only pre-approved apps are granted and the result says how the user can pre-approve. " +
-		"Each app gets a tier: read (visible in screenshots only; browsers, trading and finance apps), click (plus plain left clicks and scrolling; terminals and IDEs) or full (everything else). " +
-		"Media and reading apps, and apps the system policy denies, are always refused. Apps the user declined stay refused in later sessions: do not ask for them again. " +
-		"Windows of apps that are not approved are hidden or blacked out in screenshots. Grants last until this server session ends, " +
-		"or until the user presses Escape, which stops you and withdraws them all: then every action is refused until you call request_access again and the user approves again.",
-	props: []prop{
-		{"apps", map[string]any{
-			"type":        "array",
-			"items":       map[string]any{"type": "string"},
-			"maxItems":    50,
-			"description": "The applications to operate, by name or id. May be empty when only asking for grant flags.",
-		}},
-		{"reason", map[string]any{
-			"type":        "string",
-			"description": "Why the task needs these apps, in one sentence the user will read in the approval dialog.",
-		}},
-		{"clipboardRead", map[string]any{"type": "boolean", "description": "Also ask to read the clipboard (read_clipboard)."}},
-		{"clipboardWrite", map[string]any{"type": "boolean", "description": "Also ask to write the clipboard (write_clipboard)."}},
-		{"systemKeyCombos", map[string]any{"type": "boolean", "description": "Also ask to press system shortcuts (Alt+Tab, Alt+F4, Ctrl+Alt+Delete, Super, Cmd+Q …), which are refused otherwise."}},
-	},
-	required:   []string{"apps", "reason"},
-	idempotent: true,
+// appNames are the apps request_access asks for.
+type appNames []string
+
+type requestAccessArgs struct {
+	Apps            appNames `json:"apps" jsonschema:"The applications to operate, by name or id. May be empty when only asking for grant flags."`
+	Reason          string   `json:"reason" jsonschema:"Why the task needs these apps, in one sentence the user will read in the approval dialog."`
+	ClipboardRead   bool     `json:"clipboardRead,omitempty" jsonschema:"Also ask to read the clipboard (read_clipboard)."`
+	ClipboardWrite  bool     `json:"clipboardWrite,omitempty" jsonschema:"Also ask to write the clipboard (write_clipboard)."`
+	SystemKeyCombos bool     `json:"systemKeyCombos,omitempty" jsonschema:"Also ask to press system shortcuts (Alt+Tab, Alt+F4, Ctrl+Alt+Delete, Super, Cmd+Q …), which are refused otherwise."`
 }
 
-var listGrantedSpec = &toolSpec{
-	name:  "list_granted_applications",
-	title: "List granted applications",
-	description: "List the applications approved for this session, with each one's tier and what it allows, and the grant flags " +
-		"(clipboardRead, clipboardWrite, systemKeyCombos). Call request_access to ask for more.",
-	readOnly:   true,
-	idempotent: true,
-}
-
-// addConsentTools registers the consent tools when the server has a
-// consent manager.
-func (s *Server) addConsentTools() {
-	if s.consent == nil {
-		return
-	}
-	s.mcp.AddTool(requestAccessSpec.tool(s.mode), s.handleRequestAccess)
-	s.mcp.AddTool(listGrantedSpec.tool(s.mode), s.handleListGranted)
+func init() {
+	argTypes[reflect.TypeFor[appNames]()] = &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "string"}, MaxItems: jsonschema.Ptr(50)}
+	register(&Tool{
+		Name:  "request_access",
+		Title: "Request access to applications",
+		Description: "Ask the user for permission to operate applications, before any other tool. " +
+			"Name each app by its name or id: a desktop-entry id (\"org.gnome.Calculator\"), a program or window class (\"xterm\"), or a macOS bundle id (\"com.apple.Safari\"). " +
+			"The user approves or declines each app, and each grant flag, in a dialog; when the client cannot show one, only pre-approved apps are granted and the result says how the user can pre-approve. " +
+			"Each app gets a tier: read (visible in screenshots only; browsers, trading and finance apps), click (plus plain left clicks and scrolling; terminals and IDEs) or full (everything else). " +
+			"Media and reading apps, and apps the system policy denies, are always refused. Apps the user declined stay refused in later sessions: do not ask for them again. " +
+			"Windows of apps that are not approved are hidden or blacked out in screenshots. Grants last until this server session ends, " +
+			"or until the user presses Escape, which stops you and withdraws them all: then every action is refused until you call request_access again and the user approves again.",
+		Args:       requestAccessArgs{},
+		Idempotent: true,
+		Consent:    true,
+		Families:   ToolFamilies,
+		Profiles:   ToolProfiles,
+		Handler:    func(s *Server) mcp.ToolHandler { return s.handleRequestAccess },
+	}, &Tool{
+		Name:  "list_granted_applications",
+		Title: "List granted applications",
+		Description: "List the applications approved for this session, with each one's tier and what it allows, and the grant flags " +
+			"(clipboardRead, clipboardWrite, systemKeyCombos). Call request_access to ask for more.",
+		ReadOnly: true, Idempotent: true,
+		Consent:  true,
+		Families: ToolFamilies,
+		Profiles: ToolProfiles,
+		Handler:  func(s *Server) mcp.ToolHandler { return s.handleListGranted },
+	})
 }
 
 // approvalInput names the approval dialog among a call's input requests.
@@ -102,7 +98,7 @@ func (s *Server) handleRequestAccess(ctx context.Context, req *mcp.CallToolReque
 	if state := req.Params.RequestState; state != "" {
 		return s.resumeRequestAccess(state, req.Params.InputResponses), nil
 	}
-	a, err := decodeArgs(requestAccessSpec.name, req.Params.Arguments, requestAccessSpec.fields())
+	a, err := decodeArgs("request_access", req.Params.Arguments, argNames(requestAccessArgs{}))
 	if err != nil {
 		return errorResult(err), nil
 	}
@@ -162,7 +158,7 @@ func accessResult(out *consent.Outcome) *mcp.CallToolResult {
 }
 
 func (s *Server) handleListGranted(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if _, err := decodeArgs(listGrantedSpec.name, req.Params.Arguments, nil); err != nil {
+	if _, err := decodeArgs("list_granted_applications", req.Params.Arguments, nil); err != nil {
 		return errorResult(err), nil
 	}
 	sess := s.consent.Session()

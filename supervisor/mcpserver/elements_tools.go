@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -261,8 +262,15 @@ func (s *Server) unionScrollSpec(coord *toolSpec) *toolSpec {
 	t := *coord
 	t.description = coord.description + " Or, the element form: pid and element_id (from get_app_state) with direction and pages scroll over that element; " +
 		"x and y then are pixels of the latest get_app_state screenshot. Give one form's arguments, not both."
-	t.props = append(slices.Clone(coord.props), elementScrollProps()...)
-	t.required = nil
+	t.schema = maps.Clone(coord.inputSchema())
+	props := maps.Clone(t.schema["properties"].(map[string]any))
+	t.accepts = slices.Clone(coord.fields())
+	for _, p := range elementScrollProps() {
+		props[p.name] = p.schema
+		t.accepts = append(t.accepts, p.name)
+	}
+	t.schema["properties"] = props
+	delete(t.schema, "required")
 	t.parse = func(p *parser, a *args) (*step, error) {
 		elem := a.has("pid") || a.has("element_id")
 		for _, f := range []string{"coordinate", "scroll_direction", "scroll_amount", "text"} {

@@ -51,7 +51,27 @@ const openAIWait = 2 * time.Second
 // about this much.
 const openAIScrollStep = 100
 
-func (s *Server) openAIToolSpec() *toolSpec {
+func init() {
+	register(&Tool{
+		Name:  "computer",
+		Title: "Use the computer",
+		Description: "Run OpenAI computer-use actions in order, then return a screenshot of the result. " +
+			"actions is the actions list of a computer_call, as the model sent it: click{x, y, button, keys}, double_click{x, y}, drag{path}, move{x, y}, " +
+			"scroll{x, y, scroll_x, scroll_y}, keypress{keys}, type{text}, wait{}, screenshot{}. Coordinates are pixels of the latest screenshot. " +
+			"Every action's arguments are checked before any runs; the batch stops at the first failure and reports the completed, failed and remaining actions, " +
+			"with a screenshot of the screen as it is then. " + fmt.Sprintf("wait waits %g s; a scroll moves %d pixels per mouse-wheel click; a batch may take at most %g s.",
+			openAIWait.Seconds(), openAIScrollStep, maxBatchDuration.Seconds()),
+		Destructive: true, OpenWorld: true,
+		Profiles: []string{ProfileOpenAI},
+		Schema:   func(s *Server, schema map[string]any) { openAISchema(schema) },
+		Call: func(s *Server, ctx context.Context, sess *session, raw json.RawMessage) *mcp.CallToolResult {
+			return s.runOpenAI(ctx, sess, raw)
+		},
+	})
+}
+
+// openAISchema is the computer tool's input schema.
+func openAISchema(schema map[string]any) {
 	point := map[string]any{"type": "number", "description": "Pixels of the latest screenshot, origin top-left."}
 	// OpenAI sends "keys": null on actions without modifiers.
 	keys := map[string]any{
@@ -74,24 +94,13 @@ func (s *Server) openAIToolSpec() *toolSpec {
 		},
 		"required": []string{"type"},
 	}
-	return &toolSpec{
-		name:  "computer",
-		title: "Use the computer",
-		description: "Run OpenAI computer-use actions in order, then return a screenshot of the result. " +
-			"actions is the actions list of a computer_call, as the model sent it: click{x, y, button, keys}, double_click{x, y}, drag{path}, move{x, y}, " +
-			"scroll{x, y, scroll_x, scroll_y}, keypress{keys}, type{text}, wait{}, screenshot{}. Coordinates are pixels of the latest screenshot. " +
-			"Every action's arguments are checked before any runs; the batch stops at the first failure and reports the completed, failed and remaining actions, " +
-			"with a screenshot of the screen as it is then. " + fmt.Sprintf("wait waits %g s; a scroll moves %d pixels per mouse-wheel click; a batch may take at most %g s.",
-			openAIWait.Seconds(), openAIScrollStep, maxBatchDuration.Seconds()),
-		props: []prop{{"actions", map[string]any{
-			"type":        "array",
-			"maxItems":    maxBatchActions,
-			"description": "The computer_call's actions, in order. An empty list only takes a screenshot.",
-			"items":       item,
-		}}},
-		required:    []string{"actions"},
-		destructive: true, openWorld: true, openAI: true,
-	}
+	schema["properties"] = map[string]any{"actions": map[string]any{
+		"type":        "array",
+		"maxItems":    maxBatchActions,
+		"description": "The computer_call's actions, in order. An empty list only takes a screenshot.",
+		"items":       item,
+	}}
+	schema["required"] = []string{"actions"}
 }
 
 // runOpenAI runs the computer tool of the openai profile: OpenAI's

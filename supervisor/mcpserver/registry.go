@@ -53,7 +53,10 @@ type Tool struct {
 	// handler of an action tool); Call instead answers a whole call
 	// itself (computer_batch, the consent tools).
 	Parse func(p *parser, a *args) (*step, error)
-	Call  func(s *Server, ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult
+	Call  func(s *Server, ctx context.Context, sess *session, raw json.RawMessage) *mcp.CallToolResult
+	// Handler, for tools outside the action path (the consent and
+	// teaching tools), is the go-sdk handler itself.
+	Handler func(s *Server) mcp.ToolHandler
 	// Schema, when set, finishes the derived input schema with what
 	// depends on the registry or the server (computer_batch's enum).
 	Schema func(s *Server, schema map[string]any)
@@ -178,34 +181,58 @@ var argTypes = map[reflect.Type]*jsonschema.Schema{}
 
 // inputSchema derives the tool's input schema from its argument struct.
 func (t *Tool) inputSchema(s *Server) map[string]any {
+	return s.toolSchema(t.Args, func(schema map[string]any) {
+		if t.Schema != nil {
+			t.Schema(s, schema)
+		}
+	})
+}
+
+// toolSchema derives the schema of an argument struct (nil: none), with
+// the server's words for the placeholders, and hands it to finish.
+func (s *Server) toolSchema(args any, finish func(map[string]any)) map[string]any {
 	schema := map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false}
-	if t.Args != nil {
-		js, err := jsonschema.ForType(reflect.TypeOf(t.Args), &jsonschema.ForOptions{TypeSchemas: argTypes})
+	if args != nil {
+		js, err := jsonschema.ForType(reflect.TypeOf(args), &jsonschema.ForOptions{TypeSchemas: argTypes})
 		if err != nil {
-			panic(fmt.Sprintf("mcpserver: the arguments of %s: %v", t.Name, err))
+			panic(fmt.Sprintf("mcpserver: deriving the schema of %T: %v", args, err))
 		}
 		b, err := json.Marshal(js)
 		if err != nil {
-			panic(fmt.Sprintf("mcpserver: the schema of %s: %v", t.Name, err))
+			panic(fmt.Sprintf("mcpserver: deriving the schema of %T: %v", args, err))
 		}
 		schema = nil
-		if err := json.Unmarshal([]byte(strings.ReplaceAll(string(b), "{coords}", s.coordWords())), &schema); err != nil {
-			panic(fmt.Sprintf("mcpserver: the schema of %s: %v", t.Name, err))
+		if err := json.Unmarshal([]byte(s.placeholders().Replace(string(b))), &schema); err != nil {
+			panic(fmt.Sprintf("mcpserver: deriving the schema of %T: %v", args, err))
 		}
 	}
-	if t.Schema != nil {
-		t.Schema(s, schema)
+	if finish != nil {
+		finish(schema)
 	}
 	return schema
 }
 
+// placeholders fill in what descriptions cannot spell as constants: what
+// a coordinate means in the server's mode, and the limits.
+func (s *Server) placeholders() *strings.Replacer {
+	return strings.NewReplacer(
+		"{coords}", s.coordWords(),
+		"{max_wait}", fmt.Sprintf("%g", maxWait),
+		"{max_batch}", fmt.Sprintf("%g", maxBatchDuration.Seconds()),
+		"{batch_actions}", batchActionWords(),
+	)
+}
+
 // fields lists the argument names the tool accepts.
-func (t *Tool) fields() []string {
-	if t.Args == nil {
+func (t *Tool) fields() []string { return argNames(t.Args) }
+
+// argNames lists the json names of an argument struct's fields.
+func argNames(args any) []string {
+	if args == nil {
 		return nil
 	}
 	var out []string
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(t.Args)) {
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(args)) {
 		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
 			out = append(out, name)
 		}
@@ -218,11 +245,12 @@ func (t *Tool) spec(s *Server) *toolSpec {
 	return &toolSpec{
 		name:        t.Name,
 		title:       t.Title,
-		description: strings.ReplaceAll(t.Description, "{coords}", s.coordWords()),
+		description: s.placeholders().Replace(t.Description),
 		schema:      t.inputSchema(s),
 		accepts:     t.fields(),
 		readOnly:    t.ReadOnly, destructive: t.Destructive, idempotent: t.Idempotent, openWorld: t.OpenWorld,
 		batchable: t.Batchable,
 		parse:     t.Parse,
+		entry:     t,
 	}
 }

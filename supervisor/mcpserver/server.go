@@ -342,13 +342,14 @@ func New(opts Options) (*Server, error) {
 	}
 	s.tools = s.toolSpecs()
 	offered := s.tools
-	if s.profile == ProfileOpenAI {
+	if s.profile != ProfileDefault {
 		// The computer tool runs deskhand's own tools, which stay known
 		// to it but are not offered.
-		offered = []*toolSpec{s.openAIToolSpec()}
+		offered = s.specs(s.profile, func(t *Tool) bool { return !t.Teaching && !t.Consent })
 	}
+	consentTools := s.specs(s.profile, func(t *Tool) bool { return t.Consent && !t.Teaching })
 	if s.down != nil {
-		for _, spec := range append(offered, requestAccessSpec, listGrantedSpec) {
+		for _, spec := range append(offered, consentTools...) {
 			s.mcp.AddTool(spec.tool(s.mode), s.unavailable)
 		}
 		return s, nil
@@ -356,7 +357,11 @@ func New(opts Options) (*Server, error) {
 	for _, spec := range offered {
 		s.mcp.AddTool(spec.tool(s.mode), s.handler(spec))
 	}
-	s.addConsentTools()
+	if s.consent != nil {
+		for _, spec := range consentTools {
+			s.mcp.AddTool(spec.tool(s.mode), spec.entry.Handler(s))
+		}
+	}
 	if opts.Teach {
 		s.EnableTeaching()
 	}
@@ -594,11 +599,8 @@ func (s *Server) handler(spec *toolSpec) mcp.ToolHandler {
 
 // call runs one tool call: arguments, gates, action.
 func (s *Server) call(ctx context.Context, sess *session, spec *toolSpec, raw []byte) *mcp.CallToolResult {
-	if spec.batch {
-		return s.runBatch(ctx, sess, raw)
-	}
-	if spec.openAI {
-		return s.runOpenAI(ctx, sess, raw)
+	if spec.entry != nil && spec.entry.Call != nil {
+		return spec.entry.Call(s, ctx, sess, raw)
 	}
 	a, err := decodeArgs(spec.name, raw, spec.fields())
 	if err != nil {

@@ -43,10 +43,6 @@ const (
 	maxTeachWait = 30 * time.Minute
 )
 
-// teachActionTools are the teaching tools the gates check as actions: the
-// showing of each step. request_teach_access is a consent tool.
-var teachActionTools = []string{"teach_batch", "teach_step"}
-
 // teachState is the server's teaching state.
 type teachState struct {
 	mu      sync.Mutex
@@ -64,12 +60,12 @@ type teachState struct {
 
 // EnableTeaching offers the teaching tools, once; a server made with
 // Options.Teach has them from the start. Clients connected meanwhile are
-// told that the tool list changed. It does nothing for the openai
-// profile, whose one tool cannot teach, nor for the elements family.
+// told that the tool list changed. It does nothing for a profile or
+// family that has no teaching tools (the openai profile, whose one tool
+// cannot teach; the elements family).
 func (s *Server) EnableTeaching() {
-	// A step's actions are computer_batch actions, so teaching goes with
-	// the coordinate tools; --tools elements offers seed 002's tools alone.
-	if s.profile != ProfileDefault || s.family == ToolsElements {
+	tools := s.specs(s.profile, func(t *Tool) bool { return t.Teaching && (!t.Consent || s.consent != nil) })
+	if len(tools) == 0 {
 		return
 	}
 	s.teach.mu.Lock()
@@ -79,22 +75,84 @@ func (s *Server) EnableTeaching() {
 	}
 	s.teach.offered = true
 	s.teach.mu.Unlock()
-	if s.consent != nil {
-		s.mcp.AddTool(s.requestTeachAccessSpec().tool(s.mode), s.handleRequestTeachAccess)
+	for _, spec := range tools {
+		s.mcp.AddTool(spec.tool(s.mode), spec.entry.Handler(s))
 	}
-	step, batch := s.teachStepSpec(), s.teachBatchSpec()
-	s.mcp.AddTool(step.tool(s.mode), s.teachHandler(step.name, s.runTeachStep))
-	s.mcp.AddTool(batch.tool(s.mode), s.teachHandler(batch.name, s.runTeachBatch))
 }
 
-func (s *Server) requestTeachAccessSpec() *toolSpec {
-	t := *requestAccessSpec
-	t.name = "request_teach_access"
-	t.title = "Request access to applications for teaching"
-	t.description = "Ask the user for permission to teach them a task in applications, with the teaching tools teach_step and teach_batch; call it before them. " +
-		"It follows the same rules as request_access: the user approves or declines each app, and each grant flag, in a dialog (or by pre-approval), each app gets its tier, " +
-		"and Escape withdraws everything. An app approved here is approved for the ordinary tools too. A request_access approval alone does not enable teaching."
-	return &t
+// teachEnvelope's arguments: a teach_step, or one step of teach_batch.
+type teachStepArgs struct {
+	Explanation string      `json:"explanation" jsonschema:"What this step is about, for the user to read in the tooltip."`
+	NextPreview string      `json:"next_preview" jsonschema:"What clicking Next will do, such as \"I will type your name in the Name field\"."`
+	Anchor      point       `json:"anchor,omitzero" jsonschema:"Where the tooltip points (optional): [x, y] in {coords}."`
+	Actions     []batchItem `json:"actions,omitempty" jsonschema:"The actions Next runs, as computer_batch takes them, such as [{\"action\": \"left_click\", \"coordinate\": [100, 200]}, {\"action\": \"type\", \"text\": \"hello\"}]; empty or omitted for a step that only explains."`
+}
+
+type teachBatchArgs struct {
+	Steps []teachStepArgs `json:"steps" jsonschema:"The steps, in order."`
+}
+
+// teachEnvelopeFields are the arguments of a step.
+var teachEnvelopeFields = argNames(teachStepArgs{})
+
+// finishTeachStep completes the schema of a step: its actions are
+// computer_batch's.
+func (s *Server) finishTeachStep(step map[string]any) {
+	actions := arrayProp(step, "actions", 0, maxBatchActions)
+	s.finishBatchItem(actions["items"].(map[string]any))
+}
+
+func init() {
+	register(&Tool{
+		Name:  "request_teach_access",
+		Title: "Request access to applications for teaching",
+		Description: "Ask the user for permission to teach them a task in applications, with the teaching tools teach_step and teach_batch; call it before them. " +
+			"It follows the same rules as request_access: the user approves or declines each app, and each grant flag, in a dialog (or by pre-approval), each app gets its tier, " +
+			"and Escape withdraws everything. An app approved here is approved for the ordinary tools too. A request_access approval alone does not enable teaching.",
+		Args:       requestAccessArgs{},
+		Idempotent: true,
+		Teaching:   true, Consent: true,
+		Families: coordinateFamilies,
+		Handler:  func(s *Server) mcp.ToolHandler { return s.handleRequestTeachAccess },
+	}, &Tool{
+		Name:  "teach_step",
+		Title: "Teach one step",
+		Description: "Show the user one step of a lesson in a tooltip on the screen and wait for them: explanation says what this step is about, next_preview what happens when they click Next. " +
+			"anchor ([x, y] in {coords}) places the tooltip beside what the step is about. " +
+			"When the user clicks Next, actions run (the computer_batch action schema, checked like computer_batch actions before anything is shown) while the user watches, and the result carries a fresh screenshot. " +
+			"When the user clicks Exit or presses Escape, the result is {exited: true} and nothing runs: end the lesson. " +
+			"Only the user can answer the tooltip; clicks at its position are refused. Call request_teach_access first.",
+		Args:        teachStepArgs{},
+		Destructive: true, OpenWorld: true,
+		Teaching: true,
+		Families: coordinateFamilies,
+		// Showing a step puts deskhand's own tooltip up and sends nothing
+		// to any app: the lock, the turn and the hiding apply, the tier
+		// checks do not. The step's actions pass the gates one by one
+		// under their own names when the user clicks Next.
+		Gate:    looking,
+		Schema:  func(s *Server, schema map[string]any) { s.finishTeachStep(schema) },
+		Handler: func(s *Server) mcp.ToolHandler { return s.teachHandler("teach_step", s.runTeachStep) },
+	}, &Tool{
+		Name:  "teach_batch",
+		Title: "Teach several steps",
+		Description: "Teach several steps in one call: each step is shown as teach_step shows it, one after another, and the user clicks Next to run its actions or Exit to stop. " +
+			"Every step's explanation, next_preview, anchor and actions are checked before the first tooltip shows; one invalid step and nothing is shown or run. " +
+			"All anchors and coordinates of the batch are [x, y] in {coords} of the screenshot taken BEFORE the batch, even when a step takes a screenshot; anchor the next batch against the screenshot this one returns. " +
+			"An action that fails stops the batch after what completed; the result lists the steps completed, the one that failed or that the user exited at, and those remaining. " +
+			"A batch whose steps ran actions returns a final screenshot. Call request_teach_access first.",
+		Args:        teachBatchArgs{},
+		Destructive: true, OpenWorld: true,
+		Teaching: true,
+		Families: coordinateFamilies,
+		Gate:     looking,
+		Schema: func(s *Server, schema map[string]any) {
+			step := arrayProp(schema, "steps", 1, maxTeachSteps)["items"].(map[string]any)
+			delete(step, "additionalProperties")
+			s.finishTeachStep(step)
+		},
+		Handler: func(s *Server) mcp.ToolHandler { return s.teachHandler("teach_batch", s.runTeachBatch) },
+	})
 }
 
 // handleRequestTeachAccess is request_access, which also approves the
@@ -128,72 +186,6 @@ func (s *Server) teachRefusal() error {
 		return errors.New("teaching is not approved for this session yet. Call request_teach_access first, with the apps the lesson uses and a reason the user will see; then take a screenshot")
 	}
 	return nil
-}
-
-func (s *Server) teachStepSpec() *toolSpec {
-	cw := s.coordWords()
-	return &toolSpec{
-		name:  "teach_step",
-		title: "Teach one step",
-		description: "Show the user one step of a lesson in a tooltip on the screen and wait for them: explanation says what this step is about, next_preview what happens when they click Next. " +
-			"anchor ([x, y] in " + cw + ") places the tooltip beside what the step is about. " +
-			"When the user clicks Next, actions run (the computer_batch action schema, checked like computer_batch actions before anything is shown) while the user watches, and the result carries a fresh screenshot. " +
-			"When the user clicks Exit or presses Escape, the result is {exited: true} and nothing runs: end the lesson. " +
-			"Only the user can answer the tooltip; clicks at its position are refused. Call request_teach_access first.",
-		props:       s.teachEnvelopeProps(),
-		required:    []string{"explanation", "next_preview"},
-		destructive: true, openWorld: true,
-	}
-}
-
-func (s *Server) teachBatchSpec() *toolSpec {
-	cw := s.coordWords()
-	step := map[string]any{
-		"type":       "object",
-		"properties": map[string]any{},
-		"required":   []string{"explanation", "next_preview"},
-	}
-	for _, p := range s.teachEnvelopeProps() {
-		step["properties"].(map[string]any)[p.name] = p.schema
-	}
-	return &toolSpec{
-		name:  "teach_batch",
-		title: "Teach several steps",
-		description: "Teach several steps in one call: each step is shown as teach_step shows it, one after another, and the user clicks Next to run its actions or Exit to stop. " +
-			"Every step's explanation, next_preview, anchor and actions are checked before the first tooltip shows; one invalid step and nothing is shown or run. " +
-			"All anchors and coordinates of the batch are [x, y] in " + cw + " of the screenshot taken BEFORE the batch, even when a step takes a screenshot; anchor the next batch against the screenshot this one returns. " +
-			"An action that fails stops the batch after what completed; the result lists the steps completed, the one that failed or that the user exited at, and those remaining. " +
-			"A batch whose steps ran actions returns a final screenshot. Call request_teach_access first.",
-		props: []prop{{"steps", map[string]any{
-			"type":        "array",
-			"minItems":    1,
-			"maxItems":    maxTeachSteps,
-			"description": "The steps, in order.",
-			"items":       step,
-		}}},
-		required:    []string{"steps"},
-		destructive: true, openWorld: true,
-	}
-}
-
-func (s *Server) teachEnvelopeProps() []prop {
-	return []prop{
-		{"explanation", map[string]any{
-			"type":        "string",
-			"description": "What this step is about, for the user to read in the tooltip.",
-		}},
-		{"next_preview", map[string]any{
-			"type":        "string",
-			"description": "What clicking Next will do, such as \"I will type your name in the Name field\".",
-		}},
-		s.coordProp("anchor", "Where the tooltip points (optional)"),
-		{"actions", map[string]any{
-			"type":        "array",
-			"maxItems":    maxBatchActions,
-			"description": "The actions Next runs, as computer_batch takes them, such as [{\"action\": \"left_click\", \"coordinate\": [100, 200]}, {\"action\": \"type\", \"text\": \"hello\"}]; empty or omitted for a step that only explains.",
-			"items":       s.batchItemSchema(),
-		}},
-	}
 }
 
 // teachEnvelope is one checked step of a lesson.
@@ -253,8 +245,6 @@ func (s *Server) parseTeachEnvelope(p *parser, a *args) (*teachEnvelope, error) 
 	}
 	return env, nil
 }
-
-var teachEnvelopeFields = []string{"explanation", "next_preview", "anchor", "actions"}
 
 // teachHandler adapts a teaching tool: unlike the others it takes the
 // action slot itself, since it gives it back while it waits for the user.

@@ -1,12 +1,17 @@
 package mcpserver
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/deskhand/deskhand/supervisor/catalog"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 )
 
@@ -23,17 +28,15 @@ type toolSpec struct {
 	idempotent  bool
 	openWorld   bool
 
-	// batchable tools may appear in computer_batch; batch marks
-	// computer_batch itself.
+	// batchable tools may appear in computer_batch.
 	batchable bool
-	batch     bool
-	// openAI marks the computer tool of the openai profile.
-	openAI bool
 
 	parse func(p *parser, a *args) (*step, error)
 
-	// schema and accepts, when set, are a registry entry's derived
-	// schema and argument names.
+	// tool is the registry entry the spec was made from; schema and
+	// accepts its derived schema and argument names. The element tools
+	// not yet in the registry have props and required instead.
+	entry   *Tool
 	schema  map[string]any
 	accepts []string
 }
@@ -109,332 +112,474 @@ func (s *Server) coordProp(name, role string) prop {
 	}}
 }
 
-func modifiersProp(what string) prop {
-	return prop{"text", map[string]any{
-		"type":        "string",
-		"description": fmt.Sprintf(`Modifier keys to hold during the %s, joined with "+": "shift", "ctrl", "alt", "super", e.g. "ctrl+shift". Omit for none.`, what),
-	}}
-}
-
-// showChangeProp asks for an image of what the action changed (effect.go).
-var showChangeProp = prop{"show_change", map[string]any{
-	"type":        "boolean",
-	"description": "true returns, with the result, an image of just the region the action changed, at screenshot scale: a cheaper look than a new screenshot. Omit for the server's default.",
-}}
-
-func durationProp(what string) prop {
-	return prop{"duration", map[string]any{
-		"type":        "number",
-		"minimum":     0,
-		"maximum":     maxWait,
-		"description": what,
-	}}
-}
+// The argument types the coordinate tools share; argTypes gives their
+// shapes and bounds.
+type (
+	point       [2]float64 // [x, y]
+	region      [4]float64 // [x0, y0, x1, y1]
+	seconds     float64    // 0 to maxWait
+	wheelClicks int        // 1 to maxScrollAmount
+	presses     int        // 1 to maxKeyRepeat
+	direction   string     // up, down, left or right
+)
 
 func init() {
-	register(&Tool{
-		Name:        "cursor_position",
-		Title:       "Get the pointer position",
-		Description: "Return the mouse pointer's position as [x, y] in {coords}.",
-		ReadOnly:    true, Idempotent: true,
-		Families: coordinateFamilies,
-		Gate:     looking,
-		Parse:    func(p *parser, a *args) (*step, error) { return p.cursorPosition() },
-	})
+	num := &jsonschema.Schema{Type: "number"}
+	argTypes[reflect.TypeFor[point]()] = &jsonschema.Schema{Type: "array", Items: num, MinItems: jsonschema.Ptr(2), MaxItems: jsonschema.Ptr(2)}
+	argTypes[reflect.TypeFor[region]()] = &jsonschema.Schema{Type: "array", Items: num, MinItems: jsonschema.Ptr(4), MaxItems: jsonschema.Ptr(4)}
+	argTypes[reflect.TypeFor[seconds]()] = &jsonschema.Schema{Type: "number", Minimum: jsonschema.Ptr(0.0), Maximum: jsonschema.Ptr(maxWait)}
+	argTypes[reflect.TypeFor[wheelClicks]()] = &jsonschema.Schema{Type: "integer", Minimum: jsonschema.Ptr(1.0), Maximum: jsonschema.Ptr(float64(maxScrollAmount))}
+	argTypes[reflect.TypeFor[presses]()] = &jsonschema.Schema{Type: "integer", Minimum: jsonschema.Ptr(1.0), Maximum: jsonschema.Ptr(float64(maxKeyRepeat))}
+	argTypes[reflect.TypeFor[direction]()] = &jsonschema.Schema{Type: "string", Enum: []any{"up", "down", "left", "right"}}
 }
 
-// looking is the gate kind of tools that only look: the lock, the turn
-// and the hiding apply, the tier checks do not.
-func looking(*Action) GateKind { return GateKind{} }
-
-// batchActions are the tools computer_batch runs, in the order its schema
-// lists them.
-var batchActions = []string{
-	"left_click", "double_click", "triple_click", "right_click", "middle_click",
-	"mouse_move", "left_click_drag", "left_mouse_down", "left_mouse_up", "scroll",
-	"type", "key", "hold_key", "wait", "screenshot",
+// showChange asks for an image of what the action changed (effect.go).
+type showChange struct {
+	ShowChange bool `json:"show_change,omitempty" jsonschema:"true returns, with the result, an image of just the region the action changed, at screenshot scale: a cheaper look than a new screenshot. Omit for the server's default."`
 }
 
-// toolSpecs returns every tool, in the order clients list them.
-// ActionTools names every tool of the default profile whose calls the
-// gates check as actions (Action.Tool): all but computer_batch, whose
-// actions are checked one by one under their own names, and the consent
-// tools, which the gates never see; plus the teaching tools teach_step
-// and teach_batch, whose steps are checked under their names as they are
-// shown (and their actions under their own). The openai profile's computer tool
-// runs these same actions.
-func (s *Server) ActionTools() []string {
-	var names []string
-	for _, t := range s.toolSpecs() {
-		if !t.batch && !t.openAI {
-			names = append(names, t.name)
+type (
+	zoomArgs struct {
+		Region region `json:"region" jsonschema:"[x0, y0, x1, y1]: top-left and bottom-right corners of the region, in {coords}."`
+	}
+	switchDisplayArgs struct {
+		Display string `json:"display" jsonschema:"The display's name or numeric id, as listed by screenshot."`
+	}
+	clickArgs struct {
+		Coordinate point  `json:"coordinate,omitzero" jsonschema:"Where to click: [x, y] in {coords}."`
+		Text       string `json:"text,omitempty" jsonschema:"Modifier keys to hold during the click, joined with \"+\": \"shift\", \"ctrl\", \"alt\", \"super\", e.g. \"ctrl+shift\". Omit for none."`
+		showChange
+	}
+	mouseMoveArgs struct {
+		Coordinate point `json:"coordinate" jsonschema:"Where to move the pointer: [x, y] in {coords}."`
+	}
+	dragArgs struct {
+		StartCoordinate point  `json:"start_coordinate,omitzero" jsonschema:"Where the drag starts: [x, y] in {coords}."`
+		Coordinate      point  `json:"coordinate" jsonschema:"Where the drag ends: [x, y] in {coords}."`
+		Text            string `json:"text,omitempty" jsonschema:"Modifier keys to hold during the drag, joined with \"+\": \"shift\", \"ctrl\", \"alt\", \"super\", e.g. \"ctrl+shift\". Omit for none."`
+		showChange
+	}
+	mouseDownArgs struct {
+		Coordinate point `json:"coordinate,omitzero" jsonschema:"Where to press the button: [x, y] in {coords}."`
+	}
+	mouseUpArgs struct {
+		Coordinate point `json:"coordinate,omitzero" jsonschema:"Where to release the button: [x, y] in {coords}."`
+	}
+	scrollArgs struct {
+		Coordinate      point       `json:"coordinate,omitzero" jsonschema:"Where to scroll: [x, y] in {coords}."`
+		ScrollDirection direction   `json:"scroll_direction" jsonschema:"Which way to scroll the content into view: down shows what is below."`
+		ScrollAmount    wheelClicks `json:"scroll_amount,omitempty" jsonschema:"How many mouse-wheel clicks to scroll (default 3)."`
+		Text            string      `json:"text,omitempty" jsonschema:"Modifier keys to hold during the scroll, joined with \"+\": \"shift\", \"ctrl\", \"alt\", \"super\", e.g. \"ctrl+shift\". Omit for none."`
+		showChange
+	}
+	typeArgs struct {
+		Text string `json:"text" jsonschema:"The text to type."`
+		showChange
+	}
+	keyArgs struct {
+		Text   string  `json:"text" jsonschema:"The key combination(s) to press, e.g. \"ctrl+s\" or \"Escape\"."`
+		Repeat presses `json:"repeat,omitempty" jsonschema:"How many times to press it (default 1)."`
+		showChange
+	}
+	holdKeyArgs struct {
+		Text     string  `json:"text" jsonschema:"The key or combination to hold."`
+		Duration seconds `json:"duration" jsonschema:"How long to hold it, in seconds (0–{max_wait})."`
+	}
+	waitArgs struct {
+		Duration seconds `json:"duration" jsonschema:"How long to wait, in seconds."`
+	}
+	openApplicationArgs struct {
+		App string `json:"app" jsonschema:"The application's desktop-entry id or name."`
+	}
+	writeClipboardArgs struct {
+		Text string `json:"text" jsonschema:"The text to put on the clipboard."`
+	}
+	// batchItem is one computer_batch action: "action" plus the union of
+	// the batchable tools' arguments (its enum comes from the registry).
+	batchItem struct {
+		Action          string      `json:"action" jsonschema:"The tool to run; the other fields are its arguments."`
+		Coordinate      point       `json:"coordinate,omitzero" jsonschema:"Target of a pointer action: [x, y] in {coords}."`
+		StartCoordinate point       `json:"start_coordinate,omitzero" jsonschema:"Start of left_click_drag: [x, y] in {coords}."`
+		Text            string      `json:"text,omitempty" jsonschema:"Text for type, key combination for key and hold_key, modifier keys for clicks, drags and scrolls."`
+		Repeat          presses     `json:"repeat,omitempty" jsonschema:"How many times key presses its keys."`
+		ScrollDirection direction   `json:"scroll_direction,omitempty"`
+		ScrollAmount    wheelClicks `json:"scroll_amount,omitempty"`
+		Duration        seconds     `json:"duration,omitempty" jsonschema:"Seconds, for wait and hold_key."`
+	}
+	batchArgs struct {
+		Actions []batchItem `json:"actions" jsonschema:"The actions to run, in order; {max_batch} s in all at most."`
+	}
+)
+
+func init() {
+	click := func(name, title, what, verb string, button Button, count int, gate func(*Action) GateKind) *Tool {
+		return &Tool{
+			Name:  name,
+			Title: title,
+			Description: what + " at coordinate ([x, y] in {coords}), or where the pointer is when coordinate is omitted. " +
+				"text optionally names modifier keys held during the click, such as \"shift\" or \"ctrl\".",
+			Args:        clickArgs{},
+			Destructive: true, OpenWorld: true, Batchable: true,
+			Families: coordinateFamilies,
+			Gate:     gate,
+			Parse:    func(p *parser, a *args) (*step, error) { return p.click(a, verb, button, count) },
 		}
 	}
-	// The teaching tools are gated as actions (the showing of each
-	// step) whether or not this server offers them.
-	names = append(names, teachActionTools...)
-	slices.Sort(names)
-	return names
-}
-
-func (s *Server) toolSpecs() []*toolSpec {
-	cw := s.coordWords()
-	click := func(name, title, what string, button Button, count int) *toolSpec {
-		return &toolSpec{
-			name:  name,
-			title: title,
-			description: fmt.Sprintf("%s at coordinate ([x, y] in %s), or where the pointer is when coordinate is omitted. "+
-				"text optionally names modifier keys held during the click, such as \"shift\" or \"ctrl\".", what, cw),
-			props:       []prop{s.coordProp("coordinate", "Where to click"), modifiersProp("click"), showChangeProp},
-			destructive: true, openWorld: true, batchable: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.click(a, button, count) },
-		}
-	}
-	tools := []*toolSpec{
-		{
-			name:  "screenshot",
-			title: "Take a screenshot",
-			description: "Take a screenshot of the selected display (the primary one unless switch_display chose another) and return it as an image. " +
-				"Coordinates for every other tool are [x, y] in " + cw + ", so take a new screenshot whenever the screen may have changed. " +
+	register(
+		&Tool{
+			Name:  "screenshot",
+			Title: "Take a screenshot",
+			Description: "Take a screenshot of the selected display (the primary one unless switch_display chose another) and return it as an image. " +
+				"Coordinates for every other tool are [x, y] in {coords}, so take a new screenshot whenever the screen may have changed. " +
 				"The result names the display shown and lists the others.",
-			readOnly: true, idempotent: true, batchable: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.screenshot() },
+			ReadOnly: true, Idempotent: true, Batchable: true, BatchLast: true,
+			Families: coordinateFamilies,
+			Gate:     looking,
+			Parse:    func(p *parser, a *args) (*step, error) { return p.screenshot() },
 		},
-		{
-			name:  "zoom",
-			title: "Zoom into a region",
-			description: "Return a higher-resolution view of a region of the latest screenshot, to read small text or inspect details. " +
-				"region is [x0, y0, x1, y1]: the top-left and bottom-right corners in " + cw + ". " +
+		&Tool{
+			Name:  "zoom",
+			Title: "Zoom into a region",
+			Description: "Return a higher-resolution view of a region of the latest screenshot, to read small text or inspect details. " +
+				"region is [x0, y0, x1, y1]: the top-left and bottom-right corners in {coords}. " +
 				"The zoomed image is only for looking: coordinates for the other tools still refer to the full screenshot.",
-			props: []prop{{"region", map[string]any{
-				"type":        "array",
-				"items":       map[string]any{"type": "number"},
-				"minItems":    4,
-				"maxItems":    4,
-				"description": "[x0, y0, x1, y1]: top-left and bottom-right corners of the region, in " + cw + ".",
-			}}},
-			required: []string{"region"},
-			readOnly: true, idempotent: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.zoom(a) },
+			Args:     zoomArgs{},
+			ReadOnly: true, Idempotent: true,
+			Families: coordinateFamilies,
+			Gate:     looking,
+			Parse:    func(p *parser, a *args) (*step, error) { return p.zoom(a) },
 		},
-		{
-			name:  "switch_display",
-			title: "Switch display",
-			description: "Select the display (monitor) that screenshots show and coordinates refer to, by its name (such as \"HDMI-1\") or numeric id " +
+		&Tool{
+			Name:  "switch_display",
+			Title: "Switch display",
+			Description: "Select the display (monitor) that screenshots show and coordinates refer to, by its name (such as \"HDMI-1\") or numeric id " +
 				"as the screenshot result lists them. Returns a screenshot of that display.",
-			props: []prop{{"display", map[string]any{
-				"type":        "string",
-				"description": "The display's name or numeric id, as listed by screenshot.",
-			}}},
-			required: []string{"display"},
-			readOnly: true, idempotent: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.switchDisplay(a) },
+			Args:     switchDisplayArgs{},
+			ReadOnly: true, Idempotent: true,
+			Families: coordinateFamilies,
+			Gate:     looking,
+			Parse:    func(p *parser, a *args) (*step, error) { return p.switchDisplay(a) },
 		},
-		lookupTool("cursor_position", ProfileDefault, ToolsCoordinates).spec(s),
-		click("left_click", "Left click", "Click the left mouse button", ButtonLeft, 1),
-		click("double_click", "Double click", "Double-click the left mouse button", ButtonLeft, 2),
-		click("triple_click", "Triple click", "Triple-click the left mouse button (selects a line or paragraph of text)", ButtonLeft, 3),
-		click("right_click", "Right click", "Click the right mouse button (usually opens a context menu)", ButtonRight, 1),
-		click("middle_click", "Middle click", "Click the middle mouse button (pastes the primary selection in many Linux applications)", ButtonMiddle, 1),
-		{
-			name:        "mouse_move",
-			title:       "Move the pointer",
-			description: "Move the mouse pointer to coordinate ([x, y] in " + cw + ") without clicking, to hover or to position it for left_mouse_down.",
-			props:       []prop{s.coordProp("coordinate", "Where to move the pointer")},
-			required:    []string{"coordinate"},
-			idempotent:  true, openWorld: true, batchable: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.mouseMove(a) },
+		&Tool{
+			Name:        "cursor_position",
+			Title:       "Get the pointer position",
+			Description: "Return the mouse pointer's position as [x, y] in {coords}.",
+			ReadOnly:    true, Idempotent: true,
+			Families: coordinateFamilies,
+			Gate:     looking,
+			Parse:    func(p *parser, a *args) (*step, error) { return p.cursorPosition() },
 		},
-		{
-			name:  "left_click_drag",
-			title: "Drag",
-			description: "Press the left mouse button at start_coordinate (default: where the pointer is), move to coordinate and release it there: " +
-				"drag and drop, move a slider or a window, select text. Both are [x, y] in " + cw + ". " +
-				"text optionally names modifier keys held for the whole drag, such as \"shift\" to extend a selection.",
-			props:       []prop{s.coordProp("start_coordinate", "Where the drag starts"), s.coordProp("coordinate", "Where the drag ends"), modifiersProp("drag"), showChangeProp},
-			required:    []string{"coordinate"},
-			destructive: true, openWorld: true, batchable: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.drag(a) },
-		},
-		{
-			name:  "left_mouse_down",
-			title: "Press the left button",
-			description: "Press and hold the left mouse button, at coordinate ([x, y] in " + cw + ") if given, else where the pointer is. " +
-				"Move with mouse_move and release with left_mouse_up; the button is also released when a later action fails or the client disconnects.",
-			props:       []prop{s.coordProp("coordinate", "Where to press the button")},
-			destructive: true, openWorld: true, batchable: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.mouseButton(a, "left_mouse_down", true) },
-		},
-		{
-			name:        "left_mouse_up",
-			title:       "Release the left button",
-			description: "Release the left mouse button, at coordinate ([x, y] in " + cw + ") if given (the pointer moves there first), else where the pointer is.",
-			props:       []prop{s.coordProp("coordinate", "Where to release the button")},
-			destructive: true, openWorld: true, batchable: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.mouseButton(a, "left_mouse_up", false) },
-		},
-		{
-			name:  "scroll",
-			title: "Scroll",
-			description: "Scroll the view under coordinate ([x, y] in " + cw + "; default: where the pointer is) by scroll_amount mouse-wheel clicks " +
-				"(default 3) in scroll_direction. text optionally names modifier keys held while scrolling, such as \"ctrl\" to zoom or \"shift\" to scroll sideways.",
-			props: []prop{
-				s.coordProp("coordinate", "Where to scroll"),
-				{"scroll_direction", map[string]any{
-					"type":        "string",
-					"enum":        []string{"up", "down", "left", "right"},
-					"description": "Which way to scroll the content into view: down shows what is below.",
-				}},
-				{"scroll_amount", map[string]any{
-					"type":        "integer",
-					"minimum":     1,
-					"maximum":     maxScrollAmount,
-					"description": "How many mouse-wheel clicks to scroll (default 3).",
-				}},
-				modifiersProp("scroll"),
-				showChangeProp,
+		click("left_click", "Left click", "Click the left mouse button", "Left-clicked", ButtonLeft, 1, plainClick("a left click")),
+		click("double_click", "Double click", "Double-click the left mouse button", "Double-clicked", ButtonLeft, 2, plainClick("a double click")),
+		click("triple_click", "Triple click", "Triple-click the left mouse button (selects a line or paragraph of text)", "Triple-clicked", ButtonLeft, 3, plainClick("a triple click")),
+		click("right_click", "Right click", "Click the right mouse button (usually opens a context menu)", "Right-clicked", ButtonRight, 1, otherClick("a right click")),
+		click("middle_click", "Middle click", "Click the middle mouse button (pastes the primary selection in many Linux applications)", "Middle-clicked", ButtonMiddle, 1, otherClick("a middle click")),
+		&Tool{
+			Name:        "mouse_move",
+			Title:       "Move the pointer",
+			Description: "Move the mouse pointer to coordinate ([x, y] in {coords}) without clicking, to hover or to position it for left_mouse_down.",
+			Args:        mouseMoveArgs{},
+			Idempotent:  true, OpenWorld: true, Batchable: true,
+			Families: coordinateFamilies,
+			Gate: func(*Action) GateKind {
+				return GateKind{Input: true, PointTier: catalog.TierRead, What: "moving the pointer", BareOK: true}
 			},
-			required:    []string{"scroll_direction"},
-			destructive: true, openWorld: true, batchable: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.scroll(a) },
+			Parse: func(p *parser, a *args) (*step, error) { return p.mouseMove(a) },
 		},
-		{
-			name:  "type",
-			title: "Type text",
-			description: fmt.Sprintf("Type text into the focused element exactly as given, whatever the keyboard layout: letters, accented and non-Latin characters, emoji. "+
+		&Tool{
+			Name:  "left_click_drag",
+			Title: "Drag",
+			Description: "Press the left mouse button at start_coordinate (default: where the pointer is), move to coordinate and release it there: " +
+				"drag and drop, move a slider or a window, select text. Both are [x, y] in {coords}. " +
+				"text optionally names modifier keys held for the whole drag, such as \"shift\" to extend a selection.",
+			Args:        dragArgs{},
+			Destructive: true, OpenWorld: true, Batchable: true,
+			Families: coordinateFamilies,
+			Gate: func(a *Action) GateKind {
+				return GateKind{Input: true, Keys: a.Keys != "", OneCombo: true, PointTier: catalog.TierFull, What: "dragging" + holding(a.Keys), BareOK: true, CheckPixels: true}
+			},
+			Parse: func(p *parser, a *args) (*step, error) { return p.drag(a) },
+		},
+		&Tool{
+			Name:  "left_mouse_down",
+			Title: "Press the left button",
+			Description: "Press and hold the left mouse button, at coordinate ([x, y] in {coords}) if given, else where the pointer is. " +
+				"Move with mouse_move and release with left_mouse_up; the button is also released when a later action fails or the client disconnects.",
+			Args:        mouseDownArgs{},
+			Destructive: true, OpenWorld: true, Batchable: true,
+			Families: coordinateFamilies,
+			Gate:     buttonGate,
+			Parse:    func(p *parser, a *args) (*step, error) { return p.mouseButton(a, true) },
+		},
+		&Tool{
+			Name:        "left_mouse_up",
+			Title:       "Release the left button",
+			Description: "Release the left mouse button, at coordinate ([x, y] in {coords}) if given (the pointer moves there first), else where the pointer is.",
+			Args:        mouseUpArgs{},
+			Destructive: true, OpenWorld: true, Batchable: true,
+			Families: coordinateFamilies,
+			Gate:     buttonGate,
+			Parse:    func(p *parser, a *args) (*step, error) { return p.mouseButton(a, false) },
+		},
+		&Tool{
+			Name:  "scroll",
+			Title: "Scroll",
+			Description: "Scroll the view under coordinate ([x, y] in {coords}; default: where the pointer is) by scroll_amount mouse-wheel clicks " +
+				"(default 3) in scroll_direction. text optionally names modifier keys held while scrolling, such as \"ctrl\" to zoom or \"shift\" to scroll sideways.",
+			Args:        scrollArgs{},
+			Destructive: true, OpenWorld: true, Batchable: true,
+			Families: coordinateFamilies,
+			Gate:     scrollGate,
+			Parse:    func(p *parser, a *args) (*step, error) { return p.scroll(a) },
+		},
+		&Tool{
+			Name:  "type",
+			Title: "Type text",
+			Description: fmt.Sprintf("Type text into the focused element exactly as given, whatever the keyboard layout: letters, accented and non-Latin characters, emoji. "+
 				"\"\\n\" presses Return and \"\\t\" Tab. Click the field first to focus it. At most %d characters; put longer text on the clipboard with write_clipboard and paste it.", maxTypeRunes),
-			props: []prop{{"text", map[string]any{
-				"type":        "string",
-				"description": "The text to type.",
-			}}, showChangeProp},
-			required:    []string{"text"},
-			destructive: true, openWorld: true, batchable: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.typeText(a) },
+			Args:        typeArgs{},
+			Destructive: true, OpenWorld: true, Batchable: true,
+			Families: coordinateFamilies,
+			Gate:     keyboard("typing", false),
+			Parse:    func(p *parser, a *args) (*step, error) { return p.typeText(a) },
 		},
-		{
-			name:  "key",
-			title: "Press keys",
-			description: "Press a key or key combination, xdotool-style: key names joined with \"+\", such as \"Return\", \"ctrl+c\", \"ctrl+shift+t\", \"alt+F4\" or \"super\". " +
+		&Tool{
+			Name:  "key",
+			Title: "Press keys",
+			Description: "Press a key or key combination, xdotool-style: key names joined with \"+\", such as \"Return\", \"ctrl+c\", \"ctrl+shift+t\", \"alt+F4\" or \"super\". " +
 				"Several combinations separated by spaces are pressed one after another (\"ctrl+a ctrl+c\"). " +
 				"Names are X keysyms (BackSpace, Tab, Escape, Delete, Home, Page_Down, Left, F5, …) or the aliases ctrl, alt, shift, super/cmd/meta, enter, esc, pageup, pagedown, del; case does not matter. " +
 				"Only keys that type characters and ordinary editing, navigation, function, keypad and media keys are sent; keys that switch XKB controls (StickyKeys_Enable), click through MouseKeys (Pointer_Button1) or act on the X server (Terminate_Server, VT switches) are refused. " +
 				fmt.Sprintf("repeat presses it all that many times (1–%d, default 1), such as Down 5 times.", maxKeyRepeat),
-			props: []prop{{"text", map[string]any{
-				"type":        "string",
-				"description": "The key combination(s) to press, e.g. \"ctrl+s\" or \"Escape\".",
-			}}, {"repeat", map[string]any{
-				"type":        "integer",
-				"minimum":     1,
-				"maximum":     maxKeyRepeat,
-				"description": "How many times to press it (default 1).",
-			}}, showChangeProp},
-			required:    []string{"text"},
-			destructive: true, openWorld: true, batchable: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.key(a) },
+			Args:        keyArgs{},
+			Destructive: true, OpenWorld: true, Batchable: true,
+			Families: coordinateFamilies,
+			Gate:     keyboard("pressing keys", false),
+			Parse:    func(p *parser, a *args) (*step, error) { return p.key(a) },
 		},
-		{
-			name:        "hold_key",
-			title:       "Hold keys",
-			description: "Hold a key or key combination (named as for key, e.g. \"shift\" or \"ctrl+alt\") down for duration seconds, then release it. A held key does not autorepeat; to type a character several times, use type. The hold stops early, with an error, if an app that may not receive keys comes to the front.",
-			props: []prop{
-				{"text", map[string]any{"type": "string", "description": "The key or combination to hold."}},
-				durationProp(fmt.Sprintf("How long to hold it, in seconds (0–%g).", maxWait)),
-			},
-			required:    []string{"text", "duration"},
-			destructive: true, openWorld: true, batchable: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.holdKey(a) },
+		&Tool{
+			Name:        "hold_key",
+			Title:       "Hold keys",
+			Description: "Hold a key or key combination (named as for key, e.g. \"shift\" or \"ctrl+alt\") down for duration seconds, then release it. A held key does not autorepeat; to type a character several times, use type. The hold stops early, with an error, if an app that may not receive keys comes to the front.",
+			Args:        holdKeyArgs{},
+			Destructive: true, OpenWorld: true, Batchable: true,
+			Families: coordinateFamilies,
+			Gate:     keyboard("holding keys", true),
+			Parse:    func(p *parser, a *args) (*step, error) { return p.holdKey(a) },
 		},
-		{
-			name:        "wait",
-			title:       "Wait",
-			description: fmt.Sprintf("Wait duration seconds (0–%g) for the screen to settle, for example while an application starts or a page loads.", maxWait),
-			props:       []prop{durationProp("How long to wait, in seconds.")},
-			required:    []string{"duration"},
-			readOnly:    true, idempotent: true, batchable: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.wait(a) },
+		&Tool{
+			Name:        "wait",
+			Title:       "Wait",
+			Description: fmt.Sprintf("Wait duration seconds (0–%g) for the screen to settle, for example while an application starts or a page loads.", maxWait),
+			Args:        waitArgs{},
+			ReadOnly:    true, Idempotent: true, Batchable: true,
+			Families: coordinateFamilies,
+			// Waiting for the screen to settle includes the settling of
+			// deskhand's own last action.
+			Gate:  func(*Action) GateKind { return GateKind{Settles: true} },
+			Parse: func(p *parser, a *args) (*step, error) { return p.wait(a) },
 		},
-		{
-			name:  "computer_batch",
-			title: "Run a batch of actions",
-			description: "Run several actions in one call, in order: faster than one call each when the next steps are predictable. " +
-				"actions is a list of objects, each with \"action\" (one of " + strings.Join(batchActions[:len(batchActions)-1], ", ") +
-				", or screenshot as the last action) and that tool's arguments, e.g. " +
+		&Tool{
+			Name:  "computer_batch",
+			Title: "Run a batch of actions",
+			Description: "Run several actions in one call, in order: faster than one call each when the next steps are predictable. " +
+				"actions is a list of objects, each with \"action\" (one of {batch_actions}) and that tool's arguments, e.g. " +
 				`[{"action": "left_click", "coordinate": [100, 200]}, {"action": "type", "text": "hello"}, {"action": "key", "text": "Return"}, {"action": "screenshot"}]. ` +
 				"Every action's arguments are checked before any runs; then they run in order and the batch stops at the first failure, " +
 				"reporting the completed actions, the failed one with its error, and those not run. " +
 				"All coordinates refer to the screenshot that existed before the batch. End with a screenshot action to see the result. " +
 				fmt.Sprintf("A batch may take at most %g s in all, counted as the sum of its wait and hold_key durations plus %g s per action and %g s per typed character; a longer batch is refused before anything runs, so split it.",
 					maxBatchDuration.Seconds(), batchStepAllowance.Seconds(), batchTypeAllowance.Seconds()),
-			props: []prop{{"actions", map[string]any{
-				"type":        "array",
-				"minItems":    1,
-				"maxItems":    maxBatchActions,
-				"description": fmt.Sprintf("The actions to run, in order; %g s in all at most.", maxBatchDuration.Seconds()),
-				"items":       s.batchItemSchema(),
-			}}},
-			required:    []string{"actions"},
-			destructive: true, openWorld: true, batch: true,
+			Args:        batchArgs{},
+			Destructive: true, OpenWorld: true,
+			Families: coordinateFamilies,
+			Schema: func(s *Server, schema map[string]any) {
+				s.finishBatchItem(arrayProp(schema, "actions", 1, maxBatchActions)["items"].(map[string]any))
+			},
+			Call: func(s *Server, ctx context.Context, sess *session, raw json.RawMessage) *mcp.CallToolResult {
+				return s.runBatch(ctx, sess, raw)
+			},
 		},
-		{
-			name:  "open_application",
-			title: "Open an application",
-			description: "Launch an installed application by its desktop-entry id (such as \"org.gnome.Calculator\" or \"xterm\") or its name (\"Calculator\"), " +
+		&Tool{
+			Name:  "open_application",
+			Title: "Open an application",
+			Description: "Launch an installed application by its desktop-entry id (such as \"org.gnome.Calculator\" or \"xterm\") or its name (\"Calculator\"), " +
 				"wait until its window appears, and report it. An unknown name fails with a list of close matches.",
-			props: []prop{{"app", map[string]any{
-				"type":        "string",
-				"description": "The application's desktop-entry id or name.",
-			}}},
-			required:  []string{"app"},
-			openWorld: true,
-			parse:     func(p *parser, a *args) (*step, error) { return p.openApplication(a) },
+			Args:      openApplicationArgs{},
+			OpenWorld: true,
+			Families:  coordinateFamilies,
+			// Judged by the gates' launch check.
+			Gate:  func(*Action) GateKind { return GateKind{Input: true, Launch: true} },
+			Parse: func(p *parser, a *args) (*step, error) { return p.openApplication(a) },
 		},
-		{
-			name:        "read_clipboard",
-			title:       "Read the clipboard",
-			description: "Return the text on the clipboard.",
-			readOnly:    true, idempotent: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.readClipboard() },
+		&Tool{
+			Name:        "read_clipboard",
+			Title:       "Read the clipboard",
+			Description: "Return the text on the clipboard.",
+			ReadOnly:    true, Idempotent: true,
+			Families: coordinateFamilies,
+			Gate:     func(*Action) GateKind { return GateKind{Input: true} },
+			Parse:    func(p *parser, a *args) (*step, error) { return p.readClipboard() },
 		},
-		{
-			name:        "write_clipboard",
-			title:       "Write the clipboard",
-			description: "Put text on the clipboard, replacing what is there; paste it with key ctrl+v (ctrl+shift+v in a terminal).",
-			props: []prop{{"text", map[string]any{
-				"type":        "string",
-				"description": "The text to put on the clipboard.",
-			}}},
-			required:    []string{"text"},
-			destructive: true, idempotent: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.writeClipboard(a) },
+		&Tool{
+			Name:        "write_clipboard",
+			Title:       "Write the clipboard",
+			Description: "Put text on the clipboard, replacing what is there; paste it with key ctrl+v (ctrl+shift+v in a terminal).",
+			Args:        writeClipboardArgs{},
+			Destructive: true, Idempotent: true,
+			Families: coordinateFamilies,
+			Gate:     func(*Action) GateKind { return GateKind{Input: true, WritesClipboard: true} },
+			Parse:    func(p *parser, a *args) (*step, error) { return p.writeClipboard(a) },
 		},
-	}
-	return s.withFamilies(tools)
+	)
 }
 
-// batchItemSchema is the schema of one computer_batch action: "action"
-// plus the union of the batchable tools' arguments.
-func (s *Server) batchItemSchema() map[string]any {
-	return map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"action": map[string]any{
-				"type":        "string",
-				"enum":        slices.Clone(batchActions),
-				"description": "The tool to run; the other fields are its arguments.",
-			},
-			"coordinate":       s.coordProp("coordinate", "Target of a pointer action").schema,
-			"start_coordinate": s.coordProp("start_coordinate", "Start of left_click_drag").schema,
-			"text": map[string]any{
-				"type":        "string",
-				"description": "Text for type, key combination for key and hold_key, modifier keys for clicks, drags and scrolls.",
-			},
-			"repeat":           map[string]any{"type": "integer", "minimum": 1, "maximum": maxKeyRepeat, "description": "How many times key presses its keys."},
-			"scroll_direction": map[string]any{"type": "string", "enum": []string{"up", "down", "left", "right"}},
-			"scroll_amount":    map[string]any{"type": "integer", "minimum": 1, "maximum": maxScrollAmount},
-			"duration":         map[string]any{"type": "number", "minimum": 0, "maximum": maxWait, "description": "Seconds, for wait and hold_key."},
-		},
-		"required": []string{"action"},
+// The gate kinds the coordinate tools share. Points over no window at
+// all (the bare root window) are allowed for the left button and the
+// pointer, which do nothing there or drop what is dragged; right and
+// middle clicks and the wheel are refused there, since window managers
+// open their launcher menus on them (openbox: right click for the root
+// menu, middle for the window list; the wheel switches desktops).
+
+// looking is the gate kind of tools that only look: the lock, the turn
+// and the hiding apply, the tier checks do not.
+func looking(*Action) GateKind { return GateKind{} }
+
+func buttonGate(*Action) GateKind {
+	return GateKind{Input: true, PointTier: catalog.TierFull, What: "pressing or releasing the mouse button", BareOK: true, CheckPixels: true}
+}
+
+// keyboard: keys go to the focused window; oneCombo when they are held
+// together rather than pressed one after another.
+func keyboard(what string, oneCombo bool) func(*Action) GateKind {
+	return func(*Action) GateKind { return GateKind{Input: true, Keys: true, OneCombo: oneCombo, What: what} }
+}
+
+// plainClick: the click tier for a plain click; modifiers make it
+// keyboard input, which needs the full tier.
+func plainClick(what string) func(*Action) GateKind {
+	return func(a *Action) GateKind {
+		if a.Keys != "" {
+			return GateKind{Input: true, Keys: true, OneCombo: true, PointTier: catalog.TierFull, What: what + holding(a.Keys), BareOK: true, CheckPixels: true}
+		}
+		return GateKind{Input: true, PointTier: catalog.TierClick, What: what, BareOK: true, CheckPixels: true}
 	}
+}
+
+// otherClick: right and middle clicks need the full tier, and a point on
+// a window.
+func otherClick(what string) func(*Action) GateKind {
+	return func(a *Action) GateKind {
+		return GateKind{Input: true, Keys: a.Keys != "", OneCombo: true, PointTier: catalog.TierFull, What: what + holding(a.Keys), CheckPixels: true}
+	}
+}
+
+// scrollGate: modifiers turn the wheel into keyboard input (ctrl+wheel
+// zooms), so a scroll holding them needs the full tier, like a click
+// does. The element form of scroll names its app by pid.
+func scrollGate(a *Action) GateKind {
+	tier := catalog.TierClick
+	k := GateKind{Input: true, What: "scrolling", CheckPixels: true}
+	if a.Keys != "" {
+		tier = catalog.TierFull
+		k.Keys, k.What = true, "scrolling holding "+a.Keys
+	}
+	k.PointTier = tier
+	if a.PID != 0 {
+		k.PIDTier = tier
+	}
+	return k
+}
+
+// batchActions lists the tools computer_batch runs, in registry order
+// with those only allowed last at the end.
+func batchActions() []string {
+	var names, last []string
+	for _, t := range Tools(ProfileDefault, ToolsCoordinates) {
+		switch {
+		case t.BatchLast:
+			last = append(last, t.Name)
+		case t.Batchable:
+			names = append(names, t.Name)
+		}
+	}
+	return append(names, last...)
+}
+
+// batchActionWords names the batch's actions for its description.
+func batchActionWords() string {
+	var names, last []string
+	for _, t := range Tools(ProfileDefault, ToolsCoordinates) {
+		switch {
+		case t.BatchLast:
+			last = append(last, t.Name)
+		case t.Batchable:
+			names = append(names, t.Name)
+		}
+	}
+	return strings.Join(names, ", ") + ", or " + strings.Join(last, " or ") + " as the last action"
+}
+
+// finishBatchItem completes the schema of one computer_batch action.
+func (s *Server) finishBatchItem(item map[string]any) {
+	// The union of arguments is only a guide: each action is checked
+	// against its own tool.
+	delete(item, "additionalProperties")
+	item["properties"].(map[string]any)["action"].(map[string]any)["enum"] = batchActions()
+}
+
+// arrayProp bounds the list argument name of schema, from min items
+// (none when 0) to max, and returns its schema: a list argument is
+// required or omitted, never null.
+func arrayProp(schema map[string]any, name string, min, max int) map[string]any {
+	prop := schema["properties"].(map[string]any)[name].(map[string]any)
+	prop["type"], prop["maxItems"] = "array", max
+	if min > 0 {
+		prop["minItems"] = min
+	}
+	return prop
+}
+
+// ActionTools names every tool whose calls the gates check as actions
+// (Action.Tool): every tool with a gate kind, whatever its family, and
+// those of the tools not yet in the registry, but not computer_batch,
+// whose actions are checked one by one under their own names, nor the
+// consent tools, which the gates never see. The openai profile's computer
+// tool runs these same actions.
+func (s *Server) ActionTools() []string {
+	var names []string
+	for _, t := range registry {
+		if t.Gate != nil && !slices.Contains(names, t.Name) {
+			names = append(names, t.Name)
+		}
+	}
+	for _, t := range s.toolSpecs() {
+		if t.entry == nil && !slices.Contains(names, t.name) {
+			names = append(names, t.name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// toolSpecs returns the tools of the default profile in the server's
+// family that computer_batch and the openai profile's computer tool can
+// run, teaching and consent tools aside; the openai profile offers them
+// through its one tool.
+func (s *Server) toolSpecs() []*toolSpec {
+	return s.withFamilies(s.specs(ProfileDefault, func(t *Tool) bool { return !t.Teaching && !t.Consent }))
+}
+
+// specs returns the tools of profile, in the server's family, that pick
+// chooses.
+func (s *Server) specs(profile string, pick func(*Tool) bool) []*toolSpec {
+	var out []*toolSpec
+	for _, t := range Tools(profile, s.family) {
+		if pick(t) {
+			out = append(out, t.spec(s))
+		}
+	}
+	return out
 }
 
 func (s *Server) spec(name string) *toolSpec {
