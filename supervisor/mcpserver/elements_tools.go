@@ -7,27 +7,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/catalog"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/input"
 )
-
-// SeedElementTools are the tools --tools elements offers: seed 002's,
-// with its names and argument shapes, so that a prompt written for it
-// works unchanged.
-var SeedElementTools = []string{
-	"list_apps", "get_app_state", "launch_app", "click", "scroll", "drag",
-	"type_text", "press_key", "perform_action", "set_value",
-}
 
 // wait_for's bounds.
 const (
@@ -36,259 +30,306 @@ const (
 	waitPoll           = 100 * time.Millisecond
 )
 
-func pidProp() prop {
-	return prop{"pid", map[string]any{"type": "number", "description": "The app's process id, from list_apps."}}
-}
-
-func elementIDProp(what string) prop {
-	return prop{"element_id", map[string]any{"type": "string", "description": what}}
-}
-
-func numProp(name, what string) prop {
-	return prop{name, map[string]any{"type": "number", "description": what}}
-}
-
-// elementScrollProps are the element form of scroll, seed 002's.
-func elementScrollProps() []prop {
-	return []prop{
-		pidProp(),
-		elementIDProp("The element to scroll: prefer a visible item inside the content. With x and y, the id of the window (\"0\")."),
-		numProp("x", "With y: where to scroll, in pixels of the latest get_app_state screenshot, instead of at the element."),
-		numProp("y", "With x: where to scroll."),
-		{"direction", map[string]any{"type": "string", "enum": []string{"up", "down", "left", "right"}, "description": "Which way to scroll (default down)."}},
-		numProp("pages", "How many mouse-wheel notches to scroll (default 1)."),
+// The element tools' arguments, with seed 002's names and shapes: its
+// numbers are "number" in the schemas, and each tool reads them as whole
+// numbers where it needs them.
+type (
+	// appPID names the app; its description is the same in every tool.
+	appPID struct {
+		PID float64 `json:"pid" jsonschema:"The app's process id, from list_apps."`
 	}
-}
+	getAppStateArgs struct {
+		appPID
+		WindowID    float64 `json:"windowId,omitempty" jsonschema:"The window to read (its id from list_apps); default the app's active or first window."`
+		DisableDiff bool    `json:"disableDiff,omitempty" jsonschema:"Return the whole tree instead of what changed since the last state of the window."`
+		// The default is defaultMaxDepth.
+		MaxDepths float64 `json:"max_depths,omitempty" jsonschema:"How deep to read the tree (default 60); only to limit an oversized tree."`
+	}
+	elemClickArgs struct {
+		appPID
+		ElementID  string      `json:"element_id" jsonschema:"The element to click, from the latest get_app_state; with x and y, the window's id (\"0\")."`
+		X          float64     `json:"x,omitempty" jsonschema:"With y: where to click, in pixels of the latest get_app_state screenshot."`
+		Y          float64     `json:"y,omitempty" jsonschema:"With x: where to click."`
+		Button     mouseButton `json:"button,omitempty" jsonschema:"The mouse button (default left)."`
+		ClickCount float64     `json:"clickCount,omitempty" jsonschema:"1 clicks (default), 2 double-clicks, 3 triple-clicks, 0 hovers without clicking."`
+	}
+	elemScrollArgs struct {
+		appPID
+		ElementID string    `json:"element_id" jsonschema:"The element to scroll: prefer a visible item inside the content. With x and y, the id of the window (\"0\")."`
+		X         float64   `json:"x,omitempty" jsonschema:"With y: where to scroll, in pixels of the latest get_app_state screenshot, instead of at the element."`
+		Y         float64   `json:"y,omitempty" jsonschema:"With x: where to scroll."`
+		Direction direction `json:"direction,omitempty" jsonschema:"Which way to scroll (default down)."`
+		Pages     float64   `json:"pages,omitempty" jsonschema:"How many mouse-wheel notches to scroll (default 1)."`
+	}
+	// scrollEitherArgs is scroll when both families are offered: the
+	// coordinate form or the element form, neither required as a whole.
+	scrollEitherArgs struct {
+		scrollArgs
+		elemScrollArgs
+	}
+	elemDragArgs struct {
+		appPID
+		ElementID string  `json:"element_id" jsonschema:"The window's element id (\"0\")."`
+		FromX     float64 `json:"fromX,omitempty" jsonschema:"Where the drag starts."`
+		FromY     float64 `json:"fromY,omitempty" jsonschema:"Where the drag starts."`
+		ToX       float64 `json:"toX,omitempty" jsonschema:"Where the drag ends."`
+		ToY       float64 `json:"toY,omitempty" jsonschema:"Where the drag ends."`
+	}
+	typeTextArgs struct {
+		appPID
+		Text      string `json:"text" jsonschema:"The text to type."`
+		ElementID string `json:"element_id,omitempty" jsonschema:"The text element to type into; omit to type into the focused element."`
+	}
+	pressKeyArgs struct {
+		appPID
+		Key       string   `json:"key" jsonschema:"The key to press."`
+		Modifiers keyNames `json:"modifiers,omitempty" jsonschema:"Modifier keys held: ctrl, shift, alt, super/cmd."`
+		ElementID string   `json:"element_id,omitempty" jsonschema:"An element to focus first."`
+	}
+	performActionArgs struct {
+		appPID
+		ElementID string `json:"element_id,omitempty" jsonschema:"The element, from the latest get_app_state."`
+		Action    string `json:"action" jsonschema:"The action's name exactly as listed."`
+	}
+	setValueArgs struct {
+		appPID
+		ElementID string `json:"element_id,omitempty" jsonschema:"The element, from the latest get_app_state."`
+		Value     any    `json:"value" jsonschema:"The value: boolean, number, string or {horizontal_scroll_percent, vertical_scroll_percent}."`
+	}
+	waitForArgs struct {
+		PID         float64 `json:"pid,omitempty" jsonschema:"The app's process id, from list_apps."`
+		Role        string  `json:"role,omitempty" jsonschema:"The element's role, such as \"push button\" or \"dialog\"."`
+		Name        string  `json:"name,omitempty" jsonschema:"A substring of the element's name (case does not matter)."`
+		State       string  `json:"state,omitempty" jsonschema:"A state the element has, such as \"checked\", \"busy\" or \"showing\"."`
+		Gone        bool    `json:"gone,omitempty" jsonschema:"Wait until no element matches."`
+		WindowTitle string  `json:"window_title,omitempty" jsonschema:"Wait for a window whose title contains this."`
+		Region      region  `json:"region,omitzero" jsonschema:"[x0, y0, x1, y1] in pixels of the latest get_app_state screenshot."`
+		StableMS    float64 `json:"stable_ms,omitempty" jsonschema:"Wait until the region has not changed for this many milliseconds."`
+		Timeout     float64 `json:"timeout,omitempty" jsonschema:"How long to wait at most, in seconds."`
+	}
+	mouseButton string   // left, right or middle
+	keyNames    []string // never null
+)
 
-// elementToolSpecs are seed 002's tools, plus wait_for when all the tools
-// are offered. scroll is left out: the family's scroll spec is built with
-// the coordinate one (scrollSpec).
-func (s *Server) elementToolSpecs() []*toolSpec {
-	return []*toolSpec{
-		{
-			name:  "list_apps",
-			title: "List running apps",
-			description: "List the running applications with their pid, name, windows and whether each is approved for this session and at which tier " +
+func init() {
+	argTypes[reflect.TypeFor[mouseButton]()] = &jsonschema.Schema{Type: "string", Enum: []any{"left", "right", "middle"}}
+	argTypes[reflect.TypeFor[keyNames]()] = &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "string"}}
+	register(
+		&Tool{
+			Name:  "list_apps",
+			Title: "List running apps",
+			Description: "List the running applications with their pid, name, windows and whether each is approved for this session and at which tier " +
 				"(read: its state may be read; click: plain clicks and scrolling; full: everything). Call it first to find the pid of the app to use.",
-			readOnly: true, idempotent: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.listApps(a) },
+			ReadOnly: true, Idempotent: true,
+			Families: elementFamilies,
+			Gate:     looking,
+			Parse:    func(p *parser, a *args) (*step, error) { return p.listApps(a) },
 		},
-		{
-			name:  "get_app_state",
-			title: "Get an app's state",
-			description: "Return the accessibility tree of a window of the app (pid) as text, one element per line: [id] role \"name\" value {states} @(x,y wxh) actions=[…], " +
+		&Tool{
+			Name:  "get_app_state",
+			Title: "Get an app's state",
+			Description: "Return the accessibility tree of a window of the app (pid) as text, one element per line: [id] role \"name\" value {states} @(x,y wxh) actions=[…], " +
 				"with the bounds in pixels of the attached screenshot of that window; other apps are masked in it. " +
 				"After the first state of a window only what changed since the previous one is listed (+ added, ~ changed, - gone); the ids of unchanged elements still hold. " +
 				"disableDiff returns the whole tree. windowId picks a window (its X window id, as list_apps shows it); max_depths limits an oversized tree. " +
 				"Call it again after acting: an id is good only while its element is in the latest state, unchanged.",
-			props: []prop{
-				pidProp(),
-				numProp("windowId", "The window to read (its id from list_apps); default the app's active or first window."),
-				{"disableDiff", map[string]any{"type": "boolean", "description": "Return the whole tree instead of what changed since the last state of the window."}},
-				numProp("max_depths", fmt.Sprintf("How deep to read the tree (default %d); only to limit an oversized tree.", defaultMaxDepth)),
-			},
-			required: []string{"pid"},
-			readOnly: true,
-			parse:    func(p *parser, a *args) (*step, error) { return p.getAppState(a) },
+			Args:     getAppStateArgs{},
+			ReadOnly: true,
+			Families: elementFamilies,
+			Gate:     readApp("reading its accessibility tree"),
+			Parse:    func(p *parser, a *args) (*step, error) { return p.getAppState(a) },
 		},
-		{
-			name:        "launch_app",
-			title:       "Launch an app",
-			description: "Launch an installed application by its desktop-entry id (such as \"org.gnome.Calculator\") or name, wait until its window appears, and report its pid.",
-			props:       []prop{{"app", map[string]any{"type": "string", "description": "The application's desktop-entry id or name."}}},
-			required:    []string{"app"},
-			openWorld:   true,
-			parse:       func(p *parser, a *args) (*step, error) { return p.launchApp(a) },
+		&Tool{
+			Name:        "launch_app",
+			Title:       "Launch an app",
+			Description: "Launch an installed application by its desktop-entry id (such as \"org.gnome.Calculator\") or name, wait until its window appears, and report its pid.",
+			Args:        openApplicationArgs{},
+			OpenWorld:   true,
+			Families:    elementFamilies,
+			Gate:        func(*Action) GateKind { return GateKind{Input: true, Launch: true} },
+			Parse:       func(p *parser, a *args) (*step, error) { return p.launchApp(a) },
 		},
-		{
-			name:  "click",
-			title: "Click an element",
-			description: "Click an element by element_id. A plain left click on an element that exposes a press action runs that action through the accessibility API, " +
+		&Tool{
+			Name:  "click",
+			Title: "Click an element",
+			Description: "Click an element by element_id. A plain left click on an element that exposes a press action runs that action through the accessibility API, " +
 				"in the background: the pointer does not move and no window is raised or focused. Otherwise the pointer clicks the element's centre. " +
 				"clickCount 2 double-clicks, 3 triple-clicks, 0 hovers. With x and y (pixels of the latest get_app_state screenshot) it clicks there instead; pass the window's element_id (\"0\") then. The result says which way it ran.",
-			props: []prop{
-				pidProp(),
-				elementIDProp("The element to click, from the latest get_app_state; with x and y, the window's id (\"0\")."),
-				numProp("x", "With y: where to click, in pixels of the latest get_app_state screenshot."),
-				numProp("y", "With x: where to click."),
-				{"button", map[string]any{"type": "string", "enum": []string{"left", "right", "middle"}, "description": "The mouse button (default left)."}},
-				numProp("clickCount", "1 clicks (default), 2 double-clicks, 3 triple-clicks, 0 hovers without clicking."),
-			},
-			required:    []string{"pid", "element_id"},
-			destructive: true, openWorld: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.elemClick(a) },
+			Args:        elemClickArgs{},
+			Destructive: true, OpenWorld: true,
+			Families: elementFamilies,
+			Gate:     elementClickGate,
+			Parse:    func(p *parser, a *args) (*step, error) { return p.elemClick(a) },
 		},
-		{
-			name:  "drag",
-			title: "Drag in a window",
-			description: "Press the left button at (fromX, fromY), move to (toX, toY) and release it, all in pixels of the latest get_app_state screenshot of the window; " +
+		&Tool{
+			Name:  "scroll",
+			Title: "Scroll",
+			Description: "Scroll the content under an element by pages mouse-wheel notches in direction, with the pointer over the element's centre; " +
+				"with x and y (pixels of the latest get_app_state screenshot), there instead, passing the window's element_id (\"0\").",
+			Args:        elemScrollArgs{},
+			Destructive: true, OpenWorld: true,
+			Families: []string{ToolsElements},
+			Gate:     scrollGate,
+			Parse:    func(p *parser, a *args) (*step, error) { return p.elemScroll(a) },
+		},
+		&Tool{
+			Name:  "scroll",
+			Title: "Scroll",
+			Description: scrollDescription + " Or, the element form: pid and element_id (from get_app_state) with direction and pages scroll over that element; " +
+				"x and y then are pixels of the latest get_app_state screenshot. Give one form's arguments, not both.",
+			Args:        scrollEitherArgs{},
+			Destructive: true, OpenWorld: true, Batchable: true,
+			Families: []string{ToolsAll},
+			Gate:     scrollGate,
+			Schema:   func(s *Server, schema map[string]any) { delete(schema, "required") },
+			Parse:    func(p *parser, a *args) (*step, error) { return p.scrollEither(a) },
+		},
+		&Tool{
+			Name:  "drag",
+			Title: "Drag in a window",
+			Description: "Press the left button at (fromX, fromY), move to (toX, toY) and release it, all in pixels of the latest get_app_state screenshot of the window; " +
 				"element_id is the window's id (\"0\").",
-			props: []prop{
-				pidProp(),
-				elementIDProp("The window's element id (\"0\")."),
-				numProp("fromX", "Where the drag starts."), numProp("fromY", "Where the drag starts."),
-				numProp("toX", "Where the drag ends."), numProp("toY", "Where the drag ends."),
+			Args:        elemDragArgs{},
+			Destructive: true, OpenWorld: true,
+			Families: elementFamilies,
+			Gate: func(*Action) GateKind {
+				return GateKind{Input: true, PointTier: catalog.TierFull, PIDTier: catalog.TierFull, What: "dragging", CheckPixels: true}
 			},
-			required:    []string{"pid", "element_id"},
-			destructive: true, openWorld: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.elemDrag(a) },
+			Parse: func(p *parser, a *args) (*step, error) { return p.elemDrag(a) },
 		},
-		{
-			name:  "type_text",
-			title: "Type text",
-			description: "Type text. With element_id of a text element it is inserted there through the accessibility API, in the background; " +
+		&Tool{
+			Name:  "type_text",
+			Title: "Type text",
+			Description: "Type text. With element_id of a text element it is inserted there through the accessibility API, in the background; " +
 				"without, it is typed into the app's focused element (its window must have the keyboard focus). Prefer it to set_value for entering text.",
-			props: []prop{
-				pidProp(),
-				{"text", map[string]any{"type": "string", "description": "The text to type."}},
-				elementIDProp("The text element to type into; omit to type into the focused element."),
+			Args:        typeTextArgs{},
+			Destructive: true, OpenWorld: true,
+			Families: elementFamilies,
+			// Through the accessibility API the text goes to the element
+			// only; typed, it goes to the focused window, like type.
+			Gate: func(a *Action) GateKind {
+				return GateKind{Input: true, Keys: !a.Background, PIDTier: catalog.TierFull, What: "typing"}
 			},
-			required:    []string{"pid", "text"},
-			destructive: true, openWorld: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.elemTypeText(a) },
+			Parse: func(p *parser, a *args) (*step, error) { return p.elemTypeText(a) },
 		},
-		{
-			name:  "press_key",
-			title: "Press a key",
-			description: "Press a key, with modifiers held, in the app's focused window (it must have the keyboard focus; element_id first moves the focus to that element inside the app). " +
+		&Tool{
+			Name:  "press_key",
+			Title: "Press a key",
+			Description: "Press a key, with modifiers held, in the app's focused window (it must have the keyboard focus; element_id first moves the focus to that element inside the app). " +
 				"key is one key name: \"a\", \"return\", \"tab\", \"escape\", \"up\", \"home\", \"pagedown\", \"f5\", \"0\"…; do not write combinations into it: " +
 				"for ctrl+c pass key \"c\" and modifiers [\"ctrl\"]. Modifiers: ctrl, shift, alt, super (cmd is the Super key on Linux; copy and paste there are ctrl).",
-			props: []prop{
-				pidProp(),
-				{"key", map[string]any{"type": "string", "description": "The key to press."}},
-				{"modifiers", map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "Modifier keys held: ctrl, shift, alt, super/cmd."}},
-				elementIDProp("An element to focus first."),
+			Args:        pressKeyArgs{},
+			Destructive: true, OpenWorld: true,
+			Families: elementFamilies,
+			Gate: func(*Action) GateKind {
+				return GateKind{Input: true, Keys: true, PIDTier: catalog.TierFull, What: "pressing keys"}
 			},
-			required:    []string{"pid", "key"},
-			destructive: true, openWorld: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.elemPressKey(a) },
+			Parse: func(p *parser, a *args) (*step, error) { return p.elemPressKey(a) },
 		},
-		{
-			name:  "perform_action",
-			title: "Perform an element's action",
-			description: "Invoke an accessibility action the element exposes (its actions=[…] in get_app_state), such as expanding a row, showing a menu or cancelling, " +
+		&Tool{
+			Name:  "perform_action",
+			Title: "Perform an element's action",
+			Description: "Invoke an accessibility action the element exposes (its actions=[…] in get_app_state), such as expanding a row, showing a menu or cancelling, " +
 				"through the accessibility API in the background. Only exposed actions run; do not guess names. element_id defaults to the window.",
-			props: []prop{
-				pidProp(),
-				elementIDProp("The element, from the latest get_app_state."),
-				{"action", map[string]any{"type": "string", "description": "The action's name exactly as listed."}},
-			},
-			required:    []string{"pid", "action"},
-			destructive: true, openWorld: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.performAction(a) },
+			Args:        performActionArgs{},
+			Destructive: true, OpenWorld: true,
+			Families: elementFamilies,
+			Gate:     performActionGate,
+			Parse:    func(p *parser, a *args) (*step, error) { return p.performAction(a) },
 		},
-		{
-			name:  "set_value",
-			title: "Set an element's value",
-			description: "Set an element's value through the accessibility API, in the background: a boolean checks or unchecks a check box, radio button or switch; " +
+		&Tool{
+			Name:  "set_value",
+			Title: "Set an element's value",
+			Description: "Set an element's value through the accessibility API, in the background: a boolean checks or unchecks a check box, radio button or switch; " +
 				"a number sets a slider or spin button (within its range); a string \"expanded\" or \"collapsed\" expands or collapses; " +
 				"on the window (element_id \"0\") \"normal\", \"maximized\", \"minimized\" or \"fullscreen\" sets the window's state through the window manager; " +
 				"any other string replaces a text element's whole text (newlines included); an object {horizontal_scroll_percent, vertical_scroll_percent} scrolls a scrolled view. " +
 				"Prefer type_text for entering text and click for pressing things.",
-			props: []prop{
-				pidProp(),
-				elementIDProp("The element, from the latest get_app_state."),
-				{"value", map[string]any{"description": "The value: boolean, number, string or {horizontal_scroll_percent, vertical_scroll_percent}."}},
+			Args:        setValueArgs{},
+			Destructive: true, OpenWorld: true,
+			Families: elementFamilies,
+			Gate: func(*Action) GateKind {
+				return GateKind{Input: true, PIDTier: catalog.TierFull, What: "setting a value"}
 			},
-			required:    []string{"pid", "value"},
-			destructive: true, openWorld: true,
-			parse: func(p *parser, a *args) (*step, error) { return p.setValue(a) },
+			Parse: func(p *parser, a *args) (*step, error) { return p.setValue(a) },
 		},
-	}
-}
-
-// waitForSpec is wait_for, offered with all the tools (it is not one of
-// seed 002's).
-func (s *Server) waitForSpec() *toolSpec {
-	return &toolSpec{
-		name:  "wait_for",
-		title: "Wait for a change",
-		description: "Wait, instead of sleeping, until: an element matching role, name (a substring) and state appears in the app's tree (gone: true — until none matches); " +
-			"or a window whose title contains window_title appears; or the region [x0, y0, x1, y1] of the latest get_app_state screenshot (default the whole window) has not changed for stable_ms. " +
-			fmt.Sprintf("timeout is in seconds (default %g, at most %g). Returns what matched and a fresh state of the app.", defaultWaitTimeout, maxWaitTimeout),
-		props: []prop{
-			pidProp(),
-			{"role", map[string]any{"type": "string", "description": "The element's role, such as \"push button\" or \"dialog\"."}},
-			{"name", map[string]any{"type": "string", "description": "A substring of the element's name (case does not matter)."}},
-			{"state", map[string]any{"type": "string", "description": "A state the element has, such as \"checked\", \"busy\" or \"showing\"."}},
-			{"gone", map[string]any{"type": "boolean", "description": "Wait until no element matches."}},
-			{"window_title", map[string]any{"type": "string", "description": "Wait for a window whose title contains this."}},
-			{"region", map[string]any{"type": "array", "items": map[string]any{"type": "number"}, "minItems": 4, "maxItems": 4, "description": "[x0, y0, x1, y1] in pixels of the latest get_app_state screenshot."}},
-			numProp("stable_ms", "Wait until the region has not changed for this many milliseconds."),
-			numProp("timeout", "How long to wait at most, in seconds."),
+		// wait_for is offered with all the tools; it is not one of seed
+		// 002's.
+		&Tool{
+			Name:  "wait_for",
+			Title: "Wait for a change",
+			Description: "Wait, instead of sleeping, until: an element matching role, name (a substring) and state appears in the app's tree (gone: true — until none matches); " +
+				"or a window whose title contains window_title appears; or the region [x0, y0, x1, y1] of the latest get_app_state screenshot (default the whole window) has not changed for stable_ms. " +
+				fmt.Sprintf("timeout is in seconds (default %g, at most %g). Returns what matched and a fresh state of the app.", defaultWaitTimeout, maxWaitTimeout),
+			Args:     waitForArgs{},
+			ReadOnly: true,
+			Families: []string{ToolsAll},
+			Gate:     readApp("waiting on its accessibility tree"),
+			Parse:    func(p *parser, a *args) (*step, error) { return p.waitFor(a) },
 		},
-		readOnly: true,
-		parse:    func(p *parser, a *args) (*step, error) { return p.waitFor(a) },
-	}
+	)
 }
 
-// withFamilies picks the tools of the server's family from the coordinate
-// tools.
-func (s *Server) withFamilies(coord []*toolSpec) []*toolSpec {
-	switch s.family {
-	case ToolsCoordinates:
-		return coord
-	case ToolsElements:
-		out := s.elementToolSpecs()
-		out = slices.Insert(out, 4, s.elementScrollSpec())
-		return out
-	}
-	out := slices.Clone(coord)
-	for i, t := range out {
-		if t.name == "scroll" {
-			out[i] = s.unionScrollSpec(t)
-		}
-	}
-	return append(append(out, s.elementToolSpecs()...), s.waitForSpec())
+// readApp: an element tool that only reads the app.
+func readApp(what string) func(*Action) GateKind {
+	return func(*Action) GateKind { return GateKind{PIDTier: catalog.TierRead, What: what} }
 }
 
-func (s *Server) elementScrollSpec() *toolSpec {
-	return &toolSpec{
-		name:  "scroll",
-		title: "Scroll",
-		description: "Scroll the content under an element by pages mouse-wheel notches in direction, with the pointer over the element's centre; " +
-			"with x and y (pixels of the latest get_app_state screenshot), there instead, passing the window's element_id (\"0\").",
-		props:       elementScrollProps(),
-		required:    []string{"pid", "element_id"},
-		destructive: true, openWorld: true,
-		parse: func(p *parser, a *args) (*step, error) { return p.elemScroll(a) },
+// elementClickGate: a left click (1–3) needs the click tier, a hover the
+// read tier (like mouse_move), right and middle clicks the full tier. The
+// coordinate path (an action with a Target) is also held to the tier at
+// its point and to the pixels of the latest state's screenshot.
+func elementClickGate(a *Action) GateKind {
+	switch {
+	case a.Button == ButtonRight || a.Button == ButtonMiddle:
+		return GateKind{Input: true, PointTier: catalog.TierFull, PIDTier: catalog.TierFull, What: "a " + string(a.Button) + " click", CheckPixels: true}
+	case a.Count == 0:
+		return GateKind{Input: true, PointTier: catalog.TierRead, PIDTier: catalog.TierRead, What: "moving the pointer", BareOK: true}
 	}
+	return GateKind{Input: true, PointTier: catalog.TierClick, PIDTier: catalog.TierClick, What: "a left click", CheckPixels: true}
 }
 
-// unionScrollSpec is scroll when both families are offered: it takes the
-// coordinate form (coordinate, scroll_direction, scroll_amount, text) or
-// the element form (pid, element_id, x, y, direction, pages).
-func (s *Server) unionScrollSpec(coord *toolSpec) *toolSpec {
-	t := *coord
-	t.description = coord.description + " Or, the element form: pid and element_id (from get_app_state) with direction and pages scroll over that element; " +
-		"x and y then are pixels of the latest get_app_state screenshot. Give one form's arguments, not both."
-	t.schema = maps.Clone(coord.inputSchema())
-	props := maps.Clone(t.schema["properties"].(map[string]any))
-	t.accepts = slices.Clone(coord.fields())
-	for _, p := range elementScrollProps() {
-		props[p.name] = p.schema
-		t.accepts = append(t.accepts, p.name)
+// clickActions are the accessibility actions that do what a left click
+// on the element does: perform_action with one of them needs the click
+// tier; any other action (paste, delete, a toolkit's custom verbs) may
+// edit, so it needs the full tier. An allowlist, so that an action name
+// deskhand does not know is judged the strict way.
+var clickActions = map[string]bool{
+	"click": true, "press": true, "activate": true, "toggle": true, "jump": true,
+	"expand or contract": true, "expand": true, "collapse": true, "open": true,
+	"show menu": true, "showmenu": true, "select": true, "check": true, "uncheck": true,
+}
+
+func performActionGate(a *Action) GateKind {
+	tier := catalog.TierFull
+	if clickActions[strings.ToLower(strings.TrimSpace(a.Op))] {
+		tier = catalog.TierClick
 	}
-	t.schema["properties"] = props
-	delete(t.schema, "required")
-	t.parse = func(p *parser, a *args) (*step, error) {
-		elem := a.has("pid") || a.has("element_id")
-		for _, f := range []string{"coordinate", "scroll_direction", "scroll_amount", "text"} {
-			if elem && a.has(f) {
-				return nil, fmt.Errorf("scroll: %q belongs to the coordinate form and pid/element_id to the element form; give one form's arguments", f)
-			}
+	return GateKind{Input: true, PIDTier: tier, What: fmt.Sprintf("the %q action", a.Op)}
+}
+
+// scrollEither is scroll when both families are offered: the element
+// form when pid or element_id is given, else the coordinate form; an
+// argument of the other form is refused.
+func (p *parser) scrollEither(a *args) (*step, error) {
+	elem := a.has("pid") || a.has("element_id")
+	// show_change belongs to both (the element form ignores it).
+	either := append(argNames(elemScrollArgs{}), argNames(showChange{})...)
+	coordForm, elemForm := argNames(scrollArgs{}), argNames(elemScrollArgs{})
+	for _, f := range coordForm {
+		if elem && a.has(f) && !slices.Contains(either, f) {
+			return nil, fmt.Errorf("scroll: %q belongs to the coordinate form and pid/element_id to the element form; give one form's arguments", f)
 		}
-		if elem {
-			return p.elemScroll(a)
-		}
-		for _, f := range []string{"x", "y", "direction", "pages"} {
-			if a.has(f) {
-				return nil, fmt.Errorf("scroll: %q belongs to the element form, which needs pid and element_id; without them give coordinate and scroll_direction", f)
-			}
-		}
-		return p.scroll(a)
 	}
-	return &t
+	if elem {
+		return p.elemScroll(a)
+	}
+	for _, f := range elemForm {
+		if a.has(f) && !slices.Contains(coordForm, f) {
+			return nil, fmt.Errorf("scroll: %q belongs to the element form, which needs pid and element_id; without them give coordinate and scroll_direction", f)
+		}
+	}
+	return p.scroll(a)
 }
 
 // integer reads a whole-number field in [lo, hi].
