@@ -195,9 +195,14 @@ func TestToolFamilies(t *testing.T) {
 	if diff := cmp.Diff(wantTools, names(ToolsCoordinates), sorted); diff != "" {
 		t.Errorf("--tools coordinates (-want +got):\n%s", diff)
 	}
-	all := append(slices.Clone(wantTools), seedElementTools...)
-	all = slices.DeleteFunc(all, func(s string) bool { return s == "scroll" })
-	all = append(all, "scroll", "wait_for")
+	// All the tools: both families, and the tools offered only with both.
+	all := append(names(ToolsCoordinates), names(ToolsElements)...)
+	for _, tool := range Tools(ProfileDefault, ToolsAll) {
+		if !slices.Contains(tool.Families, ToolsCoordinates) && !slices.Contains(tool.Families, ToolsElements) {
+			all = append(all, tool.Name)
+		}
+	}
+	all = slices.Compact(slices.Sorted(slices.Values(all)))
 	if diff := cmp.Diff(all, names(ToolsAll), sorted); diff != "" {
 		t.Errorf("--tools all (-want +got):\n%s", diff)
 	}
