@@ -40,15 +40,12 @@ import (
 // 7. Clipboard guard.
 func (g *Gates) checkClipboard(ctx context.Context, a *mcpserver.Action) error {
 	flags := g.opts.Consent.Flags()
-	switch a.Tool {
-	case "read_clipboard":
-		if !flags.ClipboardRead {
-			return errors.New("reading the clipboard needs the clipboardRead grant; call request_access with clipboardRead if the task needs it")
-		}
-	case "write_clipboard":
-		if !flags.ClipboardWrite {
-			return errors.New("writing the clipboard needs the clipboardWrite grant; call request_access with clipboardWrite if the task needs it")
-		}
+	k := classify(a)
+	if k.ReadsClipboard && !flags.ClipboardRead {
+		return errors.New("reading the clipboard needs the clipboardRead grant; call request_access with clipboardRead if the task needs it")
+	}
+	if k.WritesClipboard && !flags.ClipboardWrite {
+		return errors.New("writing the clipboard needs the clipboardWrite grant; call request_access with clipboardWrite if the task needs it")
 	}
 	clickApp, err := g.clickTierInvolved(ctx, a)
 	if err != nil {
@@ -61,7 +58,7 @@ func (g *Gates) checkClipboard(ctx context.Context, a *mcpserver.Action) error {
 	offLimits := clickApp != nil || !flags.ClipboardRead
 	keep := offLimits || !flags.ClipboardWrite
 	// Looking is no reason to touch the user's clipboard; acting is.
-	start := clickApp != nil || classify(a).Input
+	start := clickApp != nil || k.Input
 	err = g.opts.Turns.Clipboard(func(cg *cleanup.ClipGuard) error {
 		if !cg.Held && keep && start {
 			stash, err := g.readSelections(ctx)
@@ -99,7 +96,7 @@ func (g *Gates) checkClipboard(ctx context.Context, a *mcpserver.Action) error {
 	if err != nil {
 		return err
 	}
-	if clickApp != nil && classify(a).WritesClipboard {
+	if clickApp != nil && k.WritesClipboard {
 		return fmt.Errorf("the clipboard is locked while %s (a click-tier app) is in front or targeted, so that nothing can be pasted into it; "+
 			"bring a full-tier app to the front first. %s", appName(*clickApp), consent.AntiSubversionHint)
 	}

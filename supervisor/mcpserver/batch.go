@@ -11,6 +11,81 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+type (
+	// batchItem is one computer_batch action: "action" plus the union of
+	// the batchable tools' arguments (its enum comes from the registry).
+	batchItem struct {
+		Action          string      `json:"action" jsonschema:"The tool to run; the other fields are its arguments."`
+		Coordinate      point       `json:"coordinate,omitzero" jsonschema:"Target of a pointer action: [x, y] in {coords}."`
+		StartCoordinate point       `json:"start_coordinate,omitzero" jsonschema:"Start of left_click_drag: [x, y] in {coords}."`
+		Text            string      `json:"text,omitempty" jsonschema:"Text for type, key combination for key and hold_key, modifier keys for clicks, drags and scrolls."`
+		Repeat          presses     `json:"repeat,omitempty" jsonschema:"How many times key presses its keys."`
+		ScrollDirection direction   `json:"scroll_direction,omitempty"`
+		ScrollAmount    wheelClicks `json:"scroll_amount,omitempty"`
+		Duration        seconds     `json:"duration,omitempty" jsonschema:"Seconds, for wait and hold_key."`
+	}
+	batchArgs struct {
+		Actions []batchItem `json:"actions" jsonschema:"The actions to run, in order; {max_batch} s in all at most."`
+	}
+)
+
+func init() {
+	register(&Tool{
+		Name:  "computer_batch",
+		Title: "Run a batch of actions",
+		Description: "Run several actions in one call, in order: faster than one call each when the next steps are predictable. " +
+			"actions is a list of objects, each with \"action\" (one of {batch_actions}) and that tool's arguments, e.g. " +
+			`[{"action": "left_click", "coordinate": [100, 200]}, {"action": "type", "text": "hello"}, {"action": "key", "text": "Return"}, {"action": "screenshot"}]. ` +
+			"Every action's arguments are checked before any runs; then they run in order and the batch stops at the first failure, " +
+			"reporting the completed actions, the failed one with its error, and those not run. " +
+			"All coordinates refer to the screenshot that existed before the batch. End with a screenshot action to see the result. " +
+			fmt.Sprintf("A batch may take at most %g s in all, counted as the sum of its wait and hold_key durations plus %g s per action and %g s per typed character; a longer batch is refused before anything runs, so split it.",
+				maxBatchDuration.Seconds(), batchStepAllowance.Seconds(), batchTypeAllowance.Seconds()),
+		Args:        batchArgs{},
+		Destructive: true, OpenWorld: true,
+		Families: coordinateFamilies,
+		Schema: func(s *Server, schema map[string]any) {
+			s.finishBatchItem(arrayProp(schema, "actions", 1, maxBatchActions)["items"].(map[string]any))
+		},
+		Call: func(s *Server, ctx context.Context, sess *session, raw json.RawMessage) *mcp.CallToolResult {
+			return s.runBatch(ctx, sess, raw)
+		},
+	})
+}
+
+// batchTools lists the tools computer_batch runs, in registry order:
+// those that may run anywhere in a batch, and those only last.
+func batchTools() (anywhere, last []string) {
+	for _, t := range Tools(ProfileDefault, ToolsCoordinates) {
+		switch {
+		case t.BatchLast:
+			last = append(last, t.Name)
+		case t.Batchable:
+			anywhere = append(anywhere, t.Name)
+		}
+	}
+	return anywhere, last
+}
+
+func batchActions() []string {
+	anywhere, last := batchTools()
+	return append(anywhere, last...)
+}
+
+// batchActionWords names the batch's actions for its description.
+func batchActionWords() string {
+	anywhere, last := batchTools()
+	return strings.Join(anywhere, ", ") + ", or " + strings.Join(last, " or ") + " as the last action"
+}
+
+// finishBatchItem completes the schema of one computer_batch action.
+func (s *Server) finishBatchItem(item map[string]any) {
+	// The union of arguments is only a guide: each action is checked
+	// against its own tool.
+	delete(item, "additionalProperties")
+	item["properties"].(map[string]any)["action"].(map[string]any)["enum"] = batchActions()
+}
+
 // batchEntry reports one action of a batch.
 type batchEntry struct {
 	Index  int    `json:"index"` // 0-based

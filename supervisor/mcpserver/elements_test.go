@@ -192,7 +192,7 @@ func TestToolFamilies(t *testing.T) {
 	if diff := cmp.Diff(seedElementTools, names(ToolsElements), sorted); diff != "" {
 		t.Errorf("--tools elements (-seed 002 +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(wantTools, names(ToolsCoordinates), sorted); diff != "" {
+	if diff := cmp.Diff(wantTools(), names(ToolsCoordinates), sorted); diff != "" {
 		t.Errorf("--tools coordinates (-want +got):\n%s", diff)
 	}
 	// All the tools: both families, and the tools offered only with both.

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deskhand/deskhand/supervisor/catalog"
+	"github.com/deskhand/deskhand/supervisor/geometry"
 )
 
 // A Tool is the whole declaration of one tool: everything else that needs
@@ -88,8 +89,9 @@ type GateKind struct {
 	// Settles: the action waits for the screen to settle, deskhand's own
 	// last action included.
 	Settles bool
-	// WritesClipboard: the action replaces the clipboard.
-	WritesClipboard bool
+	// ReadsClipboard and WritesClipboard: the action reads or replaces
+	// the clipboard, which needs the grant flag of that name.
+	ReadsClipboard, WritesClipboard bool
 }
 
 // Tool families (Options.Tools): the coordinate tools of Anthropic's
@@ -253,4 +255,147 @@ func (t *Tool) spec(s *Server) *toolSpec {
 		parse:     t.Parse,
 		entry:     t,
 	}
+}
+
+// toolSpec is a tool as one server offers it: its schema, with the
+// server's words, and how its arguments become a step.
+type toolSpec struct {
+	name        string
+	title       string
+	description string
+	props       []prop
+	required    []string
+
+	readOnly    bool
+	destructive bool
+	idempotent  bool
+	openWorld   bool
+
+	// batchable tools may appear in computer_batch.
+	batchable bool
+
+	parse func(p *parser, a *args) (*step, error)
+
+	// entry is the registry entry the spec was made from; schema and
+	// accepts its derived schema and argument names. The element tools
+	// not yet in the registry have props and required instead.
+	entry   *Tool
+	schema  map[string]any
+	accepts []string
+}
+
+type prop struct {
+	name   string
+	schema map[string]any
+}
+
+// fields lists the argument names the tool accepts.
+func (t *toolSpec) fields() []string {
+	if t.accepts != nil {
+		return t.accepts
+	}
+	out := make([]string, len(t.props))
+	for i, p := range t.props {
+		out[i] = p.name
+	}
+	return out
+}
+
+func (t *toolSpec) inputSchema() map[string]any {
+	if t.schema != nil {
+		return t.schema
+	}
+	props := map[string]any{}
+	for _, p := range t.props {
+		props[p.name] = p.schema
+	}
+	schema := map[string]any{
+		"type":                 "object",
+		"properties":           props,
+		"additionalProperties": false,
+	}
+	if len(t.required) > 0 {
+		schema["required"] = slices.Clone(t.required)
+	}
+	return schema
+}
+
+func (t *toolSpec) tool(geometry.Mode) *mcp.Tool {
+	destructive, openWorld := t.destructive, t.openWorld
+	return &mcp.Tool{
+		Name:        t.name,
+		Title:       t.title,
+		Description: t.description,
+		InputSchema: t.inputSchema(),
+		Annotations: &mcp.ToolAnnotations{
+			Title:           t.title,
+			ReadOnlyHint:    t.readOnly,
+			DestructiveHint: &destructive,
+			IdempotentHint:  t.idempotent,
+			OpenWorldHint:   &openWorld,
+		},
+	}
+}
+
+// arrayProp bounds the list argument name of schema, from min items
+// (none when 0) to max, and returns its schema: a list argument is
+// required or omitted, never null.
+func arrayProp(schema map[string]any, name string, min, max int) map[string]any {
+	prop := schema["properties"].(map[string]any)[name].(map[string]any)
+	prop["type"], prop["maxItems"] = "array", max
+	if min > 0 {
+		prop["minItems"] = min
+	}
+	return prop
+}
+
+// ActionTools names every tool whose calls the gates check as actions
+// (Action.Tool): every tool with a gate kind, whatever its family, and
+// those of the tools not yet in the registry, but not computer_batch,
+// whose actions are checked one by one under their own names, nor the
+// consent tools, which the gates never see. The openai profile's computer
+// tool runs these same actions.
+func (s *Server) ActionTools() []string {
+	var names []string
+	for _, t := range registry {
+		if t.Gate != nil && !slices.Contains(names, t.Name) {
+			names = append(names, t.Name)
+		}
+	}
+	for _, t := range s.toolSpecs() {
+		if t.entry == nil && !slices.Contains(names, t.name) {
+			names = append(names, t.name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// toolSpecs returns the tools of the default profile in the server's
+// family that computer_batch and the openai profile's computer tool can
+// run, teaching and consent tools aside; the openai profile offers them
+// through its one tool.
+func (s *Server) toolSpecs() []*toolSpec {
+	return s.specs(ProfileDefault, func(t *Tool) bool { return !t.Teaching && !t.Consent })
+}
+
+// specs returns the tools of profile, in the server's family, that pick
+// chooses.
+func (s *Server) specs(profile string, pick func(*Tool) bool) []*toolSpec {
+	var out []*toolSpec
+	for _, t := range Tools(profile, s.family) {
+		if pick(t) {
+			out = append(out, t.spec(s))
+		}
+	}
+	return out
+}
+
+func (s *Server) spec(name string) *toolSpec {
+	for _, t := range s.tools {
+		if t.name == name {
+			return t
+		}
+	}
+	return nil
 }

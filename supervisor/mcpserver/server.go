@@ -10,6 +10,11 @@
 // result with IsError set and a message that tells the model what to do
 // next; Go errors are kept for protocol failures.
 //
+// Each tool is one entry of the registry (registry.go, Tool): its typed
+// arguments, description, gate kind, families, profiles and handler.
+// The schemas, computer_batch's actions, the families and profiles on
+// offer and the gates' classification (Classify) are derived from it.
+//
 // StdioTransport carries MCP over stdin and stdout; unlike the go-sdk's
 // own, it answers a malformed line with a JSON-RPC error and keeps
 // serving, instead of ending the session.

@@ -1,98 +1,14 @@
 package mcpserver
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deskhand/deskhand/supervisor/catalog"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 )
-
-// toolSpec is one tool: its schema and how its arguments become a step.
-type toolSpec struct {
-	name        string
-	title       string
-	description string
-	props       []prop
-	required    []string
-
-	readOnly    bool
-	destructive bool
-	idempotent  bool
-	openWorld   bool
-
-	// batchable tools may appear in computer_batch.
-	batchable bool
-
-	parse func(p *parser, a *args) (*step, error)
-
-	// tool is the registry entry the spec was made from; schema and
-	// accepts its derived schema and argument names. The element tools
-	// not yet in the registry have props and required instead.
-	entry   *Tool
-	schema  map[string]any
-	accepts []string
-}
-
-type prop struct {
-	name   string
-	schema map[string]any
-}
-
-// fields lists the argument names the tool accepts.
-func (t *toolSpec) fields() []string {
-	if t.accepts != nil {
-		return t.accepts
-	}
-	out := make([]string, len(t.props))
-	for i, p := range t.props {
-		out[i] = p.name
-	}
-	return out
-}
-
-func (t *toolSpec) inputSchema() map[string]any {
-	if t.schema != nil {
-		return t.schema
-	}
-	props := map[string]any{}
-	for _, p := range t.props {
-		props[p.name] = p.schema
-	}
-	schema := map[string]any{
-		"type":                 "object",
-		"properties":           props,
-		"additionalProperties": false,
-	}
-	if len(t.required) > 0 {
-		schema["required"] = slices.Clone(t.required)
-	}
-	return schema
-}
-
-func (t *toolSpec) tool(geometry.Mode) *mcp.Tool {
-	destructive, openWorld := t.destructive, t.openWorld
-	return &mcp.Tool{
-		Name:        t.name,
-		Title:       t.title,
-		Description: t.description,
-		InputSchema: t.inputSchema(),
-		Annotations: &mcp.ToolAnnotations{
-			Title:           t.title,
-			ReadOnlyHint:    t.readOnly,
-			DestructiveHint: &destructive,
-			IdempotentHint:  t.idempotent,
-			OpenWorldHint:   &openWorld,
-		},
-	}
-}
 
 // coordWords says what a coordinate means in the server's mode.
 func (s *Server) coordWords() string {
@@ -100,16 +16,6 @@ func (s *Server) coordWords() string {
 		return "percentages (0–100) of the latest screenshot's width and height"
 	}
 	return "pixels of the latest screenshot, origin top-left"
-}
-
-func (s *Server) coordProp(name, role string) prop {
-	return prop{name, map[string]any{
-		"type":        "array",
-		"items":       map[string]any{"type": "number"},
-		"minItems":    2,
-		"maxItems":    2,
-		"description": fmt.Sprintf("%s: [x, y] in %s.", role, s.coordWords()),
-	}}
 }
 
 // The argument types the coordinate tools share; argTypes gives their
@@ -193,21 +99,6 @@ type (
 	}
 	writeClipboardArgs struct {
 		Text string `json:"text" jsonschema:"The text to put on the clipboard."`
-	}
-	// batchItem is one computer_batch action: "action" plus the union of
-	// the batchable tools' arguments (its enum comes from the registry).
-	batchItem struct {
-		Action          string      `json:"action" jsonschema:"The tool to run; the other fields are its arguments."`
-		Coordinate      point       `json:"coordinate,omitzero" jsonschema:"Target of a pointer action: [x, y] in {coords}."`
-		StartCoordinate point       `json:"start_coordinate,omitzero" jsonschema:"Start of left_click_drag: [x, y] in {coords}."`
-		Text            string      `json:"text,omitempty" jsonschema:"Text for type, key combination for key and hold_key, modifier keys for clicks, drags and scrolls."`
-		Repeat          presses     `json:"repeat,omitempty" jsonschema:"How many times key presses its keys."`
-		ScrollDirection direction   `json:"scroll_direction,omitempty"`
-		ScrollAmount    wheelClicks `json:"scroll_amount,omitempty"`
-		Duration        seconds     `json:"duration,omitempty" jsonschema:"Seconds, for wait and hold_key."`
-	}
-	batchArgs struct {
-		Actions []batchItem `json:"actions" jsonschema:"The actions to run, in order; {max_batch} s in all at most."`
 	}
 )
 
@@ -381,27 +272,6 @@ func init() {
 			Parse: func(p *parser, a *args) (*step, error) { return p.wait(a) },
 		},
 		&Tool{
-			Name:  "computer_batch",
-			Title: "Run a batch of actions",
-			Description: "Run several actions in one call, in order: faster than one call each when the next steps are predictable. " +
-				"actions is a list of objects, each with \"action\" (one of {batch_actions}) and that tool's arguments, e.g. " +
-				`[{"action": "left_click", "coordinate": [100, 200]}, {"action": "type", "text": "hello"}, {"action": "key", "text": "Return"}, {"action": "screenshot"}]. ` +
-				"Every action's arguments are checked before any runs; then they run in order and the batch stops at the first failure, " +
-				"reporting the completed actions, the failed one with its error, and those not run. " +
-				"All coordinates refer to the screenshot that existed before the batch. End with a screenshot action to see the result. " +
-				fmt.Sprintf("A batch may take at most %g s in all, counted as the sum of its wait and hold_key durations plus %g s per action and %g s per typed character; a longer batch is refused before anything runs, so split it.",
-					maxBatchDuration.Seconds(), batchStepAllowance.Seconds(), batchTypeAllowance.Seconds()),
-			Args:        batchArgs{},
-			Destructive: true, OpenWorld: true,
-			Families: coordinateFamilies,
-			Schema: func(s *Server, schema map[string]any) {
-				s.finishBatchItem(arrayProp(schema, "actions", 1, maxBatchActions)["items"].(map[string]any))
-			},
-			Call: func(s *Server, ctx context.Context, sess *session, raw json.RawMessage) *mcp.CallToolResult {
-				return s.runBatch(ctx, sess, raw)
-			},
-		},
-		&Tool{
 			Name:  "open_application",
 			Title: "Open an application",
 			Description: "Launch an installed application by its desktop-entry id (such as \"org.gnome.Calculator\" or \"xterm\") or its name (\"Calculator\"), " +
@@ -419,7 +289,7 @@ func init() {
 			Description: "Return the text on the clipboard.",
 			ReadOnly:    true, Idempotent: true,
 			Families: coordinateFamilies,
-			Gate:     func(*Action) GateKind { return GateKind{Input: true} },
+			Gate:     func(*Action) GateKind { return GateKind{Input: true, ReadsClipboard: true} },
 			Parse:    func(p *parser, a *args) (*step, error) { return p.readClipboard() },
 		},
 		&Tool{
@@ -493,104 +363,4 @@ func scrollGate(a *Action) GateKind {
 		k.PIDTier = tier
 	}
 	return k
-}
-
-// batchActions lists the tools computer_batch runs, in registry order
-// with those only allowed last at the end.
-func batchActions() []string {
-	var names, last []string
-	for _, t := range Tools(ProfileDefault, ToolsCoordinates) {
-		switch {
-		case t.BatchLast:
-			last = append(last, t.Name)
-		case t.Batchable:
-			names = append(names, t.Name)
-		}
-	}
-	return append(names, last...)
-}
-
-// batchActionWords names the batch's actions for its description.
-func batchActionWords() string {
-	var names, last []string
-	for _, t := range Tools(ProfileDefault, ToolsCoordinates) {
-		switch {
-		case t.BatchLast:
-			last = append(last, t.Name)
-		case t.Batchable:
-			names = append(names, t.Name)
-		}
-	}
-	return strings.Join(names, ", ") + ", or " + strings.Join(last, " or ") + " as the last action"
-}
-
-// finishBatchItem completes the schema of one computer_batch action.
-func (s *Server) finishBatchItem(item map[string]any) {
-	// The union of arguments is only a guide: each action is checked
-	// against its own tool.
-	delete(item, "additionalProperties")
-	item["properties"].(map[string]any)["action"].(map[string]any)["enum"] = batchActions()
-}
-
-// arrayProp bounds the list argument name of schema, from min items
-// (none when 0) to max, and returns its schema: a list argument is
-// required or omitted, never null.
-func arrayProp(schema map[string]any, name string, min, max int) map[string]any {
-	prop := schema["properties"].(map[string]any)[name].(map[string]any)
-	prop["type"], prop["maxItems"] = "array", max
-	if min > 0 {
-		prop["minItems"] = min
-	}
-	return prop
-}
-
-// ActionTools names every tool whose calls the gates check as actions
-// (Action.Tool): every tool with a gate kind, whatever its family, and
-// those of the tools not yet in the registry, but not computer_batch,
-// whose actions are checked one by one under their own names, nor the
-// consent tools, which the gates never see. The openai profile's computer
-// tool runs these same actions.
-func (s *Server) ActionTools() []string {
-	var names []string
-	for _, t := range registry {
-		if t.Gate != nil && !slices.Contains(names, t.Name) {
-			names = append(names, t.Name)
-		}
-	}
-	for _, t := range s.toolSpecs() {
-		if t.entry == nil && !slices.Contains(names, t.name) {
-			names = append(names, t.name)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
-
-// toolSpecs returns the tools of the default profile in the server's
-// family that computer_batch and the openai profile's computer tool can
-// run, teaching and consent tools aside; the openai profile offers them
-// through its one tool.
-func (s *Server) toolSpecs() []*toolSpec {
-	return s.specs(ProfileDefault, func(t *Tool) bool { return !t.Teaching && !t.Consent })
-}
-
-// specs returns the tools of profile, in the server's family, that pick
-// chooses.
-func (s *Server) specs(profile string, pick func(*Tool) bool) []*toolSpec {
-	var out []*toolSpec
-	for _, t := range Tools(profile, s.family) {
-		if pick(t) {
-			out = append(out, t.spec(s))
-		}
-	}
-	return out
-}
-
-func (s *Server) spec(name string) *toolSpec {
-	for _, t := range s.tools {
-		if t.name == name {
-			return t
-		}
-	}
-	return nil
 }
