@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
+	"reflect"
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -63,44 +64,58 @@ func init() {
 			openAIWait.Seconds(), openAIScrollStep, maxBatchDuration.Seconds()),
 		Destructive: true, OpenWorld: true,
 		Profiles: []string{ProfileOpenAI},
-		Schema:   func(s *Server, schema map[string]any) { openAISchema(schema) },
+		Args:     computerArgs{},
+		Schema:   func(s *Server, schema map[string]any) { finishComputerSchema(schema) },
 		Call: func(s *Server, ctx context.Context, sess *session, raw json.RawMessage) *mcp.CallToolResult {
 			return s.runOpenAI(ctx, sess, raw)
 		},
 	})
 }
 
-// openAISchema is the computer tool's input schema.
-func openAISchema(schema map[string]any) {
-	point := map[string]any{"type": "number", "description": "Pixels of the latest screenshot, origin top-left."}
-	// OpenAI sends "keys": null on actions without modifiers.
-	keys := map[string]any{
-		"type":        []string{"array", "null"},
-		"items":       map[string]any{"type": "string"},
-		"description": "keypress: the keys pressed together, such as [\"CTRL\", \"A\"]. Pointer actions: modifier keys held during the action, such as [\"SHIFT\"].",
+// The arguments of the computer tool: one action has the fields of every
+// type (openAIFields says which each type takes).
+type (
+	computerArgs struct {
+		Actions []openAIAction `json:"actions" jsonschema:"The computer_call's actions, in order. An empty list only takes a screenshot."`
 	}
-	item := map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"type":     map[string]any{"type": "string", "enum": slices.Clone(openAIActions)},
-			"x":        point,
-			"y":        point,
-			"button":   map[string]any{"type": "string", "enum": []string{"left", "right", "wheel", "back", "forward"}, "description": "click: the mouse button (default left); back and forward are not supported."},
-			"keys":     keys,
-			"path":     map[string]any{"type": "array", "minItems": 2, "items": map[string]any{"type": "object", "properties": map[string]any{"x": point, "y": point}, "required": []string{"x", "y"}}, "description": "drag: the points the pointer passes through with the left button held, start first."},
-			"scroll_x": map[string]any{"type": "number", "description": "scroll: pixels to scroll right (negative: left)."},
-			"scroll_y": map[string]any{"type": "number", "description": "scroll: pixels to scroll down (negative: up)."},
-			"text":     map[string]any{"type": "string", "description": "type: the text to type."},
-		},
-		"required": []string{"type"},
+	openAIAction struct {
+		Type    openAIType    `json:"type"`
+		X       float64       `json:"x,omitempty" jsonschema:"Pixels of the latest screenshot, origin top-left."`
+		Y       float64       `json:"y,omitempty" jsonschema:"Pixels of the latest screenshot, origin top-left."`
+		Button  openAIButton  `json:"button,omitempty" jsonschema:"click: the mouse button (default left); back and forward are not supported."`
+		Keys    openAIKeyList `json:"keys,omitempty" jsonschema:"keypress: the keys pressed together, such as [\"CTRL\", \"A\"]. Pointer actions: modifier keys held during the action, such as [\"SHIFT\"]."`
+		Path    []openAIPoint `json:"path,omitempty" jsonschema:"drag: the points the pointer passes through with the left button held, start first."`
+		ScrollX float64       `json:"scroll_x,omitempty" jsonschema:"scroll: pixels to scroll right (negative: left)."`
+		ScrollY float64       `json:"scroll_y,omitempty" jsonschema:"scroll: pixels to scroll down (negative: up)."`
+		Text    string        `json:"text,omitempty" jsonschema:"type: the text to type."`
 	}
-	schema["properties"] = map[string]any{"actions": map[string]any{
-		"type":        "array",
-		"maxItems":    maxBatchActions,
-		"description": "The computer_call's actions, in order. An empty list only takes a screenshot.",
-		"items":       item,
-	}}
-	schema["required"] = []string{"actions"}
+	openAIPoint struct {
+		X float64 `json:"x" jsonschema:"Pixels of the latest screenshot, origin top-left."`
+		Y float64 `json:"y" jsonschema:"Pixels of the latest screenshot, origin top-left."`
+	}
+	openAIType    string
+	openAIButton  string
+	openAIKeyList []string // OpenAI sends "keys": null on actions without modifiers.
+)
+
+func init() {
+	var types []any
+	for _, t := range openAIActions {
+		types = append(types, t)
+	}
+	argTypes[reflect.TypeFor[openAIType]()] = &jsonschema.Schema{Type: "string", Enum: types}
+	argTypes[reflect.TypeFor[openAIButton]()] = &jsonschema.Schema{Type: "string", Enum: []any{"left", "right", "wheel", "back", "forward"}}
+	argTypes[reflect.TypeFor[openAIKeyList]()] = &jsonschema.Schema{Types: []string{"array", "null"}, Items: &jsonschema.Schema{Type: "string"}}
+}
+
+// finishComputerSchema bounds the computer tool's lists; the union of
+// fields is only a guide, each action being checked against its type.
+func finishComputerSchema(schema map[string]any) {
+	item := arrayProp(schema, "actions", 0, maxBatchActions)["items"].(map[string]any)
+	delete(item, "additionalProperties")
+	path := item["properties"].(map[string]any)["path"].(map[string]any)
+	path["type"], path["minItems"] = "array", 2
+	delete(path["items"].(map[string]any), "additionalProperties")
 }
 
 // runOpenAI runs the computer tool of the openai profile: OpenAI's

@@ -155,17 +155,6 @@ func Tools(profile, family string) []*Tool {
 	return out
 }
 
-// lookupTool returns the tool named name that a server of profile and
-// family offers or runs, nil when there is none.
-func lookupTool(name, profile, family string) *Tool {
-	for _, t := range Tools(profile, family) {
-		if t.Name == name {
-			return t
-		}
-	}
-	return nil
-}
-
 // Classify returns what the gates hold a to, from its tool's entry; ok is
 // false for a tool the registry does not classify.
 func Classify(a *Action) (k GateKind, ok bool) {
@@ -181,35 +170,26 @@ func Classify(a *Action) (k GateKind, ok bool) {
 // bounds the models see.
 var argTypes = map[reflect.Type]*jsonschema.Schema{}
 
-// inputSchema derives the tool's input schema from its argument struct.
+// inputSchema derives the tool's input schema from its argument struct,
+// with the server's words for the placeholders.
 func (t *Tool) inputSchema(s *Server) map[string]any {
-	return s.toolSchema(t.Args, func(schema map[string]any) {
-		if t.Schema != nil {
-			t.Schema(s, schema)
-		}
-	})
-}
-
-// toolSchema derives the schema of an argument struct (nil: none), with
-// the server's words for the placeholders, and hands it to finish.
-func (s *Server) toolSchema(args any, finish func(map[string]any)) map[string]any {
 	schema := map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false}
-	if args != nil {
-		js, err := jsonschema.ForType(reflect.TypeOf(args), &jsonschema.ForOptions{TypeSchemas: argTypes})
-		if err != nil {
-			panic(fmt.Sprintf("mcpserver: deriving the schema of %T: %v", args, err))
+	if t.Args != nil {
+		js, err := jsonschema.ForType(reflect.TypeOf(t.Args), &jsonschema.ForOptions{TypeSchemas: argTypes})
+		var b []byte
+		if err == nil {
+			b, err = json.Marshal(js)
 		}
-		b, err := json.Marshal(js)
-		if err != nil {
-			panic(fmt.Sprintf("mcpserver: deriving the schema of %T: %v", args, err))
+		if err == nil {
+			schema = nil
+			err = json.Unmarshal([]byte(s.placeholders().Replace(string(b))), &schema)
 		}
-		schema = nil
-		if err := json.Unmarshal([]byte(s.placeholders().Replace(string(b))), &schema); err != nil {
-			panic(fmt.Sprintf("mcpserver: deriving the schema of %T: %v", args, err))
+		if err != nil {
+			panic(fmt.Sprintf("mcpserver: deriving the schema of %s: %v", t.Name, err))
 		}
 	}
-	if finish != nil {
-		finish(schema)
+	if t.Schema != nil {
+		t.Schema(s, schema)
 	}
 	return schema
 }
@@ -350,15 +330,14 @@ func arrayProp(schema map[string]any, name string, min, max int) map[string]any 
 }
 
 // ActionTools names every tool whose calls the gates check as actions
-// (Action.Tool): every tool with a gate kind, whatever its family, and
-// those of the tools not yet in the registry, but not computer_batch,
-// whose actions are checked one by one under their own names, nor the
-// consent tools, which the gates never see. The openai profile's computer
-// tool runs these same actions.
+// (Action.Tool), whatever its family, and those of the tools not yet in
+// the registry: all but the tools that run others' actions, each checked
+// under its own name (computer_batch, the openai profile's computer), and
+// the consent tools, which the gates never see.
 func (s *Server) ActionTools() []string {
 	var names []string
 	for _, t := range registry {
-		if t.Gate != nil && !slices.Contains(names, t.Name) {
+		if t.Call == nil && !t.Consent && !slices.Contains(names, t.Name) {
 			names = append(names, t.Name)
 		}
 	}
