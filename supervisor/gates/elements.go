@@ -3,7 +3,6 @@ package gates
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/catalog"
@@ -59,59 +58,6 @@ func appOfPID(list *bridge.WindowList, pid int) (bridge.App, bool) {
 		}
 	}
 	return bridge.App{}, false
-}
-
-// readApp: an element tool that only reads the app (get_app_state,
-// wait_for).
-func readApp(what string) func(*mcpserver.Action) kind {
-	return func(*mcpserver.Action) kind { return kind{PIDTier: catalog.TierRead, What: what} }
-}
-
-// elementClick: a left click (1–3) needs the click tier, a hover the read
-// tier (like mouse_move), right and middle clicks the full tier. The
-// coordinate path (an action with a Target) is also held to the tier at
-// its point and to the pixels of the latest state's screenshot.
-func elementClick(a *mcpserver.Action) kind {
-	switch {
-	case a.Button == mcpserver.ButtonRight || a.Button == mcpserver.ButtonMiddle:
-		return kind{Input: true, PointTier: catalog.TierFull, PIDTier: catalog.TierFull, What: "a " + string(a.Button) + " click", CheckPixels: true}
-	case a.Count == 0:
-		return kind{Input: true, PointTier: catalog.TierRead, PIDTier: catalog.TierRead, What: "moving the pointer", BareOK: true}
-	}
-	return kind{Input: true, PointTier: catalog.TierClick, PIDTier: catalog.TierClick, What: "a left click", CheckPixels: true}
-}
-
-// clickActions are the accessibility actions that do what a left click
-// on the element does: perform_action with one of them needs the click
-// tier; any other action (paste, delete, a toolkit's custom verbs) may
-// edit, so it needs the full tier. An allowlist, so that an action name
-// deskhand does not know is judged the strict way.
-var clickActions = map[string]bool{
-	"click": true, "press": true, "activate": true, "toggle": true, "jump": true,
-	"expand or contract": true, "expand": true, "collapse": true, "open": true,
-	"show menu": true, "showmenu": true, "select": true, "check": true, "uncheck": true,
-}
-
-// IsClickAction reports whether an accessibility action name is one a
-// left click does (see clickActions).
-func IsClickAction(name string) bool {
-	return clickActions[strings.ToLower(strings.TrimSpace(name))]
-}
-
-func performAction(a *mcpserver.Action) kind {
-	if IsClickAction(a.Op) {
-		return kind{Input: true, PIDTier: catalog.TierClick, What: fmt.Sprintf("the %q action", a.Op)}
-	}
-	return kind{Input: true, PIDTier: catalog.TierFull, What: fmt.Sprintf("the %q action", a.Op)}
-}
-
-// typeText: through the accessibility API the text goes to the element
-// only; typed, it goes to the focused window, like type.
-func typeText(a *mcpserver.Action) kind {
-	if a.Background {
-		return kind{Input: true, PIDTier: catalog.TierFull, What: "typing"}
-	}
-	return kind{Input: true, Keys: true, PIDTier: catalog.TierFull, What: "typing"}
 }
 
 // The element methods of the guarded executor. Reading a tree or an

@@ -236,38 +236,14 @@ func (g *Gates) SessionID(mcpSession string) string {
 type kind = mcpserver.GateKind
 
 // classify returns the gate kind of a's tool, from the tool's registry
-// entry, else from elementKinds.
+// entry.
 func classify(a *mcpserver.Action) kind {
 	if k, ok := mcpserver.Classify(a); ok {
 		return k
 	}
-	if k, ok := elementKinds[a.Tool]; ok {
-		return k(a)
-	}
-	// A tool this package does not know yet: the strictest reading
-	// (TestEveryToolIsClassified fails until it has an entry).
+	// A tool the registry does not classify: the strictest reading
+	// (TestEveryToolIsClassified fails until it has a gate kind).
 	return kind{Input: true, Keys: true, PointTier: catalog.TierFull, What: a.Tool, CheckPixels: true}
-}
-
-// elementKinds classifies the element tools (elements.go) that have no
-// gate kind in their registry entry yet.
-var elementKinds = map[string]func(a *mcpserver.Action) kind{
-	"list_apps":      func(*mcpserver.Action) kind { return kind{} },
-	"get_app_state":  readApp("reading its accessibility tree"),
-	"wait_for":       readApp("waiting on its accessibility tree"),
-	"launch_app":     func(*mcpserver.Action) kind { return kind{Input: true, Launch: true} },
-	"click":          elementClick,
-	"perform_action": performAction,
-	"type_text":      typeText,
-	"press_key": func(*mcpserver.Action) kind {
-		return kind{Input: true, Keys: true, PIDTier: catalog.TierFull, What: "pressing keys"}
-	},
-	"set_value": func(*mcpserver.Action) kind {
-		return kind{Input: true, PIDTier: catalog.TierFull, What: "setting a value"}
-	},
-	"drag": func(*mcpserver.Action) kind {
-		return kind{Input: true, PointTier: catalog.TierFull, PIDTier: catalog.TierFull, What: "dragging", CheckPixels: true}
-	},
 }
 
 // windows returns the window list for a, reading it once per action.

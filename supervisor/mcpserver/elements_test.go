@@ -167,6 +167,14 @@ func idOf(t *testing.T, state, role, name string) string {
 	return m[1]
 }
 
+// seedElementTools are seed 002's tools: --tools elements offers these,
+// with its names and argument shapes, so that a prompt written for it
+// works unchanged.
+var seedElementTools = []string{
+	"list_apps", "get_app_state", "launch_app", "click", "scroll", "drag",
+	"type_text", "press_key", "perform_action", "set_value",
+}
+
 func TestToolFamilies(t *testing.T) {
 	names := func(family string) []string {
 		h := start(t, newFake(), Options{Tools: family})
@@ -181,15 +189,20 @@ func TestToolFamilies(t *testing.T) {
 		return out
 	}
 	sorted := cmpopts.SortSlices(func(a, b string) bool { return a < b })
-	if diff := cmp.Diff(SeedElementTools, names(ToolsElements), sorted); diff != "" {
+	if diff := cmp.Diff(seedElementTools, names(ToolsElements), sorted); diff != "" {
 		t.Errorf("--tools elements (-seed 002 +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(wantTools(), names(ToolsCoordinates), sorted); diff != "" {
 		t.Errorf("--tools coordinates (-want +got):\n%s", diff)
 	}
-	all := append(wantTools(), SeedElementTools...)
-	all = slices.DeleteFunc(all, func(s string) bool { return s == "scroll" })
-	all = append(all, "scroll", "wait_for")
+	// All the tools: both families, and the tools offered only with both.
+	all := append(names(ToolsCoordinates), names(ToolsElements)...)
+	for _, tool := range Tools(ProfileDefault, ToolsAll) {
+		if !slices.Contains(tool.Families, ToolsCoordinates) && !slices.Contains(tool.Families, ToolsElements) {
+			all = append(all, tool.Name)
+		}
+	}
+	all = slices.Compact(slices.Sorted(slices.Values(all)))
 	if diff := cmp.Diff(all, names(ToolsAll), sorted); diff != "" {
 		t.Errorf("--tools all (-want +got):\n%s", diff)
 	}

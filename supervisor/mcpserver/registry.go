@@ -355,7 +355,7 @@ func (s *Server) ActionTools() []string {
 // run, teaching and consent tools aside; the openai profile offers them
 // through its one tool.
 func (s *Server) toolSpecs() []*toolSpec {
-	return s.withFamilies(s.specs(ProfileDefault, func(t *Tool) bool { return !t.Teaching && !t.Consent }))
+	return s.specs(ProfileDefault, func(t *Tool) bool { return !t.Teaching && !t.Consent })
 }
 
 // specs returns the tools of profile, in the server's family, that pick

@@ -213,13 +213,14 @@ func init() {
 			Parse:    func(p *parser, a *args) (*step, error) { return p.mouseButton(a, false) },
 		},
 		&Tool{
-			Name:  "scroll",
-			Title: "Scroll",
-			Description: "Scroll the view under coordinate ([x, y] in {coords}; default: where the pointer is) by scroll_amount mouse-wheel clicks " +
-				"(default 3) in scroll_direction. text optionally names modifier keys held while scrolling, such as \"ctrl\" to zoom or \"shift\" to scroll sideways.",
+			Name:        "scroll",
+			Title:       "Scroll",
+			Description: scrollDescription,
 			Args:        scrollArgs{},
 			Destructive: true, OpenWorld: true, Batchable: true,
-			Families: coordinateFamilies,
+			// With all the tools, scroll takes the element form too
+			// (scrollEither).
+			Families: []string{ToolsCoordinates},
 			Gate:     scrollGate,
 			Parse:    func(p *parser, a *args) (*step, error) { return p.scroll(a) },
 		},
@@ -343,6 +344,9 @@ func otherClick(what string) func(*Action) GateKind {
 		return GateKind{Input: true, Keys: a.Keys != "", OneCombo: true, PointTier: catalog.TierFull, What: what + holding(a.Keys), CheckPixels: true}
 	}
 }
+
+const scrollDescription = "Scroll the view under coordinate ([x, y] in {coords}; default: where the pointer is) by scroll_amount mouse-wheel clicks " +
+	"(default 3) in scroll_direction. text optionally names modifier keys held while scrolling, such as \"ctrl\" to zoom or \"shift\" to scroll sideways."
 
 // scrollGate: modifiers turn the wheel into keyboard input (ctrl+wheel
 // zooms), so a scroll holding them needs the full tier, like a click
