@@ -25,7 +25,7 @@ public enum EscapeWatch {
     /// `kVK_Escape`.
     public static let escapeKeyCode: Int64 = 0x35
     /// What every event deskhand's Quartz input posts carries in
-    /// `eventSourceUserData` (supervisor/input/quartz_darwin.go
+    /// `eventSourceUserData` (supervisor/desktop/keycodes/quartz_darwin.go
     /// SyntheticMarker; the teaching overlay checks the same value).
     public static let syntheticMarker: Int64 = 0x6473_6b68_616e_6401
     /// The notification the helper sends for the user's Escape.

@@ -17,7 +17,7 @@ import Foundation
 ///   it are the desktop's.
 /// - The model cannot press its buttons. A click counts only when its
 ///   events do not carry the marker deskhand's own Quartz events carry in
-///   `eventSourceUserData` (supervisor/input/quartz_darwin.go) and were
+///   `eventSourceUserData` (supervisor/desktop/keycodes/quartz_darwin.go) and were
 ///   not posted by the supervisor process (`eventSourceUnixProcessID`). A
 ///   model's click at the button's position is an event deskhand posted,
 ///   so it does nothing.
@@ -27,7 +27,7 @@ import Foundation
 final class TeachOverlay {
     /// What deskhand's own events carry in `eventSourceUserData`, so the
     /// overlay (and anything else that cares) can tell them from the user's.
-    /// supervisor/input/quartz_darwin.go sets the same value.
+    /// supervisor/desktop/keycodes/quartz_darwin.go sets the same value.
     static let syntheticMarker: Int64 = 0x6473_6b68_616e_6401
     static let maxWidth: CGFloat = 360
     static let margin: CGFloat = 14
