@@ -1,3 +1,5 @@
+//go:build mutter
+
 package supervisor_test
 
 // End-to-end tests of `deskhand serve` in a GNOME session: headless

@@ -1,3 +1,5 @@
+//go:build mutter
+
 package desktoptest
 
 import (
