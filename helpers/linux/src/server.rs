@@ -211,166 +211,6 @@ impl Server {
         self.push.send_due(now, output)
     }
 
-    fn call_displays(&mut self, id: &Value) -> Result<Vec<u8>> {
-        let (list, _) = self.session()?.displays()?;
-        Ok(protocol::success(id, &DisplaysResult { displays: list }))
-    }
-
-    fn call_capture(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let request = CaptureParams::parse(p)?;
-        let capture_id = self.next_capture_id;
-        let body = self.session()?.capture(id, &request, capture_id)?;
-        self.next_capture_id += 1;
-        Ok(body)
-    }
-
-    fn call_apps(&mut self, id: &Value) -> Result<Vec<u8>> {
-        Ok(protocol::success(id, &self.apps()))
-    }
-
-    fn call_windows(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let include_hidden = p.bool("include_hidden")?.unwrap_or(false);
-        let s = self.session()?;
-        let mut list = s.wm()?.list(&s.x.conn, s.x.root, include_hidden)?;
-        // The indicator takes no clicks: no click lands on it.
-        list.windows
-            .retain(|w| !crate::teach::indicator::is_badge(w.id));
-        Ok(protocol::success(id, &list))
-    }
-
-    fn call_windows_epoch(&mut self, id: &Value) -> Result<Vec<u8>> {
-        let s = self.session()?;
-        let epoch = s.wm()?.epoch(&s.x.conn, s.x.root)?;
-        Ok(protocol::success(id, &epoch))
-    }
-
-    fn call_window_at(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let point = Point {
-            x: p.required_int("x", i32::MIN as i64, i32::MAX as i64)? as i32,
-            y: p.required_int("y", i32::MIN as i64, i32::MAX as i64)? as i32,
-        };
-        let s = self.session()?;
-        let list = s.wm()?.list(&s.x.conn, s.x.root, false)?.windows;
-        // The click goes through the indicator to the window under it.
-        let window = crate::windows::topmost_at(
-            &list
-                .into_iter()
-                .filter(|w| !crate::teach::indicator::is_badge(w.id))
-                .collect::<Vec<_>>(),
-            point,
-        )
-        .cloned();
-        let app = window.as_ref().map(|w| w.app.clone());
-        Ok(protocol::success(
-            id,
-            &serde_json::json!({ "window": window, "app": app }),
-        ))
-    }
-
-    fn call_patch_check(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let x = p.required_int("x", i32::MIN as i64, i32::MAX as i64)?;
-        let y = p.required_int("y", i32::MIN as i64, i32::MAX as i64)?;
-        let size = p.int("size", 1, 63)?.unwrap_or(9);
-        if size % 2 == 0 {
-            return Err(p.bad(format!(
-                "\"size\" must be odd (the patch is centred on the point), got {size}"
-            )));
-        }
-        let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
-        let s = self.session()?;
-        let _tooltip = crate::teach::OutOfCapture::new(&s.x.conn)?;
-        let last = s.capturer.last().ok_or_else(|| {
-            Error::new(
-                Code::NoCapture,
-                "patch_check compares against the last capture, and there has been none",
-                "Call capture first, then patch_check points inside it.",
-            )
-        })?;
-        let rect = patch::patch_rect(x, y, size as u32, last.source)?;
-        let result = patch::check(
-            &s.x.conn,
-            s.x.root,
-            &s.x.format,
-            &last,
-            rect,
-            tolerance as u8,
-        )?;
-        Ok(protocol::success(id, &result))
-    }
-
-    fn call_patch_baseline(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
-        let s = self.session()?;
-        // Nothing drawn there since the stored pixels were read: they are
-        // the screen still. Asked before the tooltip's grab, which would
-        // hold the damage tracker's own connection.
-        if let Some(capture_id) = s.capturer.quiet_since_read() {
-            return Ok(protocol::success(
-                id,
-                &serde_json::json!({ "differing_pixels": 0, "capture_id": capture_id }),
-            ));
-        }
-        let _tooltip = crate::teach::OutOfCapture::new(&s.x.conn)?;
-        let screen = s.x.root_size()?;
-        let (capture_id, differing) = s
-            .capturer
-            .rebaseline(&s.x.conn, s.x.root, &s.x.format, screen, tolerance as u8)?
-            .ok_or_else(|| {
-                Error::new(
-                    Code::NoCapture,
-                    "patch_baseline refreshes the last capture, and there has been none",
-                    "Call capture first.",
-                )
-            })?;
-        Ok(protocol::success(
-            id,
-            &serde_json::json!({ "differing_pixels": differing, "capture_id": capture_id }),
-        ))
-    }
-
-    fn call_clipboard_read(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let selection = p.selection()?;
-        let text = self.clipboard()?.read(selection)?;
-        Ok(protocol::success(id, &serde_json::json!({ "text": text })))
-    }
-
-    fn call_clipboard_write(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let text = p
-            .str("text")?
-            .ok_or_else(|| p.bad("\"text\" is required".into()))?
-            .to_owned();
-        let selection = p.selection()?;
-        self.clipboard()?.write(selection, &text)?;
-        Ok(protocol::success(id, &serde_json::json!({ "ok": true })))
-    }
-
-    fn call_hide(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let ids = p.required_window_ids("windows")?;
-        let s = self.session()?;
-        let hidden = s.wm()?.hide(&s.x.conn, s.x.root, &ids)?;
-        Ok(protocol::success(
-            id,
-            &serde_json::json!({ "hidden": hidden }),
-        ))
-    }
-
-    fn call_restore(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let ids = p.required_window_ids("windows")?;
-        let s = self.session()?;
-        let restored = s.wm()?.restore(&s.x.conn, s.x.root, &ids)?;
-        Ok(protocol::success(
-            id,
-            &serde_json::json!({ "restored": restored }),
-        ))
-    }
-
-    fn call_window_state(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let (window, state) = crate::winstate::params(p)?;
-        let s = self.session()?;
-        let applied = crate::winstate::set(&s.x.conn, s.x.root, s.wm()?, window, state)?;
-        Ok(protocol::success(id, &applied))
-    }
-
     fn hello(&mut self) -> Hello {
         // A display that came up since startup is picked up here.
         let _ = self.session();
@@ -453,7 +293,7 @@ impl Server {
         Some(lost)
     }
 
-    fn apps(&mut self) -> Value {
+    fn app_list(&mut self) -> Value {
         let apps = self.apps.get_or_insert_with(crate::apps::Apps::from_env);
         serde_json::json!({ "apps": apps.entries() })
     }
@@ -497,47 +337,155 @@ impl Backend for Server {
     }
 
     fn displays(&mut self, id: &Value, _: &Params<'_>) -> Reply {
-        self.call_displays(id)
+        let (list, _) = self.session()?.displays()?;
+        Ok(protocol::success(id, &DisplaysResult { displays: list }))
     }
     fn capture(&mut self, id: &Value, p: &Params<'_>) -> Reply {
-        self.call_capture(id, p)
+        let request = CaptureParams::parse(p)?;
+        let capture_id = self.next_capture_id;
+        let body = self.session()?.capture(id, &request, capture_id)?;
+        self.next_capture_id += 1;
+        Ok(body)
     }
     fn apps(&mut self, id: &Value, _: &Params<'_>) -> Reply {
-        self.call_apps(id)
+        Ok(protocol::success(id, &self.app_list()))
     }
     fn windows(&mut self, id: &Value, p: &Params<'_>) -> Reply {
-        self.call_windows(id, p)
+        let include_hidden = p.bool("include_hidden")?.unwrap_or(false);
+        let s = self.session()?;
+        let mut list = s.wm()?.list(&s.x.conn, s.x.root, include_hidden)?;
+        // The indicator takes no clicks: no click lands on it.
+        list.windows
+            .retain(|w| !crate::teach::indicator::is_badge(w.id));
+        Ok(protocol::success(id, &list))
     }
     fn windows_epoch(&mut self, id: &Value, _: &Params<'_>) -> Reply {
-        self.call_windows_epoch(id)
+        let s = self.session()?;
+        let epoch = s.wm()?.epoch(&s.x.conn, s.x.root)?;
+        Ok(protocol::success(id, &epoch))
     }
     fn window_at(&mut self, id: &Value, p: &Params<'_>) -> Reply {
-        self.call_window_at(id, p)
+        let point = Point {
+            x: p.required_int("x", i32::MIN as i64, i32::MAX as i64)? as i32,
+            y: p.required_int("y", i32::MIN as i64, i32::MAX as i64)? as i32,
+        };
+        let s = self.session()?;
+        let list = s.wm()?.list(&s.x.conn, s.x.root, false)?.windows;
+        // The click goes through the indicator to the window under it.
+        let window = crate::windows::topmost_at(
+            &list
+                .into_iter()
+                .filter(|w| !crate::teach::indicator::is_badge(w.id))
+                .collect::<Vec<_>>(),
+            point,
+        )
+        .cloned();
+        let app = window.as_ref().map(|w| w.app.clone());
+        Ok(protocol::success(
+            id,
+            &serde_json::json!({ "window": window, "app": app }),
+        ))
     }
     fn patch_check(&mut self, id: &Value, p: &Params<'_>) -> Reply {
-        self.call_patch_check(id, p)
+        let x = p.required_int("x", i32::MIN as i64, i32::MAX as i64)?;
+        let y = p.required_int("y", i32::MIN as i64, i32::MAX as i64)?;
+        let size = p.int("size", 1, 63)?.unwrap_or(9);
+        if size % 2 == 0 {
+            return Err(p.bad(format!(
+                "\"size\" must be odd (the patch is centred on the point), got {size}"
+            )));
+        }
+        let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
+        let s = self.session()?;
+        let _tooltip = crate::teach::OutOfCapture::new(&s.x.conn)?;
+        let last = s.capturer.last().ok_or_else(|| {
+            Error::new(
+                Code::NoCapture,
+                "patch_check compares against the last capture, and there has been none",
+                "Call capture first, then patch_check points inside it.",
+            )
+        })?;
+        let rect = patch::patch_rect(x, y, size as u32, last.source)?;
+        let result = patch::check(
+            &s.x.conn,
+            s.x.root,
+            &s.x.format,
+            &last,
+            rect,
+            tolerance as u8,
+        )?;
+        Ok(protocol::success(id, &result))
     }
     fn patch_baseline(&mut self, id: &Value, p: &Params<'_>) -> Reply {
-        self.call_patch_baseline(id, p)
+        let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
+        let s = self.session()?;
+        // Nothing drawn there since the stored pixels were read: they are
+        // the screen still. Asked before the tooltip's grab, which would
+        // hold the damage tracker's own connection.
+        if let Some(capture_id) = s.capturer.quiet_since_read() {
+            return Ok(protocol::success(
+                id,
+                &serde_json::json!({ "differing_pixels": 0, "capture_id": capture_id }),
+            ));
+        }
+        let _tooltip = crate::teach::OutOfCapture::new(&s.x.conn)?;
+        let screen = s.x.root_size()?;
+        let (capture_id, differing) = s
+            .capturer
+            .rebaseline(&s.x.conn, s.x.root, &s.x.format, screen, tolerance as u8)?
+            .ok_or_else(|| {
+                Error::new(
+                    Code::NoCapture,
+                    "patch_baseline refreshes the last capture, and there has been none",
+                    "Call capture first.",
+                )
+            })?;
+        Ok(protocol::success(
+            id,
+            &serde_json::json!({ "differing_pixels": differing, "capture_id": capture_id }),
+        ))
     }
     fn screen_changes(&mut self, id: &Value, _: &Params<'_>) -> Reply {
         let s = self.session()?;
         crate::changes::call(id, &s.x, &mut s.changes)
     }
     fn clipboard_read(&mut self, id: &Value, p: &Params<'_>) -> Reply {
-        self.call_clipboard_read(id, p)
+        let selection = p.selection()?;
+        let text = self.clipboard()?.read(selection)?;
+        Ok(protocol::success(id, &serde_json::json!({ "text": text })))
     }
     fn clipboard_write(&mut self, id: &Value, p: &Params<'_>) -> Reply {
-        self.call_clipboard_write(id, p)
+        let text = p
+            .str("text")?
+            .ok_or_else(|| p.bad("\"text\" is required".into()))?
+            .to_owned();
+        let selection = p.selection()?;
+        self.clipboard()?.write(selection, &text)?;
+        Ok(protocol::success(id, &serde_json::json!({ "ok": true })))
     }
     fn hide(&mut self, id: &Value, p: &Params<'_>) -> Reply {
-        self.call_hide(id, p)
+        let ids = p.required_window_ids("windows")?;
+        let s = self.session()?;
+        let hidden = s.wm()?.hide(&s.x.conn, s.x.root, &ids)?;
+        Ok(protocol::success(
+            id,
+            &serde_json::json!({ "hidden": hidden }),
+        ))
     }
     fn restore(&mut self, id: &Value, p: &Params<'_>) -> Reply {
-        self.call_restore(id, p)
+        let ids = p.required_window_ids("windows")?;
+        let s = self.session()?;
+        let restored = s.wm()?.restore(&s.x.conn, s.x.root, &ids)?;
+        Ok(protocol::success(
+            id,
+            &serde_json::json!({ "restored": restored }),
+        ))
     }
     fn window_state(&mut self, id: &Value, p: &Params<'_>) -> Reply {
-        self.call_window_state(id, p)
+        let (window, state) = crate::winstate::params(p)?;
+        let s = self.session()?;
+        let applied = crate::winstate::set(&s.x.conn, s.x.root, s.wm()?, window, state)?;
+        Ok(protocol::success(id, &applied))
     }
     fn teach_show(&mut self, id: &Value, p: &Params<'_>) -> Reply {
         crate::teach::call_show(id, self.config.display.as_deref(), &p.map)
