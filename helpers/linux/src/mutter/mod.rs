@@ -20,7 +20,7 @@ pub mod frames;
 use std::time::Duration;
 
 use base64::Engine as _;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::capture::encode::{Encoder, ImageFormat};
 use crate::capture::resize::Scaler;
