@@ -11,7 +11,7 @@ SWIFT_LINT := helpers/macos/lint
 
 PACKAGING_TOOLS := packaging/tools
 
-.PHONY: help deps check-deps build helper go-build test go-test go-race go-test-exit rust-test swift-test lint swift-lint-deps macos-helper bench check clean \
+.PHONY: help deps check-deps build helper go-build test go-test go-race go-test-exit rust-test mutter-test swift-test lint swift-lint-deps macos-helper bench check clean \
   package package-tools package-test fuzz go-fuzz rust-fuzz keyblock-gen windows-helper
 
 help: ## list the targets
@@ -41,6 +41,15 @@ helper: deps
 windows-helper: ## build the Windows helper bin/deskhand-helper.exe (GOOS=windows, no cgo)
 	@mkdir -p $(BIN)
 	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) build -o $(BIN)/deskhand-helper.exe ./helpers/windows
+# The GNOME backend is off by default (serve refuses every action on GNOME,
+# and it needs libpipewire and libclang to build): its own helper build
+# and the Go tests tagged mutter.
+mutter-test: go-build ## build the helper with the GNOME backend (--features mutter) and run its tests (go test -tags mutter)
+	@bash scripts/deps.sh mutter
+	$(CARGO) build --release --locked -p deskhand-helper --features mutter
+	install -m 0755 target/release/deskhand-helper $(BIN)/deskhand-helper-mutter
+	$(CARGO) clippy --locked -p deskhand-helper --features mutter --all-targets -- -D warnings
+	DESKHAND_HELPER=$(CURDIR)/$(BIN)/deskhand-helper-mutter $(GO) test -tags mutter -count=1 -timeout 20m -run 'Mutter' ./supervisor
 
 test: build check-deps go-test go-race go-test-exit rust-test swift-test package-test ## run every Go and Rust test (real Xvfb desktops; CI=true makes missing tools fail)
 

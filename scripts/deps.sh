@@ -7,9 +7,11 @@
 #   test   the build set and what the tests drive: the reference tools,
 #          the GUI apps, the Wayland compositors, Chromium (make check-deps,
 #          make test, make check)
+#   mutter the test set and what the helper's GNOME backend (cargo feature
+#          mutter) builds against and its tests drive (make mutter-test)
 #
-# Usage: scripts/deps.sh [build|test]        install or name the missing ones
-#        scripts/deps.sh --list [build|test] print the set, one a line
+# Usage: scripts/deps.sh [build|test|mutter]        install or name the missing ones
+#        scripts/deps.sh --list [build|test|mutter] print the set, one a line
 #
 # Safe to run repeatedly.
 set -euo pipefail
@@ -23,10 +25,8 @@ build=(
   libxcb1-dev
   # the Escape watcher reads XInput 2 raw key events (cgo)
   libxi-dev
-  # the helper's crates link these even for an X11-only user: pipewire
-  # binds libpipewire through bindgen, which needs libclang; xkbcommon
-  # links libxkbcommon
-  libpipewire-0.3-dev libclang-dev libxkbcommon-dev
+  # the helper's KWin input links libxkbcommon
+  libxkbcommon-dev
   # the private virtual desktop deskhand starts when DISPLAY is unset
   # (--virtual-display)
   xvfb openbox
@@ -59,15 +59,21 @@ test_only=(
   # GTK 3 and GTK 4 apps with every common widget, Chromium (a web page) and
   # PyQt5 (a Qt 5 app)
   at-spi2-core libglib2.0-bin gtk-3-examples gtk-4-examples chromium python3-pyqt5
-  # the GNOME tests: headless mutter with PipeWire (and its session
-  # manager) for ScreenCast frames
-  mutter pipewire wireplumber
   # the KDE tests: headless KWin (kwin_wayland --virtual) and wayland-info,
   # which shows which globals KWin grants a client
   kwin-wayland wayland-utils
   # the Windows helper's tests run it under Wine (64-bit); mingw builds
   # the DLL shim Wine 8 lacks
   wine wine64 gcc-mingw-w64-x86-64
+)
+
+mutter_only=(
+  # the GNOME backend's pipewire crate binds libpipewire through bindgen,
+  # which needs libclang
+  libpipewire-0.3-dev libclang-dev
+  # its tests: headless mutter with PipeWire (and its session manager) for
+  # ScreenCast frames
+  mutter pipewire wireplumber
 )
 
 list=false
@@ -78,8 +84,9 @@ fi
 case ${1:-build} in
   build) packages=("${build[@]}") ;;
   test) packages=("${build[@]}" "${test_only[@]}") ;;
+  mutter) packages=("${build[@]}" "${test_only[@]}" "${mutter_only[@]}") ;;
   *)
-    echo "usage: scripts/deps.sh [--list] [build|test]" >&2
+    echo "usage: scripts/deps.sh [--list] [build|test|mutter]" >&2
     exit 2
     ;;
 esac

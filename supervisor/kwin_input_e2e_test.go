@@ -253,7 +253,7 @@ func TestKWinKeyCombosAndTyping(t *testing.T) {
 			// combo took effect as a combo, not as the letter a.
 			wlCall(t, c, "key_type", map[string]any{"text": "discard me"}, &json.RawMessage{})
 			wlWaitFile(t, out, func(s string) bool { return s == "discard me" })
-			wlCall(t, c, "key_combo", map[string]any{"keys": []string{"ctrl", "a"}}, &json.RawMessage{})
+			wlCall(t, c, "key_combo", map[string]any{"keys": []uint32{0xffe3, 'a'}}, &json.RawMessage{})
 			wlCall(t, c, "key_type", map[string]any{"text": typable}, &json.RawMessage{})
 			wlWaitFile(t, out, func(s string) bool { return s == typable })
 
@@ -293,7 +293,7 @@ func TestKWinKeyCombosAndTyping(t *testing.T) {
 			for i := 0; len(long) < 2000; i++ {
 				long += fmt.Sprintf("%d:%s ", i, typable)
 			}
-			wlCall(t, c, "key_combo", map[string]any{"keys": []string{"ctrl", "a"}}, &json.RawMessage{})
+			wlCall(t, c, "key_combo", map[string]any{"keys": []uint32{0xffe3, 'a'}}, &json.RawMessage{})
 			wlCall(t, c, "key_type", map[string]any{"text": long}, &json.RawMessage{})
 			wlWaitFile(t, out, func(s string) bool { return s == long })
 		})
@@ -329,7 +329,7 @@ func TestKWinUnauthorizedInputSaysWhy(t *testing.T) {
 		{"pointer_move", map[string]any{"x": kwinScreenW / 2, "y": kwinScreenH / 2}},
 		{"pointer_button", map[string]any{"action": "click"}},
 		{"key_type", map[string]any{"text": "x"}},
-		{"key_combo", map[string]any{"keys": []string{"return"}}},
+		{"key_combo", map[string]any{"keys": []uint32{0xff0d}}},
 	}
 	for _, call := range calls {
 		err := c.Call(ctx, call.method, call.params, &json.RawMessage{})

@@ -491,7 +491,7 @@ func TestWaylandTypeExactAnyLayout(t *testing.T) {
 			// the line typed so far, so only what follows it arrives: the
 			// combo took effect as a combo, not as the letter u.
 			wlCall(t, c, "key_type", map[string]any{"text": "discard me"}, &json.RawMessage{})
-			wlCall(t, c, "key_combo", map[string]any{"keys": []string{"ctrl", "u"}}, &json.RawMessage{})
+			wlCall(t, c, "key_combo", map[string]any{"keys": []uint32{0xffe3, 'u'}}, &json.RawMessage{})
 			wlCall(t, c, "key_type", map[string]any{"text": wlTyped + "\n"}, &json.RawMessage{})
 			got := wlWaitFile(t, out, func(s string) bool { return strings.HasSuffix(s, "\n") })
 			if got != wlTyped+"\n" {

@@ -12,7 +12,7 @@ import (
 // Wayland compositors, a browser, reference tools. A user who builds
 // deskhand must not get them.
 var testOnlyPackages = []string{
-	"chromium", "sway", "mutter", "kwin-wayland", "pipewire", "wireplumber",
+	"chromium", "sway", "kwin-wayland",
 	"python3-pyqt5", "gtk-3-examples", "gtk-4-examples", "python3-gi",
 	"foot", "grim", "wl-clipboard", "wtype", "xterm", "zenity", "xdotool",
 	"wmctrl", "xclip", "imagemagick", "tk", "at-spi2-core", "xkbset",

@@ -163,7 +163,11 @@ impl Push {
     /// Writes (without flushing) the notification when `now`, the epoch
     /// or None when there is none, differs from what the client was last
     /// told.
-    pub fn send_due<W: Write>(&mut self, now: Option<EpochResult>, out: &mut W) -> io::Result<()> {
+    pub fn send_due<W: Write + ?Sized>(
+        &mut self,
+        now: Option<EpochResult>,
+        out: &mut W,
+    ) -> io::Result<()> {
         if !self.wanted {
             return Ok(());
         }

@@ -6,15 +6,17 @@
 //! window hiding and, on a connection of its own, the teaching tooltip
 //! (`teach`).
 //!
-//! `server::Server::handle` maps one request body to one response body, so
-//! the whole protocol is testable without pipes; `main` only wires it to
-//! stdin and stdout.
+//! `dispatch::Dispatcher::handle` maps one request body to one response
+//! body through a backend (X11 in `server`, wlroots and KWin in `wayland`),
+//! so the whole protocol is testable without pipes; `main` only picks the
+//! backend and wires it to stdin and stdout.
 
 #[macro_use]
 pub mod log;
 
 pub mod capture;
 pub mod changes;
+pub mod dispatch;
 pub mod displays;
 pub mod error;
 pub mod patch;
@@ -29,6 +31,7 @@ pub mod apps;
 pub mod clipboard;
 pub mod epoch;
 pub mod keeper;
+#[cfg(feature = "mutter")]
 pub mod mutter;
 pub mod teach;
 pub mod wayland;

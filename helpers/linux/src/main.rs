@@ -10,7 +10,9 @@
 use std::io::{self, BufWriter};
 use std::process::ExitCode;
 
-use deskhand_helper::server::{Config, Server, HELPER_VERSION};
+use deskhand_helper::dispatch::{Dispatcher, HELPER_VERSION};
+use deskhand_helper::server::{Config, Server};
+use deskhand_helper::wayland;
 use deskhand_helper::{log, log_debug, log_error};
 
 const USAGE: &str = "\
@@ -32,7 +34,8 @@ Environment:
   WAYLAND_DISPLAY            the Wayland display, served (backend wayland-wlr,
                              or kde-kwin on KWin) when DISPLAY is unset
   XDG_CURRENT_DESKTOP        with WAYLAND_DISPLAY and no DISPLAY, GNOME picks
-                             the gnome-mutter backend (Mutter's D-Bus APIs)
+                             the gnome-mutter backend (Mutter's D-Bus APIs;
+                             only in a helper built with --features mutter)
   DESKHAND_HELPER_BACKEND    wayland (or kde), mutter or x11, to choose the backend
                              outright
   DESKHAND_HELPER_LOG        debug, info (default), warn or error
@@ -69,14 +72,22 @@ fn main() -> ExitCode {
     );
 
     let mut stdout = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-    let served = if deskhand_helper::mutter::chosen() {
-        deskhand_helper::mutter::serve(io::stdin().lock(), &mut stdout)
-    } else if deskhand_helper::wayland::chosen() {
-        let stdin = io::BufReader::new(io::stdin());
-        deskhand_helper::wayland::serve(stdin, &mut stdout)
-    } else {
-        let mut server = Server::new(Config::from_env());
-        server.serve_stdin(&mut stdout)
+    let stdin = io::BufReader::with_capacity(64 * 1024, io::stdin());
+    let served = match backend() {
+        Chosen::X11 => Dispatcher::new(Server::new(Config::from_env())).serve(stdin, &mut stdout),
+        Chosen::Wayland => {
+            wayland::Server::new().and_then(|b| Dispatcher::new(b).serve(stdin, &mut stdout))
+        }
+        #[cfg(feature = "mutter")]
+        Chosen::Mutter => {
+            Dispatcher::new(deskhand_helper::mutter::Server::default()).serve(stdin, &mut stdout)
+        }
+        #[cfg(not(feature = "mutter"))]
+        Chosen::Mutter => Dispatcher::new(deskhand_helper::dispatch::Absent {
+            platform: "linux-wayland",
+            why: "this deskhand-helper was built without GNOME support (cargo feature mutter)",
+        })
+        .serve(stdin, &mut stdout),
     };
     match served {
         Ok(code) => ExitCode::from(code),
@@ -93,22 +104,34 @@ fn main() -> ExitCode {
     }
 }
 
+enum Chosen {
+    X11,
+    Wayland,
+    Mutter,
+}
+
+/// The backend to serve: `DESKHAND_HELPER_BACKEND` decides when set
+/// (`wayland` or its synonym `kde`, `mutter`, anything else X11), else a
+/// session with WAYLAND_DISPLAY and no DISPLAY is Wayland's, GNOME's
+/// when XDG_CURRENT_DESKTOP names it.
+fn backend() -> Chosen {
+    if wayland::gnome_chosen() {
+        Chosen::Mutter
+    } else if wayland::chosen() {
+        Chosen::Wayland
+    } else {
+        Chosen::X11
+    }
+}
+
 /// The keeper mode (see `deskhand_helper::keeper`): it must outlive
 /// deskhand, so unlike serving it does not die with its parent.
 fn keep_clipboard() -> ExitCode {
-    if deskhand_helper::wayland::chosen() {
-        let (status, keeper) =
-            deskhand_helper::wayland::keeper::run(io::stdin().lock(), io::stdout());
-        quiet();
-        if let Some(keeper) = keeper {
-            keeper.wait_until_taken();
-        }
-        return ExitCode::from(status);
-    }
-    let (status, clipboard) = deskhand_helper::keeper::run(io::stdin().lock(), io::stdout());
+    let wayland = deskhand_helper::wayland::chosen();
+    let (status, keeper) = deskhand_helper::keeper::run(wayland, io::stdin().lock(), io::stdout());
     quiet();
-    if let Some(clipboard) = clipboard {
-        clipboard.wait_until_taken();
+    if let Some(keeper) = keeper {
+        keeper.wait_until_taken();
     }
     ExitCode::from(status)
 }

@@ -238,7 +238,7 @@ fn parse_header_line(line: &[u8]) -> Result<Option<u64>, FrameError> {
 }
 
 /// Writes one frame and flushes, so the peer sees it at once.
-pub fn write_frame<W: Write>(out: &mut W, body: &[u8]) -> io::Result<()> {
+pub fn write_frame<W: Write + ?Sized>(out: &mut W, body: &[u8]) -> io::Result<()> {
     write!(out, "Content-Length: {}\r\n\r\n", body.len())?;
     out.write_all(body)?;
     out.flush()

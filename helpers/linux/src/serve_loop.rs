@@ -1,16 +1,11 @@
-//! The protocol loop the backends share: reading the next frame, with what
-//! the end of the input or lost framing means, and answering one frame
-//! through a backend's dispatch. The X11 server, the wlroots backend
-//! (which reads stdin on a thread of its own) and the GNOME backend each
-//! drive their loop with these, so all three end and fail alike.
+//! Reading the next frame, with what the end of the input or lost framing
+//! means, for the serve loop (dispatch.rs).
 
 use std::io::{self, BufRead};
-use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::error::Result;
-use crate::protocol::{self, FrameError, FrameReader, Message};
+use crate::protocol::{self, FrameError, FrameReader};
 
 /// What reading the next frame gave.
 #[derive(Debug, PartialEq)]
@@ -55,52 +50,9 @@ pub fn next_frame<R: BufRead>(reader: &mut FrameReader<R>, body: &mut Vec<u8>) -
     }
 }
 
-/// One frame's answer: the reply to write, if any, and the exit status
-/// when the frame was `exit`.
-#[derive(Debug, Default)]
-pub struct Outcome {
-    pub reply: Option<Vec<u8>>,
-    pub exit: Option<u8>,
-}
-
-/// Answers one frame: a body that is no request gets its error, a
-/// notification none (`exit` ends the loop), and a request what `dispatch`
-/// answers (the response body) or the error it returns.
-pub fn answer(
-    body: &[u8],
-    dispatch: impl FnOnce(&Value, &str, Value) -> Result<Vec<u8>>,
-) -> Outcome {
-    match protocol::parse_message(body) {
-        Err((id, err)) => Outcome {
-            reply: Some(protocol::failure(&id, &err)),
-            exit: None,
-        },
-        Ok(Message::Notification { method }) => Outcome {
-            reply: None,
-            exit: (method == "exit").then_some(0),
-        },
-        Ok(Message::Request { id, method, params }) => {
-            let started = Instant::now();
-            let out = dispatch(&id, &method, params).unwrap_or_else(|err| {
-                log_debug!("{method} failed: {err}");
-                protocol::failure(&id, &err)
-            });
-            log_debug!(
-                "{method} answered in {:.2} ms",
-                started.elapsed().as_secs_f64() * 1e3
-            );
-            Outcome {
-                reply: Some(out),
-                exit: (method == "exit").then_some(0),
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
 
     fn next(input: &[u8]) -> Vec<(Next, Vec<u8>)> {
         let mut reader = FrameReader::new(input, protocol::MAX_REQUEST_BYTES);
@@ -159,48 +111,5 @@ mod tests {
         let v: Value = serde_json::from_slice(last).unwrap();
         assert_eq!(v["id"], Value::Null);
         assert!(v["error"]["message"].is_string(), "{v}");
-    }
-
-    #[test]
-    fn answer_requests_notifications_and_garbage() {
-        let ok = answer(
-            br#"{"jsonrpc":"2.0","id":7,"method":"ping","params":{}}"#,
-            |id, method, _| {
-                assert_eq!(method, "ping");
-                Ok(protocol::success(id, &serde_json::json!({"pong": true})))
-            },
-        );
-        let v: Value = serde_json::from_slice(&ok.reply.unwrap()).unwrap();
-        assert_eq!(
-            (v["id"].clone(), v["result"]["pong"].clone()),
-            (7.into(), true.into())
-        );
-        assert_eq!(ok.exit, None);
-
-        let failed = answer(
-            br#"{"jsonrpc":"2.0","id":8,"method":"nope","params":{}}"#,
-            |_, method, _| Err(Error::method_not_found(method)),
-        );
-        let v: Value = serde_json::from_slice(&failed.reply.unwrap()).unwrap();
-        assert_eq!(v["id"], 8);
-        assert_eq!(v["error"]["data"]["code"], "method_not_found");
-
-        let exit = answer(
-            br#"{"jsonrpc":"2.0","id":9,"method":"exit"}"#,
-            |id, _, _| Ok(protocol::success(id, &serde_json::Map::new())),
-        );
-        assert!(exit.reply.is_some());
-        assert_eq!(exit.exit, Some(0));
-
-        let note = answer(br#"{"jsonrpc":"2.0","method":"exit"}"#, |_, _, _| {
-            panic!("a notification is not dispatched")
-        });
-        assert!(note.reply.is_none());
-        assert_eq!(note.exit, Some(0));
-
-        let garbage = answer(b"not json", |_, _, _| panic!("garbage is not dispatched"));
-        let v: Value = serde_json::from_slice(&garbage.reply.unwrap()).unwrap();
-        assert_eq!(v["error"]["data"]["code"], "parse_error");
-        assert_eq!(garbage.exit, None);
     }
 }

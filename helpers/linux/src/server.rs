@@ -1,10 +1,11 @@
-//! Request dispatch and session state: the handshake, the X connection (kept
-//! for the helper's life, retried while it is down), the last capture and
-//! the clipboard.
+//! The X11 backend: the X connection (kept for the helper's life, retried
+//! while it is down), the last capture, the clipboard, and the methods
+//! answered from them (the dispatch is dispatch.rs's). Also the params
+//! parsing every backend shares.
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, Write};
-use std::time::{Duration, Instant};
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, RawFd};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -13,17 +14,15 @@ use crate::a11y::A11y;
 use crate::capture::encode::ImageFormat;
 use crate::capture::{self, mask, Capturer};
 use crate::clipboard::{Clipboard, Selection};
+use crate::dispatch::{Backend, Hello, Reply};
 use crate::displays::{self, Display};
 use crate::error::{Code, Error, Result};
 use crate::patch;
-use crate::protocol::{self, FrameReader, Message};
+use crate::protocol;
 use crate::types::{Point, Rect, Size, Window};
 use crate::windows::Wm;
 use crate::xconn::{self, Extensions, XConn};
 
-/// Protocol versions this helper speaks.
-pub const PROTOCOL_VERSIONS: &[i64] = &[1];
-pub const HELPER_VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const PLATFORM: &str = "linux-x11";
 
 /// Every capability, in the order the handshake lists them.
@@ -49,31 +48,6 @@ const ALL_CAPABILITIES: &[&str] = &[
     "a11y.expect",
     "a11y.capture",
 ];
-/// The methods that need the handshake first.
-const METHODS: &[&str] = &[
-    "displays",
-    "capture",
-    "windows",
-    "window_at",
-    "windows_epoch",
-    "patch_check",
-    "patch_baseline",
-    "screen_changes",
-    "clipboard_read",
-    "clipboard_write",
-    "hide",
-    "restore",
-    "window_state",
-    "apps",
-    "teach_show",
-    "teach_poll",
-    "teach_hide",
-    "indicator",
-    "a11y_apps",
-    "a11y_tree",
-    "a11y_element",
-    "a11y_act",
-];
 /// Capabilities that need the window-manager view (`Wm`).
 const WM_CAPABILITIES: &[&str] = &[
     "capture.mask",
@@ -87,17 +61,12 @@ const WM_CAPABILITIES: &[&str] = &[
 /// Largest output side, and largest output area (8K UHD fits).
 pub const MAX_OUTPUT_SIDE: i64 = 16384;
 pub const MAX_OUTPUT_PIXELS: u64 = 1 << 25;
-/// Longest `fault.sleep`.
-const MAX_FAULT_SLEEP_MS: i64 = 600_000;
-
 /// How the helper was started.
 #[derive(Clone, Debug, Default)]
 pub struct Config {
     /// The X display; None means `$DISPLAY`. (The clipboard always opens
     /// `$DISPLAY`: this exists so tests can point the rest elsewhere.)
     pub display: Option<String>,
-    /// Answer the test-only `fault.*` methods (DESKHAND_HELPER_FAULTS=1).
-    pub faults: bool,
     /// Never use MIT-SHM (DESKHAND_HELPER_NO_SHM=1), to test the fallback.
     pub no_shm: bool,
 }
@@ -107,38 +76,8 @@ impl Config {
         let on = |name: &str| std::env::var(name).is_ok_and(|v| v == "1");
         Config {
             display: None,
-            faults: on("DESKHAND_HELPER_FAULTS"),
             no_shm: on("DESKHAND_HELPER_NO_SHM"),
         }
-    }
-}
-
-/// What to do after one request.
-#[derive(Debug, Default)]
-pub struct Outcome {
-    /// Bytes to write to stdout unframed (only `fault.garbage`).
-    pub raw: Option<Vec<u8>>,
-    /// The response body to frame and send.
-    pub reply: Option<Vec<u8>>,
-    /// Exit with this status after writing.
-    pub exit: Option<u8>,
-}
-
-impl Outcome {
-    fn reply(body: Vec<u8>) -> Outcome {
-        Outcome {
-            reply: Some(body),
-            ..Outcome::default()
-        }
-    }
-}
-
-/// The answer to `exit`: a success, then the process ends with status 0.
-fn exit_outcome(id: &Value) -> Outcome {
-    Outcome {
-        reply: Some(protocol::success(id, &Map::new())),
-        exit: Some(0),
-        ..Outcome::default()
     }
 }
 
@@ -210,7 +149,6 @@ enum XState {
 
 pub struct Server {
     config: Config,
-    handshaken: bool,
     x: XState,
     clipboard: Option<Clipboard>,
     /// The desktop-entry index `apps` answers from, built on first use.
@@ -232,7 +170,6 @@ impl Server {
         };
         Server {
             config,
-            handshaken: false,
             x,
             clipboard: None,
             apps: None,
@@ -242,88 +179,11 @@ impl Server {
         }
     }
 
-    /// Reads requests from `input` and answers on `output` until the input
-    /// ends (status 0), framing is lost (status 2), or `exit`.
-    pub fn serve<R: BufRead, W: Write>(&mut self, input: R, output: &mut W) -> io::Result<u8> {
-        self.serve_waiting(input, output, |_| None)
-    }
-
-    /// Serves stdin like [`Server::serve`]; while no request is buffered it
-    /// also follows the X connection, to send `windows_changed` at once.
-    pub fn serve_stdin<W: Write>(&mut self, output: &mut W) -> io::Result<u8> {
-        use std::os::fd::AsRawFd;
-        let input = io::BufReader::with_capacity(64 * 1024, io::stdin());
-        self.serve_waiting(input, output, |r: &io::BufReader<io::Stdin>| {
-            r.buffer().is_empty().then(|| r.get_ref().as_raw_fd())
-        })
-    }
-
-    /// The serve loop; `idle_fd` gives the fd to wait on when `input` has
-    /// nothing buffered (None: just read).
-    fn serve_waiting<R: BufRead, W: Write>(
-        &mut self,
-        input: R,
-        output: &mut W,
-        idle_fd: impl Fn(&R) -> Option<std::os::fd::RawFd>,
-    ) -> io::Result<u8> {
-        let mut reader = FrameReader::new(input, protocol::MAX_REQUEST_BYTES);
-        let mut body = Vec::new();
-        loop {
-            if let Some(fd) = idle_fd(reader.get_ref()) {
-                self.idle(fd, output)?;
-            }
-            if let crate::serve_loop::Next::End { status, last } =
-                crate::serve_loop::next_frame(&mut reader, &mut body)?
-            {
-                if let Some(last) = last {
-                    protocol::write_frame(output, &last)?;
-                }
-                return Ok(status);
-            }
-            let outcome = self.handle(&body);
-            if let Some(raw) = &outcome.raw {
-                output.write_all(raw)?;
-                output.flush()?;
-            }
-            // Before the answer, so that the client knows of every change
-            // the helper saw before answering by the time it reads it.
-            self.push_epoch(output)?;
-            if let Some(reply) = &outcome.reply {
-                protocol::write_frame(output, reply)?;
-            } else {
-                output.flush()?;
-            }
-            if let Some(code) = outcome.exit {
-                log_info!("exiting with status {code} as asked");
-                return Ok(code);
-            }
-        }
-    }
-
-    /// Waits for input on `fd`, meanwhile reading the X events and sending
-    /// `windows_changed` as they move the epoch on.
-    fn idle<W: Write>(&mut self, fd: std::os::fd::RawFd, output: &mut W) -> io::Result<()> {
-        use std::os::fd::AsRawFd;
-        loop {
-            let x = match &self.x {
-                XState::Up(s) if self.push.wanted() && s.wm.is_ok() => {
-                    Some(s.x.conn.stream().as_raw_fd())
-                }
-                _ => None,
-            };
-            if crate::epoch::wait(fd, x)? == crate::epoch::Ready::Input {
-                return Ok(());
-            }
-            self.push_epoch(output)?;
-            output.flush()?;
-        }
-    }
-
     /// Sends `windows_changed` (unflushed) if the epoch moved on since the
     /// client was last told, after reading the events that have arrived.
     /// Events that cannot be read drop the X session, so that the client
     /// is told of a lost epoch and the next call connects afresh.
-    fn push_epoch<W: Write>(&mut self, output: &mut W) -> io::Result<()> {
+    fn push_epoch(&mut self, output: &mut dyn Write) -> io::Result<()> {
         if !self.push.wanted() {
             return Ok(());
         }
@@ -351,316 +211,7 @@ impl Server {
         self.push.send_due(now, output)
     }
 
-    /// Answers one frame body.
-    pub fn handle(&mut self, body: &[u8]) -> Outcome {
-        match protocol::parse_message(body) {
-            Err((id, err)) => {
-                log_warn!("bad request: {}", err.message);
-                Outcome::reply(protocol::failure(&id, &err))
-            }
-            Ok(Message::Notification { method }) if method == "exit" => Outcome {
-                exit: Some(0),
-                ..Outcome::default()
-            },
-            Ok(Message::Notification { method }) => {
-                log_debug!("ignoring notification {method:?}");
-                Outcome::default()
-            }
-            Ok(Message::Request { id, method, params }) => {
-                let started = Instant::now();
-                let outcome = match self.dispatch(&id, &method, params) {
-                    Ok(outcome) => outcome,
-                    Err(mut err) => {
-                        if err.code == Code::DisplayUnavailable {
-                            if let Some(lost) = self.check_connection(&err) {
-                                err = lost;
-                            }
-                        }
-                        log_debug!("{method} failed: {err}");
-                        Outcome::reply(protocol::failure(&id, &err))
-                    }
-                };
-                log_debug!(
-                    "{method} answered in {:.2} ms",
-                    started.elapsed().as_secs_f64() * 1e3
-                );
-                outcome
-            }
-        }
-    }
-
-    /// Answers one request: the handshake and exit, which need no
-    /// handshake, or a protocol method, each by a handler of its own.
-    fn dispatch(&mut self, id: &Value, method: &str, params: Value) -> Result<Outcome> {
-        if method.starts_with("fault.") && self.config.faults {
-            return self.fault(id, method, params);
-        }
-        match method {
-            "handshake" => return self.call_handshake(id, params),
-            "exit" => return Ok(exit_outcome(id)),
-            _ => self.check_callable(method)?,
-        }
-        let p = Params::new(method, params)?;
-        let body = match method {
-            "displays" => self.call_displays(id)?,
-            "capture" => self.call_capture(id, &p)?,
-            "apps" => self.call_apps(id)?,
-            "windows" => self.call_windows(id, &p)?,
-            "windows_epoch" => self.call_windows_epoch(id)?,
-            "window_at" => self.call_window_at(id, &p)?,
-            "patch_check" => self.call_patch_check(id, &p)?,
-            "patch_baseline" => self.call_patch_baseline(id, &p)?,
-            "screen_changes" => {
-                let s = self.session()?;
-                crate::changes::call(id, &s.x, &mut s.changes)?
-            }
-            "clipboard_read" => self.call_clipboard_read(id, &p)?,
-            "clipboard_write" => self.call_clipboard_write(id, &p)?,
-            "hide" => self.call_hide(id, &p)?,
-            "restore" => self.call_restore(id, &p)?,
-            "window_state" => self.call_window_state(id, &p)?,
-            "teach_show" => crate::teach::call_show(id, self.config.display.as_deref(), &p.map)?,
-            "teach_poll" => crate::teach::call_poll(id)?,
-            "teach_hide" => crate::teach::call_hide(id)?,
-            "indicator" => {
-                crate::teach::indicator::call(id, self.config.display.as_deref(), &p.map)?
-            }
-            "a11y_apps" => self.a11y.call_apps(id, &p, &x_windows(&mut self.x))?,
-            "a11y_tree" => self.a11y.call_tree(id, &p, &x_windows(&mut self.x), |c| {
-                tree_capture(&mut self.x, &mut self.next_capture_id, c)
-            })?,
-            "a11y_element" => self.a11y.call_element(id, &p, &x_windows(&mut self.x))?,
-            "a11y_act" => self.a11y.call_act(id, &p, || x_windows(&mut self.x))?,
-            _ => {
-                return Err(Error::internal(format!(
-                    "{method} is known but not dispatched"
-                )))
-            }
-        };
-        Ok(Outcome::reply(body))
-    }
-
-    /// Refuses a method this helper does not know, or one called before
-    /// the handshake.
-    fn check_callable(&self, method: &str) -> Result<()> {
-        if !METHODS.contains(&method) {
-            return Err(Error::method_not_found(method));
-        }
-        if !self.handshaken {
-            return Err(Error::new(
-                Code::HandshakeRequired,
-                format!("{method} was called before handshake"),
-                "Call handshake first, offering the protocol versions the client speaks.",
-            ));
-        }
-        Ok(())
-    }
-
-    fn call_handshake(&mut self, id: &Value, params: Value) -> Result<Outcome> {
-        let result = self.handshake(params)?;
-        self.handshaken = true;
-        Ok(Outcome::reply(protocol::success(id, &result)))
-    }
-
-    fn call_displays(&mut self, id: &Value) -> Result<Vec<u8>> {
-        let (list, _) = self.session()?.displays()?;
-        Ok(protocol::success(id, &DisplaysResult { displays: list }))
-    }
-
-    fn call_capture(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let request = CaptureParams::parse(p)?;
-        let capture_id = self.next_capture_id;
-        let body = self.session()?.capture(id, &request, capture_id)?;
-        self.next_capture_id += 1;
-        Ok(body)
-    }
-
-    fn call_apps(&mut self, id: &Value) -> Result<Vec<u8>> {
-        Ok(protocol::success(id, &self.apps()))
-    }
-
-    fn call_windows(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let include_hidden = p.bool("include_hidden")?.unwrap_or(false);
-        let s = self.session()?;
-        let mut list = s.wm()?.list(&s.x.conn, s.x.root, include_hidden)?;
-        // The indicator takes no clicks: no click lands on it.
-        list.windows
-            .retain(|w| !crate::teach::indicator::is_badge(w.id));
-        Ok(protocol::success(id, &list))
-    }
-
-    fn call_windows_epoch(&mut self, id: &Value) -> Result<Vec<u8>> {
-        let s = self.session()?;
-        let epoch = s.wm()?.epoch(&s.x.conn, s.x.root)?;
-        Ok(protocol::success(id, &epoch))
-    }
-
-    fn call_window_at(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let point = Point {
-            x: p.required_int("x", i32::MIN as i64, i32::MAX as i64)? as i32,
-            y: p.required_int("y", i32::MIN as i64, i32::MAX as i64)? as i32,
-        };
-        let s = self.session()?;
-        let list = s.wm()?.list(&s.x.conn, s.x.root, false)?.windows;
-        // The click goes through the indicator to the window under it.
-        let window = crate::windows::topmost_at(
-            &list
-                .into_iter()
-                .filter(|w| !crate::teach::indicator::is_badge(w.id))
-                .collect::<Vec<_>>(),
-            point,
-        )
-        .cloned();
-        let app = window.as_ref().map(|w| w.app.clone());
-        Ok(protocol::success(
-            id,
-            &serde_json::json!({ "window": window, "app": app }),
-        ))
-    }
-
-    fn call_patch_check(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let x = p.required_int("x", i32::MIN as i64, i32::MAX as i64)?;
-        let y = p.required_int("y", i32::MIN as i64, i32::MAX as i64)?;
-        let size = p.int("size", 1, 63)?.unwrap_or(9);
-        if size % 2 == 0 {
-            return Err(p.bad(format!(
-                "\"size\" must be odd (the patch is centred on the point), got {size}"
-            )));
-        }
-        let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
-        let s = self.session()?;
-        let _tooltip = crate::teach::OutOfCapture::new(&s.x.conn)?;
-        let last = s.capturer.last().ok_or_else(|| {
-            Error::new(
-                Code::NoCapture,
-                "patch_check compares against the last capture, and there has been none",
-                "Call capture first, then patch_check points inside it.",
-            )
-        })?;
-        let rect = patch::patch_rect(x, y, size as u32, last.source)?;
-        let result = patch::check(
-            &s.x.conn,
-            s.x.root,
-            &s.x.format,
-            &last,
-            rect,
-            tolerance as u8,
-        )?;
-        Ok(protocol::success(id, &result))
-    }
-
-    fn call_patch_baseline(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
-        let s = self.session()?;
-        // Nothing drawn there since the stored pixels were read: they are
-        // the screen still. Asked before the tooltip's grab, which would
-        // hold the damage tracker's own connection.
-        if let Some(capture_id) = s.capturer.quiet_since_read() {
-            return Ok(protocol::success(
-                id,
-                &serde_json::json!({ "differing_pixels": 0, "capture_id": capture_id }),
-            ));
-        }
-        let _tooltip = crate::teach::OutOfCapture::new(&s.x.conn)?;
-        let screen = s.x.root_size()?;
-        let (capture_id, differing) = s
-            .capturer
-            .rebaseline(&s.x.conn, s.x.root, &s.x.format, screen, tolerance as u8)?
-            .ok_or_else(|| {
-                Error::new(
-                    Code::NoCapture,
-                    "patch_baseline refreshes the last capture, and there has been none",
-                    "Call capture first.",
-                )
-            })?;
-        Ok(protocol::success(
-            id,
-            &serde_json::json!({ "differing_pixels": differing, "capture_id": capture_id }),
-        ))
-    }
-
-    fn call_clipboard_read(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let selection = p.selection()?;
-        let text = self.clipboard()?.read(selection)?;
-        Ok(protocol::success(id, &serde_json::json!({ "text": text })))
-    }
-
-    fn call_clipboard_write(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let text = p
-            .str("text")?
-            .ok_or_else(|| p.bad("\"text\" is required".into()))?
-            .to_owned();
-        let selection = p.selection()?;
-        self.clipboard()?.write(selection, &text)?;
-        Ok(protocol::success(id, &serde_json::json!({ "ok": true })))
-    }
-
-    fn call_hide(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let ids = p.required_window_ids("windows")?;
-        let s = self.session()?;
-        let hidden = s.wm()?.hide(&s.x.conn, s.x.root, &ids)?;
-        Ok(protocol::success(
-            id,
-            &serde_json::json!({ "hidden": hidden }),
-        ))
-    }
-
-    fn call_restore(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let ids = p.required_window_ids("windows")?;
-        let s = self.session()?;
-        let restored = s.wm()?.restore(&s.x.conn, s.x.root, &ids)?;
-        Ok(protocol::success(
-            id,
-            &serde_json::json!({ "restored": restored }),
-        ))
-    }
-
-    fn call_window_state(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
-        let (window, state) = crate::winstate::params(p)?;
-        let s = self.session()?;
-        let applied = crate::winstate::set(&s.x.conn, s.x.root, s.wm()?, window, state)?;
-        Ok(protocol::success(id, &applied))
-    }
-
-    fn handshake(&mut self, params: Value) -> Result<HandshakeResult> {
-        let p = Params::new("handshake", params)?;
-        let offered = match p.get("protocol_versions") {
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| {
-                    v.as_i64().ok_or_else(|| {
-                        p.bad(format!("\"protocol_versions\" must hold integers, got {v}"))
-                    })
-                })
-                .collect::<Result<Vec<i64>>>()?,
-            Some(other) => {
-                return Err(p.bad(format!(
-                    "\"protocol_versions\" must be an array of integers, got {}",
-                    protocol::kind(other)
-                )))
-            }
-            None => return Err(p.bad("\"protocol_versions\" is required, e.g. [1]".into())),
-        };
-        let client = p.str("client")?.unwrap_or("unknown client").to_owned();
-        let Some(version) = offered
-            .iter()
-            .copied()
-            .filter(|v| PROTOCOL_VERSIONS.contains(v))
-            .max()
-        else {
-            return Err(Error::new(
-                Code::IncompatibleProtocol,
-                format!(
-                    "{client} offers protocol versions {offered:?}, but deskhand-helper {HELPER_VERSION} speaks {PROTOCOL_VERSIONS:?}"
-                ),
-                "Install matching versions of deskhand and deskhand-helper (deskhand's installer fetches the right helper).",
-            ));
-        };
-        if let Some(Value::Array(wanted)) = p.get("notifications") {
-            if wanted.iter().any(|n| n == crate::epoch::NOTIFICATION) {
-                self.push.want();
-            }
-        }
+    fn hello(&mut self) -> Hello {
         // A display that came up since startup is picked up here.
         let _ = self.session();
         let (capabilities, display, extensions, display_error) = match &self.x {
@@ -687,18 +238,15 @@ impl Server {
                 Some(format!("{} ({})", e.message, e.hint)),
             ),
         };
-        if !self.handshaken {
-            log_info!("handshake from {client}: protocol {version}");
-        }
-        Ok(HandshakeResult {
-            protocol_version: version,
-            helper_version: HELPER_VERSION,
+        Hello {
             platform: PLATFORM,
+            backend: None,
             capabilities,
+            missing: None,
             display,
-            extensions,
+            extensions: serde_json::to_value(extensions).unwrap_or_default(),
             display_error,
-        })
+        }
     }
 
     /// The X session, connecting first if it is down.
@@ -745,7 +293,7 @@ impl Server {
         Some(lost)
     }
 
-    fn apps(&mut self) -> Value {
+    fn app_list(&mut self) -> Value {
         let apps = self.apps.get_or_insert_with(crate::apps::Apps::from_env);
         serde_json::json!({ "apps": apps.entries() })
     }
@@ -757,28 +305,213 @@ impl Server {
         }
         Ok(self.clipboard.as_mut().expect("set above"))
     }
+}
 
-    fn fault(&mut self, id: &Value, method: &str, params: Value) -> Result<Outcome> {
-        let p = Params::new(method, params)?;
-        match method {
-            "fault.sleep" => {
-                let ms = p.required_int("ms", 0, MAX_FAULT_SLEEP_MS)?;
-                std::thread::sleep(Duration::from_millis(ms as u64));
-                Ok(Outcome::reply(protocol::success(id, &Map::new())))
+impl Backend for Server {
+    fn hello(&mut self) -> Hello {
+        Server::hello(self)
+    }
+
+    fn want_push(&mut self) {
+        self.push.want();
+    }
+
+    fn push(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        self.push_epoch(out)
+    }
+
+    /// Also wakes for X events while the client wants `windows_changed`,
+    /// which the serve loop then sends.
+    fn wait(&mut self, input: RawFd) -> io::Result<()> {
+        let x = match &self.x {
+            XState::Up(s) if self.push.wanted() && s.wm.is_ok() => {
+                Some(s.x.conn.stream().as_raw_fd())
             }
-            "fault.garbage" => Ok(Outcome {
-                raw: Some(b"fault.garbage: these bytes are not a protocol frame\n".to_vec()),
-                ..Outcome::default()
-            }),
-            "fault.exit" => {
-                let code = p.required_int("code", 0, 255)?;
-                Ok(Outcome {
-                    exit: Some(code as u8),
-                    ..Outcome::default()
-                })
-            }
-            _ => Err(Error::method_not_found(method)),
+            _ => None,
+        };
+        crate::epoch::wait(input, x).map(drop)
+    }
+
+    fn failed(&mut self, err: Error) -> Error {
+        self.check_connection(&err).unwrap_or(err)
+    }
+
+    fn displays(&mut self, id: &Value, _: &Params<'_>) -> Reply {
+        let (list, _) = self.session()?.displays()?;
+        Ok(protocol::success(id, &DisplaysResult { displays: list }))
+    }
+    fn capture(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        let request = CaptureParams::parse(p)?;
+        let capture_id = self.next_capture_id;
+        let body = self.session()?.capture(id, &request, capture_id)?;
+        self.next_capture_id += 1;
+        Ok(body)
+    }
+    fn apps(&mut self, id: &Value, _: &Params<'_>) -> Reply {
+        Ok(protocol::success(id, &self.app_list()))
+    }
+    fn windows(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        let include_hidden = p.bool("include_hidden")?.unwrap_or(false);
+        let s = self.session()?;
+        let mut list = s.wm()?.list(&s.x.conn, s.x.root, include_hidden)?;
+        // The indicator takes no clicks: no click lands on it.
+        list.windows
+            .retain(|w| !crate::teach::indicator::is_badge(w.id));
+        Ok(protocol::success(id, &list))
+    }
+    fn windows_epoch(&mut self, id: &Value, _: &Params<'_>) -> Reply {
+        let s = self.session()?;
+        let epoch = s.wm()?.epoch(&s.x.conn, s.x.root)?;
+        Ok(protocol::success(id, &epoch))
+    }
+    fn window_at(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        let point = Point {
+            x: p.required_int("x", i32::MIN as i64, i32::MAX as i64)? as i32,
+            y: p.required_int("y", i32::MIN as i64, i32::MAX as i64)? as i32,
+        };
+        let s = self.session()?;
+        let list = s.wm()?.list(&s.x.conn, s.x.root, false)?.windows;
+        // The click goes through the indicator to the window under it.
+        let window = crate::windows::topmost_at(
+            &list
+                .into_iter()
+                .filter(|w| !crate::teach::indicator::is_badge(w.id))
+                .collect::<Vec<_>>(),
+            point,
+        )
+        .cloned();
+        let app = window.as_ref().map(|w| w.app.clone());
+        Ok(protocol::success(
+            id,
+            &serde_json::json!({ "window": window, "app": app }),
+        ))
+    }
+    fn patch_check(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        let x = p.required_int("x", i32::MIN as i64, i32::MAX as i64)?;
+        let y = p.required_int("y", i32::MIN as i64, i32::MAX as i64)?;
+        let size = p.int("size", 1, 63)?.unwrap_or(9);
+        if size % 2 == 0 {
+            return Err(p.bad(format!(
+                "\"size\" must be odd (the patch is centred on the point), got {size}"
+            )));
         }
+        let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
+        let s = self.session()?;
+        let _tooltip = crate::teach::OutOfCapture::new(&s.x.conn)?;
+        let last = s.capturer.last().ok_or_else(|| {
+            Error::new(
+                Code::NoCapture,
+                "patch_check compares against the last capture, and there has been none",
+                "Call capture first, then patch_check points inside it.",
+            )
+        })?;
+        let rect = patch::patch_rect(x, y, size as u32, last.source)?;
+        let result = patch::check(
+            &s.x.conn,
+            s.x.root,
+            &s.x.format,
+            &last,
+            rect,
+            tolerance as u8,
+        )?;
+        Ok(protocol::success(id, &result))
+    }
+    fn patch_baseline(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        let tolerance = p.int("tolerance", 0, 255)?.unwrap_or(0);
+        let s = self.session()?;
+        // Nothing drawn there since the stored pixels were read: they are
+        // the screen still. Asked before the tooltip's grab, which would
+        // hold the damage tracker's own connection.
+        if let Some(capture_id) = s.capturer.quiet_since_read() {
+            return Ok(protocol::success(
+                id,
+                &serde_json::json!({ "differing_pixels": 0, "capture_id": capture_id }),
+            ));
+        }
+        let _tooltip = crate::teach::OutOfCapture::new(&s.x.conn)?;
+        let screen = s.x.root_size()?;
+        let (capture_id, differing) = s
+            .capturer
+            .rebaseline(&s.x.conn, s.x.root, &s.x.format, screen, tolerance as u8)?
+            .ok_or_else(|| {
+                Error::new(
+                    Code::NoCapture,
+                    "patch_baseline refreshes the last capture, and there has been none",
+                    "Call capture first.",
+                )
+            })?;
+        Ok(protocol::success(
+            id,
+            &serde_json::json!({ "differing_pixels": differing, "capture_id": capture_id }),
+        ))
+    }
+    fn screen_changes(&mut self, id: &Value, _: &Params<'_>) -> Reply {
+        let s = self.session()?;
+        crate::changes::call(id, &s.x, &mut s.changes)
+    }
+    fn clipboard_read(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        let selection = p.selection()?;
+        let text = self.clipboard()?.read(selection)?;
+        Ok(protocol::success(id, &serde_json::json!({ "text": text })))
+    }
+    fn clipboard_write(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        let text = p
+            .str("text")?
+            .ok_or_else(|| p.bad("\"text\" is required".into()))?
+            .to_owned();
+        let selection = p.selection()?;
+        self.clipboard()?.write(selection, &text)?;
+        Ok(protocol::success(id, &serde_json::json!({ "ok": true })))
+    }
+    fn hide(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        let ids = p.required_window_ids("windows")?;
+        let s = self.session()?;
+        let hidden = s.wm()?.hide(&s.x.conn, s.x.root, &ids)?;
+        Ok(protocol::success(
+            id,
+            &serde_json::json!({ "hidden": hidden }),
+        ))
+    }
+    fn restore(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        let ids = p.required_window_ids("windows")?;
+        let s = self.session()?;
+        let restored = s.wm()?.restore(&s.x.conn, s.x.root, &ids)?;
+        Ok(protocol::success(
+            id,
+            &serde_json::json!({ "restored": restored }),
+        ))
+    }
+    fn window_state(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        let (window, state) = crate::winstate::params(p)?;
+        let s = self.session()?;
+        let applied = crate::winstate::set(&s.x.conn, s.x.root, s.wm()?, window, state)?;
+        Ok(protocol::success(id, &applied))
+    }
+    fn teach_show(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        crate::teach::call_show(id, self.config.display.as_deref(), &p.map)
+    }
+    fn teach_poll(&mut self, id: &Value, _: &Params<'_>) -> Reply {
+        crate::teach::call_poll(id)
+    }
+    fn teach_hide(&mut self, id: &Value, _: &Params<'_>) -> Reply {
+        crate::teach::call_hide(id)
+    }
+    fn indicator(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        crate::teach::indicator::call(id, self.config.display.as_deref(), &p.map)
+    }
+    fn a11y_apps(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        self.a11y.call_apps(id, p, &x_windows(&mut self.x))
+    }
+    fn a11y_tree(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        self.a11y.call_tree(id, p, &x_windows(&mut self.x), |c| {
+            tree_capture(&mut self.x, &mut self.next_capture_id, c)
+        })
+    }
+    fn a11y_element(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        self.a11y.call_element(id, p, &x_windows(&mut self.x))
+    }
+    fn a11y_act(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        self.a11y.call_act(id, p, || x_windows(&mut self.x))
     }
 }
 
@@ -1134,7 +867,7 @@ fn x_windows(x: &mut XState) -> Vec<Window> {
 
 /// Typed access to a request's params with messages that name the
 /// field; the Wayland backend parses through it too.
-pub(crate) struct Params<'a> {
+pub struct Params<'a> {
     method: &'a str,
     map: Map<String, Value>,
 }
@@ -1152,6 +885,10 @@ impl<'a> Params<'a> {
                 protocol::kind(&other)
             ))),
         }
+    }
+
+    pub(crate) fn method(&self) -> &str {
+        self.method
     }
 
     pub(crate) fn bad(&self, what: String) -> Error {
@@ -1271,18 +1008,6 @@ impl<'a> Params<'a> {
 }
 
 #[derive(Serialize)]
-struct HandshakeResult {
-    protocol_version: i64,
-    helper_version: &'static str,
-    platform: &'static str,
-    capabilities: Vec<&'static str>,
-    display: Option<String>,
-    extensions: Extensions,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    display_error: Option<String>,
-}
-
-#[derive(Serialize)]
 struct DisplaysResult {
     displays: Vec<Display>,
 }
@@ -1339,6 +1064,7 @@ pub(crate) struct MaskCover {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dispatch::Dispatcher;
 
     fn size(width: u32, height: u32) -> Size {
         Size { width, height }
@@ -1374,16 +1100,17 @@ mod tests {
         }
     }
 
-    fn no_display() -> Server {
+    fn no_display() -> Dispatcher<Server> {
         // An absolute socket path that cannot exist: fails at once.
-        Server::new(Config {
+        let mut d = Dispatcher::new(Server::new(Config {
             display: Some("/nonexistent/deskhand-test-socket:0".into()),
-            faults: false,
             no_shm: true,
-        })
+        }));
+        d.faults = false;
+        d
     }
 
-    fn call(server: &mut Server, request: Value) -> Value {
+    fn call(server: &mut Dispatcher<Server>, request: Value) -> Value {
         let body = serde_json::to_vec(&request).unwrap();
         let outcome = server.handle(&body);
         serde_json::from_slice(&outcome.reply.expect("a reply")).unwrap()
@@ -1461,7 +1188,7 @@ mod tests {
             serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "fault.exit", "params": {"code": 3}}),
         );
         assert_eq!(r["error"]["data"]["code"], "method_not_found");
-        s.config.faults = true;
+        s.faults = true;
         let outcome =
             s.handle(br#"{"jsonrpc":"2.0","id":1,"method":"fault.exit","params":{"code":3}}"#);
         assert_eq!(outcome.exit, Some(3));

@@ -3,6 +3,7 @@
 //! `make fuzz` runs each property for FUZZTIME instead of a fixed number
 //! of cases.
 
+use deskhand_helper::dispatch::Dispatcher;
 use deskhand_helper::protocol::{encode_frame, FrameError, FrameReader, MAX_REQUEST_BYTES};
 use deskhand_helper::server::{Config, Server};
 use proptest::prelude::*;
@@ -165,12 +166,13 @@ fn any_body_gets_one_json_rpc_answer_or_none() {
     });
 }
 
-fn offline_server() -> Server {
+fn offline_server() -> Dispatcher<Server> {
     deskhand_helper::log::set_level(deskhand_helper::log::Level::Error);
-    Server::new(Config {
+    let mut server = Dispatcher::new(Server::new(Config {
         // Not a parseable display name: fails at once, without a socket.
         display: Some("/nonexistent/deskhand-fuzz:0".into()),
-        faults: false,
         no_shm: true,
-    })
+    }));
+    server.faults = false;
+    server
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use deskhand_helper::dispatch::Dispatcher;
 use deskhand_helper::server::{Config, Server};
 use serde_json::Value;
 
@@ -156,14 +157,14 @@ fn mutate(rng: &mut Rng, seed: &[u8], other: &[u8]) -> Vec<u8> {
 
 fn serve_in_process(input: &[u8]) -> (u8, Vec<u8>) {
     deskhand_helper::log::set_level(deskhand_helper::log::Level::Error);
-    let mut server = Server::new(Config {
+    let mut server = Dispatcher::new(Server::new(Config {
         display: Some("/nonexistent/deskhand-fuzz:0".into()),
-        faults: false,
         no_shm: true,
-    });
+    }));
+    server.faults = false;
     let mut out = Vec::new();
     let code = server
-        .serve(input, &mut out)
+        .serve(std::io::Cursor::new(input.to_vec()), &mut out)
         .expect("serving from memory cannot fail on I/O");
     (code, out)
 }

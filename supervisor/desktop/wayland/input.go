@@ -236,21 +236,20 @@ func check(ctx context.Context) error {
 }
 
 func (w *Input) Chords(ctx context.Context, combos []input.Combo) error {
-	names := make([][]string, len(combos))
+	names := make([][]input.Keysym, len(combos))
 	for i, c := range combos {
 		for _, k := range c.Keys {
 			// An upper-case letter is the shifted key, as on X11 (ParseCombo).
 			if k >= 'A' && k <= 'Z' {
-				if !slices.Contains(names[i], "shift") {
-					names[i] = append(names[i], "shift")
+				if !slices.Contains(names[i], 0xffe1) {
+					names[i] = append(names[i], 0xffe1)
 				}
 				k += 'a' - 'A'
 			}
-			n, err := keyName(k)
-			if err != nil {
+			if err := key(k); err != nil {
 				return fmt.Errorf("nothing was pressed: %w", err)
 			}
-			names[i] = append(names[i], n)
+			names[i] = append(names[i], k)
 		}
 		if len(names[i]) > 8 {
 			return fmt.Errorf("nothing was pressed: %q holds %d keys; on Wayland a combination holds at most 8", c, len(names[i]))
@@ -333,31 +332,15 @@ func (w *Input) Close() error {
 	return w.closeErr
 }
 
-// keyNames are the helper's key_combo names of the keysyms that are not
-// a character.
-var keyNames = map[input.Keysym]string{
-	0xffe1: "shift", 0xffe2: "shift", 0xffe3: "ctrl", 0xffe4: "ctrl",
-	0xffe9: "alt", 0xffea: "alt", 0xffe7: "alt", 0xffe8: "alt", 0xffeb: "super", 0xffec: "super",
-	0xff0d: "return", 0xff8d: "return", 0xff09: "tab", 0xff1b: "escape", 0xff08: "backspace",
-	0xffff: "delete", 0xff63: "insert", 0xff50: "home", 0xff57: "end", 0xff55: "page_up",
-	0xff56: "page_down", 0xff51: "left", 0xff52: "up", 0xff53: "right", 0xff54: "down",
-	0x20: "space", 0xff67: "menu",
-}
-
-// keyName is the helper's name for k: a character as itself, F1 to
-// F24, or one of keyNames.
-func keyName(k input.Keysym) (string, error) {
-	if n, ok := keyNames[k]; ok {
-		return n, nil
-	}
-	if k >= 0xffbe && k <= 0xffd5 {
-		return fmt.Sprintf("F%d", k-0xffbe+1), nil
-	}
+// key checks that the helper's key_combo presses k: a character, F1 to
+// F24, a modifier, or an editing or arrow key (combo_key in
+// helpers/linux/src/wayland/input.rs).
+func key(k input.Keysym) error {
 	switch {
-	case k > 0x20 && k <= 0x7e, k >= 0xa0 && k <= 0xff:
-		return string(rune(k)), nil
-	case k >= 0x1000100 && k <= 0x110ffff:
-		return string(rune(k - 0x1000000)), nil
+	case k >= 0xffe1 && k <= 0xffe4, k >= 0xffe7 && k <= 0xffec, k >= 0xff50 && k <= 0xff57, k >= 0xffbe && k <= 0xffd5,
+		slices.Contains([]input.Keysym{0xff0d, 0xff8d, 0xff08, 0xff09, 0xff1b, 0xffff, 0xff63, 0xff67}, k),
+		k >= 0x20 && k <= 0x7e, k >= 0xa0 && k <= 0xff, k >= 0x1000100 && k <= 0x110ffff:
+		return nil
 	}
-	return "", fmt.Errorf("key %s is %w: the helper's virtual keyboard sends characters, F1 to F24, the modifiers and the editing and arrow keys", input.Combo{Keys: []input.Keysym{k}}, ErrInputUnsupported)
+	return fmt.Errorf("key %s is %w: the helper's virtual keyboard sends characters, F1 to F24, the modifiers and the editing and arrow keys", input.Combo{Keys: []input.Keysym{k}}, ErrInputUnsupported)
 }

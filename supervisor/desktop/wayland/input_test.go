@@ -17,7 +17,7 @@ import (
 // wayland_serve_e2e_test.go.
 type wlRecorder struct {
 	calls []string
-	keys  [][]string
+	keys  [][]input.Keysym
 	texts []string
 }
 
@@ -26,7 +26,7 @@ func (r *wlRecorder) call(_ context.Context, method string, params, _ any) error
 	p := params.(map[string]any)
 	switch method {
 	case "key_combo":
-		r.keys = append(r.keys, p["keys"].([]string))
+		r.keys = append(r.keys, p["keys"].([]input.Keysym))
 	case "key_type":
 		r.texts = append(r.texts, p["text"].(string))
 	}
@@ -50,7 +50,7 @@ func TestWaylandKeyNames(t *testing.T) {
 	if err := in.Key(context.Background(), "ctrl+shift+t alt+F4 Return ctrl+T"); err != nil {
 		t.Fatal(err)
 	}
-	want := [][]string{{"ctrl", "shift", "t"}, {"alt", "F4"}, {"return"}, {"ctrl", "shift", "t"}}
+	want := [][]input.Keysym{{0xffe3, 0xffe1, 't'}, {0xffe9, 0xffc1}, {0xff0d}, {0xffe3, 0xffe1, 't'}}
 	if !reflect.DeepEqual(r.keys, want) {
 		t.Fatalf("key_combo keys %q, want %q", r.keys, want)
 	}

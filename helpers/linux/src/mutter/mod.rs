@@ -17,19 +17,18 @@
 pub mod bus;
 pub mod frames;
 
-use std::io::{self, BufRead, Write};
 use std::time::Duration;
 
 use base64::Engine as _;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::capture::encode::{Encoder, ImageFormat};
 use crate::capture::resize::Scaler;
+use crate::dispatch::{Backend, Hello, Reply};
 use crate::displays::{fnv1a32, Display};
 use crate::error::{Code, Error, Result};
-use crate::protocol::{self, FrameReader};
-use crate::serve_loop::{self, Next};
-use crate::server::{Params, HELPER_VERSION, PROTOCOL_VERSIONS};
+use crate::protocol;
+use crate::server::Params;
 use crate::types::{Point, Rect, Size};
 
 pub const PLATFORM: &str = "linux-wayland";
@@ -42,68 +41,6 @@ const BTN_LEFT: i32 = 0x110;
 const BTN_RIGHT: i32 = 0x111;
 const BTN_MIDDLE: i32 = 0x112;
 
-/// Whether the helper should drive GNOME: `DESKHAND_HELPER_BACKEND=mutter`
-/// decides outright (any other value rules it out), else a native Wayland
-/// session (WAYLAND_DISPLAY, no DISPLAY) whose XDG_CURRENT_DESKTOP names
-/// GNOME.
-pub fn chosen() -> bool {
-    match std::env::var("DESKHAND_HELPER_BACKEND").as_deref() {
-        Ok("mutter") => true,
-        Ok(_) => false,
-        Err(_) => {
-            std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty())
-                && !std::env::var_os("DISPLAY").is_some_and(|v| !v.is_empty())
-                && std::env::var("XDG_CURRENT_DESKTOP")
-                    .is_ok_and(|d| d.split(':').any(|d| d.eq_ignore_ascii_case("gnome")))
-        }
-    }
-}
-
-/// Serves requests from stdin until it closes, framing is lost or `exit`.
-/// Mutter never calls the helper back, so one thread reads and answers.
-pub fn serve<R: BufRead, W: Write>(input: R, output: &mut W) -> io::Result<u8> {
-    let mut reader = FrameReader::new(input, protocol::MAX_REQUEST_BYTES);
-    let mut server = Server::default();
-    let mut body = Vec::new();
-    loop {
-        if let Next::End { status, last } = serve_loop::next_frame(&mut reader, &mut body)? {
-            if let Some(last) = last {
-                protocol::write_frame(output, &last)?;
-            }
-            return Ok(status);
-        }
-        let outcome = serve_loop::answer(&body, |id, method, params| {
-            server.dispatch(id, method, params)
-        });
-        if let Some(reply) = outcome.reply {
-            protocol::write_frame(output, &reply)?;
-        }
-        if let Some(code) = outcome.exit {
-            log_info!("exiting with status {code} as asked");
-            return Ok(code);
-        }
-    }
-}
-
-/// The methods this backend answers after the handshake; those that
-/// mutter cannot serve refuse with unsupported.
-const METHODS: &[&str] = &[
-    "displays",
-    "capture",
-    "windows",
-    "window_at",
-    "patch_check",
-    "clipboard_read",
-    "clipboard_write",
-    "hide",
-    "restore",
-    "pointer_move",
-    "pointer_button",
-    "pointer_scroll",
-    "key_type",
-    "key_combo",
-];
-
 /// The bus connection and, once a method needs them, the sessions and the
 /// PipeWire readers (one per monitor, started on its first capture).
 struct Live {
@@ -113,8 +50,7 @@ struct Live {
 }
 
 #[derive(Default)]
-struct Server {
-    handshaken: bool,
+pub struct Server {
     live: Option<Live>,
     scaler: Scaler,
     encoder: Encoder,
@@ -125,47 +61,6 @@ struct Server {
 }
 
 impl Server {
-    fn dispatch(&mut self, id: &Value, method: &str, params: Value) -> Result<Vec<u8>> {
-        if method == "handshake" {
-            let result = self.handshake(params)?;
-            self.handshaken = true;
-            return Ok(protocol::success(id, &result));
-        }
-        if method == "exit" {
-            return Ok(protocol::success(id, &Map::new()));
-        }
-        if !METHODS.contains(&method) {
-            return Err(Error::method_not_found(method));
-        }
-        if !self.handshaken {
-            return Err(Error::new(
-                Code::HandshakeRequired,
-                format!("{method} was called before handshake"),
-                "Call handshake first.",
-            ));
-        }
-        let p = Params::new(method, params)?;
-        let result = match method {
-            "displays" => json!({ "displays": self.displays()? }),
-            "capture" => return self.capture(id, &p),
-            "windows" | "hide" | "restore" => return Err(no_windows(method)),
-            "window_at" => return Err(no_window_at()),
-            "patch_check" => return Err(no_patch_check()),
-            "clipboard_read" | "clipboard_write" => return Err(no_clipboard()),
-            "pointer_move" => self.pointer_move(&p)?,
-            "pointer_button" => self.pointer_button(&p)?,
-            "pointer_scroll" => self.pointer_scroll(&p)?,
-            "key_type" => self.key_type(&p)?,
-            "key_combo" => self.key_combo(&p)?,
-            _ => {
-                return Err(Error::internal(format!(
-                    "{method} is known but not dispatched"
-                )))
-            }
-        };
-        Ok(protocol::success(id, &result))
-    }
-
     fn live(&mut self) -> Result<&mut Live> {
         if self.live.is_none() {
             self.live = Some(Live {
@@ -187,24 +82,7 @@ impl Server {
         Ok(live.session.as_ref().expect("set above"))
     }
 
-    fn handshake(&mut self, params: Value) -> Result<Value> {
-        let p = Params::new("handshake", params)?;
-        let offered: Vec<i64> = match p.get("protocol_versions") {
-            Some(Value::Array(items)) => items.iter().filter_map(Value::as_i64).collect(),
-            _ => return Err(p.bad("\"protocol_versions\" is required, e.g. [1]".into())),
-        };
-        let Some(version) = offered
-            .iter()
-            .copied()
-            .filter(|v| PROTOCOL_VERSIONS.contains(v))
-            .max()
-        else {
-            return Err(Error::new(
-                Code::IncompatibleProtocol,
-                format!("the client offers protocol versions {offered:?}, but deskhand-helper {HELPER_VERSION} speaks {PROTOCOL_VERSIONS:?}"),
-                "Install matching versions of deskhand and deskhand-helper.",
-            ));
-        };
+    fn hello(&mut self) -> Hello {
         let reachable = self.live().and_then(|l| bus::monitors(&l.conn));
         let (caps, error): (Vec<&str>, Option<String>) = match reachable {
             Ok(_) => (
@@ -220,20 +98,15 @@ impl Server {
             ),
             Err(e) => (Vec::new(), Some(format!("{} ({})", e.message, e.hint))),
         };
-        let mut out = json!({
-            "protocol_version": version,
-            "helper_version": HELPER_VERSION,
-            "platform": PLATFORM,
-            "backend": BACKEND,
-            "capabilities": caps,
-            "missing": missing(),
-            "display": std::env::var("WAYLAND_DISPLAY").ok(),
-            "extensions": { "mutter_remote_desktop": error.is_none() },
-        });
-        if let Some(e) = error {
-            out["display_error"] = json!(e);
+        Hello {
+            platform: PLATFORM,
+            backend: Some(BACKEND),
+            capabilities: caps,
+            missing: Some(missing().into_iter().map(String::from).collect()),
+            display: std::env::var("WAYLAND_DISPLAY").ok(),
+            extensions: json!({ "mutter_remote_desktop": error.is_none() }),
+            display_error: error,
         }
-        Ok(out)
     }
 
     fn displays(&mut self) -> Result<Vec<Display>> {
@@ -241,7 +114,7 @@ impl Server {
         Ok(bus::monitors(&live.conn)?.iter().map(display_of).collect())
     }
 
-    fn capture(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
+    fn take_capture(&mut self, id: &Value, p: &Params<'_>) -> Reply {
         let format = match p.str("format")? {
             None | Some("jpeg") => ImageFormat::Jpeg,
             Some("png") => ImageFormat::Png,
@@ -485,24 +358,10 @@ impl Server {
     }
 
     fn key_combo(&mut self, p: &Params<'_>) -> Result<Value> {
-        let Some(Value::Array(names)) = p.get("keys") else {
-            return Err(p.bad(
-                "\"keys\" is required: an array of key names such as [\"ctrl\", \"shift\", \"t\"]"
-                    .into(),
-            ));
-        };
-        let mut syms = Vec::new();
-        for n in names {
-            let (sym, _) = crate::wayland::input::parse_key(n.as_str().unwrap_or("")).ok_or_else(|| {
-                p.bad(format!(
-                    "unknown key {n}; use a single character, F1..F24, or one of shift, ctrl, alt, super, return, tab, escape, backspace, delete, insert, home, end, page_up, page_down, left, up, right, down, space, menu"
-                ))
-            })?;
-            syms.push(sym);
-        }
-        if syms.is_empty() || syms.len() > 8 {
-            return Err(p.bad("\"keys\" must hold 1 to 8 keys".into()));
-        }
+        let syms: Vec<u32> = crate::wayland::input::combo_keys(p)?
+            .into_iter()
+            .map(|(sym, _)| sym)
+            .collect();
         let session = self.session()?;
         let mut pressed = Vec::new();
         let mut result = Ok(());
@@ -520,6 +379,68 @@ impl Server {
         result?;
         Ok(json!({ "ok": true }))
     }
+}
+
+/// Answers a method from the inherent one of the same name, which gives
+/// the result's value.
+macro_rules! answered {
+    ($($name:ident),* $(,)?) => {
+        $(fn $name(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+            Ok(protocol::success(id, &Server::$name(self, p)?))
+        })*
+    };
+}
+
+/// What mutter cannot serve refuses with why.
+impl Backend for Server {
+    fn hello(&mut self) -> Hello {
+        Server::hello(self)
+    }
+
+    fn displays(&mut self, id: &Value, _: &Params<'_>) -> Reply {
+        let displays = Server::displays(self)?;
+        Ok(protocol::success(id, &json!({ "displays": displays })))
+    }
+
+    fn capture(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        self.take_capture(id, p)
+    }
+
+    fn windows(&mut self, _: &Value, p: &Params<'_>) -> Reply {
+        Err(no_windows(p.method()))
+    }
+
+    fn hide(&mut self, _: &Value, p: &Params<'_>) -> Reply {
+        Err(no_windows(p.method()))
+    }
+
+    fn restore(&mut self, _: &Value, p: &Params<'_>) -> Reply {
+        Err(no_windows(p.method()))
+    }
+
+    fn window_at(&mut self, _: &Value, _: &Params<'_>) -> Reply {
+        Err(no_window_at())
+    }
+
+    fn patch_check(&mut self, _: &Value, _: &Params<'_>) -> Reply {
+        Err(no_patch_check())
+    }
+
+    fn clipboard_read(&mut self, _: &Value, _: &Params<'_>) -> Reply {
+        Err(no_clipboard())
+    }
+
+    fn clipboard_write(&mut self, _: &Value, _: &Params<'_>) -> Reply {
+        Err(no_clipboard())
+    }
+
+    answered!(
+        pointer_move,
+        pointer_button,
+        pointer_scroll,
+        key_type,
+        key_combo
+    );
 }
 
 /// What this backend cannot do on GNOME, and why.

@@ -64,55 +64,47 @@ pub fn keysym_of(c: char) -> u32 {
     }
 }
 
-/// Named keys key_combo accepts, with their keysyms and, for modifiers,
-/// their mask.
-const NAMED: &[(&str, u32, u32)] = &[
-    ("shift", 0xffe1, SHIFT),
-    ("ctrl", 0xffe3, CONTROL),
-    ("control", 0xffe3, CONTROL),
-    ("alt", 0xffe9, MOD1),
-    ("super", 0xffeb, MOD4),
-    ("meta", 0xffeb, MOD4),
-    ("cmd", 0xffeb, MOD4),
-    ("return", 0xff0d, 0),
-    ("enter", 0xff0d, 0),
-    ("tab", 0xff09, 0),
-    ("escape", 0xff1b, 0),
-    ("esc", 0xff1b, 0),
-    ("backspace", 0xff08, 0),
-    ("delete", 0xffff, 0),
-    ("insert", 0xff63, 0),
-    ("home", 0xff50, 0),
-    ("end", 0xff57, 0),
-    ("page_up", 0xff55, 0),
-    ("pageup", 0xff55, 0),
-    ("page_down", 0xff56, 0),
-    ("pagedown", 0xff56, 0),
-    ("left", 0xff51, 0),
-    ("up", 0xff52, 0),
-    ("right", 0xff53, 0),
-    ("down", 0xff54, 0),
-    ("space", 0x20, 0),
-    ("menu", 0xff67, 0),
-];
+/// The keysym and modifier mask key_combo presses for the keysym `sym`
+/// the client sent: a modifier as its left key (Meta as Alt), keypad
+/// Enter as Return, F1..F24, the editing and arrow keys, or a character.
+pub fn combo_key(sym: u32) -> Option<(u32, u32)> {
+    Some(match sym {
+        0xffe1 | 0xffe2 => (0xffe1, SHIFT),
+        0xffe3 | 0xffe4 => (0xffe3, CONTROL),
+        0xffe7..=0xffea => (0xffe9, MOD1),
+        0xffeb | 0xffec => (0xffeb, MOD4),
+        0xff0d | 0xff8d => (0xff0d, 0),
+        0xff08 | 0xff09 | 0xff1b | 0xffff | 0xff63 | 0xff67 => (sym, 0),
+        0xff50..=0xff57 => (sym, 0),
+        0xffbe..=0xffd5 => (sym, 0),
+        0x20..=0x7e | 0xa0..=0xff | 0x0100_0100..=0x0110_ffff => (sym, 0),
+        _ => return None,
+    })
+}
 
-/// The keysym and modifier mask of one key_combo name: a named key, F1..F24,
-/// or a single character.
-pub fn parse_key(name: &str) -> Option<(u32, u32)> {
-    let lower = name.to_ascii_lowercase();
-    if let Some((_, sym, mask)) = NAMED.iter().find(|(n, _, _)| *n == lower) {
-        return Some((*sym, *mask));
+/// key_combo's `"keys"`: 1 to 8 keysyms, each as [`combo_key`] presses it.
+pub(crate) fn combo_keys(p: &crate::server::Params<'_>) -> Result<Vec<(u32, u32)>> {
+    let Some(serde_json::Value::Array(syms)) = p.get("keys") else {
+        return Err(p.bad(
+            "\"keys\" is required: an array of keysyms such as [65507, 65505, 116] (ctrl+shift+t)"
+                .into(),
+        ));
+    };
+    if syms.is_empty() || syms.len() > 8 {
+        return Err(p.bad("\"keys\" must hold 1 to 8 keysyms".into()));
     }
-    if let Some(n) = lower.strip_prefix('f').and_then(|n| n.parse::<u32>().ok()) {
-        if (1..=24).contains(&n) {
-            return Some((0xffbe + n - 1, 0));
-        }
-    }
-    let mut chars = name.chars();
-    match (chars.next(), chars.next()) {
-        (Some(c), None) => Some((keysym_of(c), 0)),
-        _ => None,
-    }
+    syms.iter()
+        .map(|v| {
+            v.as_u64()
+                .and_then(|s| u32::try_from(s).ok())
+                .and_then(combo_key)
+                .ok_or_else(|| {
+                    p.bad(format!(
+                        "keysym {v} cannot be pressed here; send a character's keysym, F1..F24, a modifier, or an editing or arrow key"
+                    ))
+                })
+        })
+        .collect()
 }
 
 /// An XKB keymap whose keycode FIRST_KEY + i + 8 types `syms[i]`, with the
@@ -385,10 +377,12 @@ mod tests {
         assert_eq!(keysym_of('€'), 0x0100_20ac);
         assert_eq!(keysym_of('世'), 0x0100_4e16);
         assert_eq!(keysym_of('\n'), 0xff0d);
-        assert_eq!(parse_key("Ctrl"), Some((0xffe3, CONTROL)));
-        assert_eq!(parse_key("F5"), Some((0xffc2, 0)));
-        assert_eq!(parse_key("t"), Some((0x74, 0)));
-        assert_eq!(parse_key("nonsense"), None);
+        assert_eq!(combo_key(0xffe4), Some((0xffe3, CONTROL)));
+        assert_eq!(combo_key(0xffe7), Some((0xffe9, MOD1)));
+        assert_eq!(combo_key(0xffc2), Some((0xffc2, 0)));
+        assert_eq!(combo_key(0x74), Some((0x74, 0)));
+        assert_eq!(combo_key(0xff7f), None, "Num_Lock");
+        assert_eq!(combo_key(0xff58), None, "Begin");
     }
 
     #[test]

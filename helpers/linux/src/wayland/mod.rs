@@ -1,5 +1,5 @@
 //! The Wayland backend ("wayland-wlr"): the same protocol as the X11
-//! server, answered from a wlroots compositor's protocols.
+//! backend, answered from a wlroots compositor's protocols.
 //!
 //! - displays: wl_output (mode, scale, name, position);
 //! - capture: wlr-screencopy into shared memory, then the X11 pipeline's
@@ -20,8 +20,9 @@
 //! desktop entry authorizes.
 //!
 //! Unlike X11 the helper must answer the compositor while no request is
-//! pending (a clipboard reader asks deskhand's selection for its text), so
-//! stdin is read on a thread of its own and the main loop waits on both.
+//! pending (a clipboard reader asks deskhand's selection for its text): the
+//! serve loop (dispatch.rs) waits on stdin and the compositor through
+//! [`Backend::wait`].
 
 pub mod capture;
 pub mod epoch;
@@ -29,26 +30,25 @@ pub mod input;
 pub mod kde;
 pub mod kde_capture;
 pub mod kde_input;
-pub mod keeper;
 pub mod state;
 pub mod sway;
 
-use std::io::{self, BufRead, Read, Write};
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::sync::atomic::AtomicU64;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use wayland_client::Proxy;
 
 use crate::capture::encode::ImageFormat;
 use crate::capture::mask;
+use crate::dispatch::{pipe, Backend, Hello, Reply};
 use crate::displays::{fnv1a32, Display};
 use crate::error::{Code, Error, Result};
-use crate::protocol::{self, FrameReader};
-use crate::serve_loop::{self, Next};
-use crate::server::{CaptureResult, Params, HELPER_VERSION, PROTOCOL_VERSIONS};
+use crate::protocol;
+use crate::server::{CaptureResult, Params};
 use crate::types::{App, Point, Rect, Size, Window};
 use state::Wl;
 
@@ -74,84 +74,21 @@ pub fn chosen() -> bool {
     }
 }
 
-/// What the stdin thread passes to the main loop.
-enum Input {
-    Frame(Vec<u8>),
-    /// The loop ends with the status, after writing the answer if any.
-    End(u8, Option<Vec<u8>>),
-    Failed(io::Error),
-}
-
-/// Serves requests from stdin until it closes, framing is lost or `exit`.
-pub fn serve<R: BufRead + Send + 'static, W: Write>(input: R, output: &mut W) -> io::Result<u8> {
-    let (wake_read, wake_write) = pipe()?;
-    let sway_wake = std::fs::File::from(wake_write.try_clone()?);
-    let (tx, rx) = mpsc::channel::<Input>();
-    std::thread::spawn(move || {
-        let mut wake = std::fs::File::from(wake_write);
-        let mut reader = FrameReader::new(input, protocol::MAX_REQUEST_BYTES);
-        loop {
-            let mut body = Vec::new();
-            let msg = match serve_loop::next_frame(&mut reader, &mut body) {
-                Ok(Next::Frame) => Input::Frame(body),
-                Ok(Next::End { status, last }) => Input::End(status, last),
-                Err(e) => Input::Failed(e),
-            };
-            let last = !matches!(msg, Input::Frame(_));
-            if tx.send(msg).is_err() {
-                return;
-            }
-            let _ = wake.write_all(&[1]);
-            if last {
-                return;
-            }
+/// Whether the helper should drive GNOME: `DESKHAND_HELPER_BACKEND=mutter`
+/// decides outright (any other value rules it out), else a native Wayland
+/// session (WAYLAND_DISPLAY, no DISPLAY) whose XDG_CURRENT_DESKTOP names
+/// GNOME.
+pub fn gnome_chosen() -> bool {
+    match std::env::var("DESKHAND_HELPER_BACKEND").as_deref() {
+        Ok("mutter") => true,
+        Ok(_) => false,
+        Err(_) => {
+            std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty())
+                && !std::env::var_os("DISPLAY").is_some_and(|v| !v.is_empty())
+                && std::env::var("XDG_CURRENT_DESKTOP")
+                    .is_ok_and(|d| d.split(':').any(|d| d.eq_ignore_ascii_case("gnome")))
         }
-    });
-    let mut server = Server::new();
-    epoch::follow_sway(server.epoch.value.clone(), sway_wake);
-    let mut wake = std::fs::File::from(wake_read);
-    loop {
-        if server.handshaken && server.push_wanted {
-            if let Some(note) = server.epoch.push() {
-                protocol::write_frame(output, &note)?;
-            }
-        }
-        match rx.try_recv() {
-            Ok(Input::Frame(body)) => {
-                let outcome = serve_loop::answer(&body, |id, method, params| {
-                    server.dispatch(id, method, params)
-                });
-                if let Some(reply) = &outcome.reply {
-                    protocol::write_frame(output, reply)?;
-                }
-                if let Some(code) = outcome.exit {
-                    log_info!("exiting with status {code} as asked");
-                    return Ok(code);
-                }
-                continue;
-            }
-            Ok(Input::End(status, last)) => {
-                if let Some(last) = last {
-                    protocol::write_frame(output, &last)?;
-                }
-                return Ok(status);
-            }
-            Ok(Input::Failed(e)) => return Err(e),
-            Err(mpsc::TryRecvError::Disconnected) => return Ok(0),
-            Err(mpsc::TryRecvError::Empty) => {}
-        }
-        server.wait(&mut wake);
     }
-}
-
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills two fds we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both fds are new and owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// How long a window deskhand hid stays masked where it stood: sway may
@@ -159,10 +96,13 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 /// already listed as hidden.
 const HIDDEN_GHOST_TTL: Duration = Duration::from_secs(1);
 
-struct Server {
-    handshaken: bool,
+pub struct Server {
     /// The client asked for `windows_changed` in its handshake.
     push_wanted: bool,
+    /// The epoch's changes before the first handshake were dropped.
+    epoch_told: bool,
+    /// Written to by the thread that follows sway's events.
+    sway_wake: std::fs::File,
     wl: std::result::Result<Wl, Error>,
     capturer: capture::Capturer,
     input: input::Input,
@@ -182,22 +122,27 @@ impl Drop for Server {
 }
 
 impl Server {
-    fn new() -> Server {
+    /// A server with its Wayland connection made (or its failure
+    /// recorded), following sway's events when sway's IPC is there.
+    pub fn new() -> io::Result<Server> {
         let value = Arc::new(AtomicU64::new(0));
         let wl = Wl::connect_counting(value.clone());
         if let Err(e) = &wl {
             log_warn!("{}; serving anyway, Wayland methods will retry", e.message);
         }
-        Server {
-            handshaken: false,
+        let (wake_read, wake_write) = pipe()?;
+        epoch::follow_sway(value.clone(), std::fs::File::from(wake_write));
+        Ok(Server {
             push_wanted: false,
+            epoch_told: false,
+            sway_wake: std::fs::File::from(wake_read),
             wl,
             capturer: capture::Capturer::default(),
             input: input::Input::default(),
             next_capture_id: 1,
             just_hidden: Vec::new(),
             epoch: epoch::Epoch::new(value),
-        }
+        })
     }
 
     /// The windows hidden within [`HIDDEN_GHOST_TTL`], at their old place.
@@ -218,34 +163,35 @@ impl Server {
         self.wl.as_mut().map_err(|e| e.clone())
     }
 
-    /// Waits until the compositor or stdin has something, handling what the
-    /// compositor sent (a clipboard reader's request for our text).
-    fn wait(&mut self, wake: &mut std::fs::File) {
+    /// Waits until the compositor, sway's events or `input` have
+    /// something, handling what the compositor sent (a clipboard reader's
+    /// request for our text).
+    fn wait_events(&mut self, input: RawFd) {
         let wl = self.wl.as_mut().ok();
         let guard = wl.as_ref().and_then(|wl| {
             let _ = wl.queue.flush();
             wl.queue.prepare_read()
         });
-        let mut fds = vec![libc::pollfd {
-            fd: wake.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
+        let mut fds = vec![input, self.sway_wake.as_raw_fd()];
         if let Some(g) = &guard {
-            fds.push(libc::pollfd {
-                fd: g.connection_fd().as_raw_fd(),
+            fds.push(g.connection_fd().as_raw_fd());
+        }
+        let mut fds: Vec<libc::pollfd> = fds
+            .into_iter()
+            .map(|fd| libc::pollfd {
+                fd,
                 events: libc::POLLIN,
                 revents: 0,
-            });
-        }
+            })
+            .collect();
         // SAFETY: fds is a valid array of pollfd for the call's length.
         unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
-        if fds[0].revents != 0 {
+        if fds[1].revents != 0 {
             let mut buf = [0u8; 64];
-            let _ = wake.read(&mut buf);
+            let _ = self.sway_wake.read(&mut buf);
         }
         if let Some(g) = guard {
-            if fds.get(1).is_some_and(|f| f.revents != 0) {
+            if fds.get(2).is_some_and(|f| f.revents != 0) {
                 if let Err(e) = g.read() {
                     log_warn!("lost the Wayland connection: {e}; the next call reconnects");
                     self.wl = Err(state::unavailable("WAYLAND_DISPLAY", e));
@@ -260,81 +206,14 @@ impl Server {
         }
     }
 
-    fn dispatch(&mut self, id: &Value, method: &str, params: Value) -> Result<Vec<u8>> {
-        if method == "handshake" {
-            let result = self.handshake(params)?;
-            if !self.handshaken {
-                // What happened before it is in the first listing.
-                let _ = self.epoch.push();
-            }
-            self.handshaken = true;
-            return Ok(protocol::success(id, &result));
+    fn hello(&mut self) -> Hello {
+        if !self.epoch_told {
+            // What happened before it is in the first listing.
+            let _ = self.epoch.push();
+            self.epoch_told = true;
         }
-        if method == "exit" {
-            return Ok(protocol::success(id, &Map::new()));
-        }
-        if !METHODS.contains(&method) {
-            return Err(Error::method_not_found(method));
-        }
-        if !self.handshaken {
-            return Err(Error::new(
-                Code::HandshakeRequired,
-                format!("{method} was called before handshake"),
-                "Call handshake first.",
-            ));
-        }
-        let p = Params::new(method, params)?;
-        let result = match method {
-            "displays" => json!({ "displays": self.displays()? }),
-            "capture" => return self.capture(id, &p),
-            "windows" => self.windows(&p)?,
-            "window_at" => self.window_at(&p)?,
-            "windows_epoch" => self.windows_epoch()?,
-            "patch_check" => self.patch_check(&p)?,
-            "patch_baseline" => self.patch_baseline(&p)?,
-            "clipboard_read" => self.clipboard_read(&p)?,
-            "clipboard_write" => self.clipboard_write(&p)?,
-            "hide" => self.hide(&p)?,
-            "restore" => self.restore(&p)?,
-            "pointer_move" => self.pointer_move(&p)?,
-            "pointer_button" => self.pointer_button(&p)?,
-            "pointer_scroll" => self.pointer_scroll(&p)?,
-            "key_type" => self.key_type(&p)?,
-            "key_combo" => self.key_combo(&p)?,
-            _ => {
-                return Err(Error::internal(format!(
-                    "{method} is known but not dispatched"
-                )))
-            }
-        };
-        Ok(protocol::success(id, &result))
-    }
-
-    fn handshake(&mut self, params: Value) -> Result<Value> {
-        let p = Params::new("handshake", params)?;
-        if let Some(Value::Array(wanted)) = p.get("notifications") {
-            if wanted.iter().any(|n| n == crate::epoch::NOTIFICATION) {
-                self.push_wanted = true;
-            }
-        }
-        let offered: Vec<i64> = match p.get("protocol_versions") {
-            Some(Value::Array(items)) => items.iter().filter_map(Value::as_i64).collect(),
-            _ => return Err(p.bad("\"protocol_versions\" is required, e.g. [1]".into())),
-        };
-        let Some(version) = offered
-            .iter()
-            .copied()
-            .filter(|v| PROTOCOL_VERSIONS.contains(v))
-            .max()
-        else {
-            return Err(Error::new(
-                Code::IncompatibleProtocol,
-                format!("the client offers protocol versions {offered:?}, but deskhand-helper {HELPER_VERSION} speaks {PROTOCOL_VERSIONS:?}"),
-                "Install matching versions of deskhand and deskhand-helper.",
-            ));
-        };
         let display = std::env::var("WAYLAND_DISPLAY").ok();
-        let (caps, missing, error) = match self.wl() {
+        let (capabilities, missing, display_error) = match self.wl() {
             Ok(wl) => {
                 let (caps, missing) = capabilities(wl);
                 (caps, missing, None)
@@ -345,28 +224,18 @@ impl Server {
                 Some(format!("{} ({})", e.message, e.hint)),
             ),
         };
-        let mut out = json!({
-            "protocol_version": version,
-            "helper_version": HELPER_VERSION,
-            "platform": PLATFORM,
-            "backend": self.wl.as_ref().map_or(BACKEND, backend),
-            "capabilities": caps,
-            "missing": missing,
-            "display": display,
-            "extensions": { "sway_ipc": sway::socket().is_some() },
-        });
-        if let Some(e) = error {
-            out["display_error"] = json!(e);
+        Hello {
+            platform: PLATFORM,
+            backend: Some(self.wl.as_ref().map_or(BACKEND, backend)),
+            capabilities,
+            missing: Some(missing),
+            display,
+            extensions: json!({ "sway_ipc": sway::socket().is_some() }),
+            display_error,
         }
-        Ok(out)
     }
 
-    fn displays(&mut self) -> Result<Vec<Display>> {
-        let wl = self.wl()?;
-        Ok(displays(wl))
-    }
-
-    fn capture(&mut self, id: &Value, p: &Params<'_>) -> Result<Vec<u8>> {
+    fn take_capture(&mut self, id: &Value, p: &Params<'_>) -> Reply {
         let format = match p.str("format")? {
             None | Some("jpeg") => ImageFormat::Jpeg,
             Some("png") => ImageFormat::Png,
@@ -889,50 +758,75 @@ impl Server {
     }
 
     fn key_combo(&mut self, p: &Params<'_>) -> Result<Value> {
-        let Some(Value::Array(names)) = p.get("keys") else {
-            return Err(p.bad(
-                "\"keys\" is required: an array of key names such as [\"ctrl\", \"shift\", \"t\"]"
-                    .into(),
-            ));
-        };
-        let mut keys = Vec::new();
-        for n in names {
-            let name = n.as_str().unwrap_or("");
-            let k = input::parse_key(name).ok_or_else(|| {
-                p.bad(format!(
-                    "unknown key {n}; use a single character, F1..F24, or one of shift, ctrl, alt, super, return, tab, escape, backspace, delete, insert, home, end, page_up, page_down, left, up, right, down, space, menu"
-                ))
-            })?;
-            keys.push(k);
-        }
-        if keys.is_empty() || keys.len() > 8 {
-            return Err(p.bad("\"keys\" must hold 1 to 8 keys".into()));
-        }
+        let keys = input::combo_keys(p)?;
         let wl = self.wl.as_mut().map_err(|e| e.clone())?;
         self.input.combo(wl, &keys)?;
         Ok(json!({ "ok": true }))
     }
 }
 
-/// The methods this backend answers after the handshake.
-const METHODS: &[&str] = &[
-    "displays",
-    "capture",
-    "windows",
-    "window_at",
-    "windows_epoch",
-    "patch_check",
-    "patch_baseline",
-    "clipboard_read",
-    "clipboard_write",
-    "hide",
-    "restore",
-    "pointer_move",
-    "pointer_button",
-    "pointer_scroll",
-    "key_type",
-    "key_combo",
-];
+/// Answers a method from the inherent one of the same name, which gives
+/// the result's value.
+macro_rules! answered {
+    ($($name:ident),* $(,)?) => {
+        $(fn $name(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+            Ok(protocol::success(id, &Server::$name(self, p)?))
+        })*
+    };
+}
+
+impl Backend for Server {
+    fn hello(&mut self) -> Hello {
+        Server::hello(self)
+    }
+
+    fn want_push(&mut self) {
+        self.push_wanted = true;
+    }
+
+    fn push(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        if self.push_wanted {
+            if let Some(note) = self.epoch.push() {
+                protocol::write_frame(out, &note)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn wait(&mut self, input: RawFd) -> io::Result<()> {
+        self.wait_events(input);
+        Ok(())
+    }
+
+    fn displays(&mut self, id: &Value, _: &Params<'_>) -> Reply {
+        let wl = self.wl()?;
+        Ok(protocol::success(id, &json!({ "displays": displays(wl) })))
+    }
+
+    fn capture(&mut self, id: &Value, p: &Params<'_>) -> Reply {
+        self.take_capture(id, p)
+    }
+
+    fn windows_epoch(&mut self, id: &Value, _: &Params<'_>) -> Reply {
+        Ok(protocol::success(id, &Server::windows_epoch(self)?))
+    }
+
+    answered!(
+        windows,
+        window_at,
+        patch_check,
+        patch_baseline,
+        clipboard_read,
+        clipboard_write,
+        hide,
+        restore,
+        pointer_move,
+        pointer_button,
+        pointer_scroll,
+        key_type,
+        key_combo,
+    );
+}
 
 /// What this compositor lets deskhand do, and what it lacks (with why).
 fn capabilities(wl: &Wl) -> (Vec<&'static str>, Vec<String>) {
