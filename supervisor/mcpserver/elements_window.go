@@ -56,7 +56,7 @@ func (s *Server) runWindowState(ctx context.Context, pid, id int, w *windowOp, s
 	res, err := s.exec.SetWindowState(ctx, pid, w.xid, w.state)
 	if err != nil {
 		var be *bridge.Error
-		if errors.As(err, &be) && be.Name == "method_not_found" {
+		if errors.As(err, &be) && (be.Name == "method_not_found" || be.Name == bridge.ErrNameUnsupported) {
 			return nil, errors.New("this desktop's helper cannot set window states: use the window's own title-bar buttons")
 		}
 		if errors.As(err, &be) {
