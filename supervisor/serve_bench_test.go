@@ -350,15 +350,3 @@ func rssKiB(t *testing.T, pid int) int {
 	t.Fatalf("no VmRSS for pid %d", pid)
 	return 0
 }
-
-// helperPid is the pid of the server's capture helper.
-func helperPid(t *testing.T, e *e2e) int {
-	t.Helper()
-	for _, child := range childPids(e.cmd.Process.Pid) {
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/comm"); err == nil && strings.TrimSpace(string(b)) == "deskhand-helper" {
-			return child
-		}
-	}
-	t.Fatal("the server has no capture helper")
-	return 0
-}

@@ -4,7 +4,7 @@
 // one off never changes what deskhand does, only how long it takes.
 //
 // DESKHAND_SPEEDUPS_OFF lists the ones to turn off, separated by commas
-// ("splice,damage"), or "all". The helper reads the same variable for
+// ("splice,drawn"), or "all". The helper reads the same variable for
 // its own: "damage", which re-reads only the rows the X server drew in
 // (helpers/linux/src/capture/damage.rs).
 package speedups
@@ -20,6 +20,12 @@ const (
 	// Splice copies a screenshot's base64 into the stdio frame instead of
 	// having the MCP layer encode it (supervisor/mcpserver/splice.go).
 	Splice = "splice"
+	// Drawn passes a click's staleness check without asking the helper
+	// where the display (X11 DAMAGE) vouches that nothing was drawn at the
+	// target since the helper's reference was read
+	// (supervisor/gates/drawn.go). The region-by-region staleness the
+	// same record gives stays on: that one is about safety, not speed.
+	Drawn = "drawn"
 )
 
 // Env is the environment variable that turns speed-ups off.

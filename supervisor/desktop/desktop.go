@@ -24,6 +24,7 @@ package desktop
 
 import (
 	"context"
+	"time"
 
 	"github.com/deskhand/deskhand/bridge"
 	"github.com/deskhand/deskhand/supervisor/cleanup"
@@ -116,8 +117,9 @@ type Capture func(ctx context.Context, req bridge.CaptureRequest) (*bridge.Captu
 
 // Drawn is the display's own record of where the screen was drawn (X11:
 // DAMAGE on the display gate's connection). With it the staleness gate
-// refuses only the targets in the regions drawn before deskhand's own
-// input, rather than the whole screen (gates/baseline.go).
+// passes a target that no drawing reached since the helper's reference
+// was read without asking the helper; anywhere else, and wherever the
+// record is unsure, the helper compares the pixels as before.
 type Drawn interface {
 	// Mark is taken before a read of the reference; ok false when the
 	// display cannot vouch for a read yet.
@@ -126,6 +128,10 @@ type Drawn interface {
 	// Abort says it failed.
 	Commit(mark uint64)
 	Abort(mark uint64)
+	// Undrawn reports whether no drawing reached any of rects since the
+	// reference was read, as of a display check that began at or after
+	// since (the zero time: any check).
+	Undrawn(rects []geometry.Rect, since time.Time) bool
 	// DrawnRects makes a round trip to the display and lists where
 	// drawing reached since the reference was read; ok false when the
 	// display cannot say.

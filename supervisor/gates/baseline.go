@@ -29,7 +29,7 @@ import (
 // So if over settleQuiet pixels differ (a blinking text cursor stays
 // under that), the checked actions are refused until the next capture,
 // the one way the model can have seen the change: where the display says
-// it drew (X11's DAMAGE, desktop.Drawn), else everywhere.
+// it drew (X11's DAMAGE, drawn.go), else everywhere.
 //
 // "As the action left it" is read once the screen settles: settleStep
 // after the action the helper re-reads the latest capture's area
@@ -185,7 +185,7 @@ func (g *Gates) readBaseline(ctx context.Context, b baseliner) (*bridge.PatchBas
 // and would become part of the reference once the input settles. While
 // the previous input's settling runs, what is drawn is that input's, so
 // nothing is read then; nor where the display vouches that nothing was
-// drawn (desktop.Drawn).
+// drawn (drawn.go).
 func (g *Gates) beforeInput(ctx context.Context) {
 	if g.settling() != nil {
 		return
@@ -316,25 +316,5 @@ func (g *Gates) awaitReference(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
-	}
-}
-
-// markRead takes a mark before a read of the reference; the returned
-// function is called with whether the read became the reference.
-func (g *Gates) markRead() func(ok bool) {
-	d := g.opts.Drawn
-	if d == nil {
-		return func(bool) {}
-	}
-	mark, ok := d.Mark()
-	if !ok {
-		return func(bool) {}
-	}
-	return func(read bool) {
-		if read {
-			d.Commit(mark)
-		} else {
-			d.Abort(mark)
-		}
 	}
 }

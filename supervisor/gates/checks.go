@@ -39,6 +39,7 @@ func (g *Gates) checkKillSwitch(ctx context.Context, a *mcpserver.Action) error 
 	if off, why := g.opts.KillSwitch(); off {
 		return fmt.Errorf("deskhand is switched off (%s), so it does nothing on this computer. Only the user can switch it on again; tell them, and do not try to act some other way", why)
 	}
+	g.noteChecking(a)
 	return nil
 }
 
@@ -66,6 +67,7 @@ func (g *Gates) checkLock(ctx context.Context, a *mcpserver.Action) error {
 	}
 	if fresh || began {
 		g.log.Debug("took the computer", "session", id, "lock_fresh", fresh, "turn_began", began)
+		g.screenChanged()
 	}
 	return nil
 }
@@ -103,6 +105,7 @@ func (g *Gates) checkHide(ctx context.Context, a *mcpserver.Action) error {
 	}
 	hidden, err := g.opts.Desktop.Hide(ctx, ids)
 	g.dropTables()
+	g.screenChanged()
 	var be *bridge.Error
 	if errors.As(err, &be) && be.Name == "no_such_window" {
 		// One closed between the listing and the hide: list again.
@@ -282,6 +285,9 @@ func (g *Gates) checkPatches(ctx context.Context, a *mcpserver.Action, last brid
 		patch, ok := patchAround(pt, last)
 		if !ok {
 			return fmt.Errorf("screen point (%d, %d) lies outside the area of your latest screenshot or zoom, so it cannot be checked against what you saw; take a new screenshot, then use coordinates from it", pt.X, pt.Y)
+		}
+		if g.undrawn(a, patch) {
+			continue // the helper would find the same pixels
 		}
 		size := patch.Width
 		res, err := g.opts.Desktop.PatchCheck(ctx, bridge.PatchCheckRequest{X: pt.X, Y: pt.Y, Size: size, Tolerance: patchTolerance})

@@ -142,6 +142,8 @@ func (g *Gates) readSelections(ctx context.Context) (cleanup.Stash, error) {
 // writeSelections puts the stash's text on every selection the platform
 // has; a nil stash clears them.
 func (g *Gates) writeSelections(ctx context.Context, s *cleanup.Stash) error {
+	// A selection's owner may show what it holds: the screen may change.
+	g.screenChanged()
 	for _, sel := range cleanup.Selections {
 		text := ""
 		if s != nil {

@@ -132,8 +132,8 @@ type Options struct {
 	// with it rather than given to whichever is listed first.
 	NoStacking error
 	// Drawn, when the display keeps one, is its record of where the
-	// screen was drawn, which keeps staleness to the regions drawn
-	// before deskhand's own input (baseline.go); nil: the whole screen.
+	// screen was drawn, which spares the staleness gate most of its
+	// helper round trips (drawn.go); nil asks the helper every time.
 	Drawn desktop.Drawn
 	// MaskColor paints unapproved windows; nil means the helper's default.
 	MaskColor *[3]uint8
@@ -174,6 +174,10 @@ type Gates struct {
 	// before deskhand's own input began (beforeInput).
 	foreign      error
 	foreignRects []geometry.Rect
+	// checking is the action the gates began checking at checkingSince
+	// (drawn.go).
+	checking      *mcpserver.Action
+	checkingSince time.Time
 }
 
 // New returns the gates.

@@ -251,6 +251,22 @@ func (d *DisplayCheck) Abort(mark uint64) {
 	d.drawn.abort(mark)
 }
 
+// Undrawn reports whether no drawing reached any of rects (root window
+// coordinates) since the helper's reference was read, as of a check that
+// began at or after since; false whenever that is not certain.
+func (d *DisplayCheck) Undrawn(rects []geometry.Rect, since time.Time) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ping == nil || !d.ping.followsDrawing() {
+		return false
+	}
+	if !d.ping.drain(true, d.drawn.add) {
+		d.stopFollowingLocked()
+		return false
+	}
+	return d.drawn.undrawn(rects, since)
+}
+
 // DrawnRects makes a round trip to the display, then lists where drawing
 // reached (root window coordinates) since the helper's reference was
 // read; ok false whenever that is not certain.

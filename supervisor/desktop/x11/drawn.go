@@ -69,6 +69,18 @@ func (s *drawnSince) add(r geometry.Rect) {
 	s.rects = append(s.rects, r)
 }
 
+func (s *drawnSince) reaches(r geometry.Rect) bool {
+	if s.all {
+		return true
+	}
+	for _, have := range s.rects {
+		if overlap(have, r) {
+			return true
+		}
+	}
+	return false
+}
+
 // drawnLog is the record; the DisplayCheck's mutex guards it.
 type drawnLog struct {
 	lastID uint64
@@ -200,6 +212,20 @@ func (l *drawnLog) abort(id uint64) {
 
 func (l *drawnLog) end(id uint64) {
 	delete(l.reading, id)
+}
+
+// undrawn reports whether no drawing reached any of rects since the
+// committed mark, as of a ping sent at or after since.
+func (l *drawnLog) undrawn(rects []geometry.Rect, since time.Time) bool {
+	if l.ref == nil || l.syncedAt.IsZero() || l.syncedAt.Before(since) {
+		return false
+	}
+	for _, r := range rects {
+		if l.ref.reaches(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // drawnRects lists where drawing reached since the committed mark, as of

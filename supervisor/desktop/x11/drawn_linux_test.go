@@ -4,8 +4,8 @@ package x11
 
 import (
 	"context"
-	"slices"
 	"testing"
+	"time"
 
 	"github.com/deskhand/deskhand/supervisor/geometry"
 )
@@ -20,11 +20,13 @@ func TestDrawnFollowsTheScreen(t *testing.T) {
 	if c.ping == nil || !c.ping.followsDrawing() {
 		t.Fatal("the display gate's XCB connection does not follow DAMAGE on Xvfb")
 	}
-	check := func() {
+	check := func() time.Time {
 		t.Helper()
+		since := time.Now()
 		if err := c.Check(context.Background()); err != nil {
 			t.Fatalf("Check: %v", err)
 		}
+		return since
 	}
 	// read stands for a reference read as the gates make one: the mark
 	// of an earlier check, committed once the read is over.
@@ -44,30 +46,31 @@ func TestDrawnFollowsTheScreen(t *testing.T) {
 	outside := geometry.Rect{X: 400, Y: 400, Width: 15, Height: 15}
 
 	read()
-	if !untouchedOn(t, c, []geometry.Rect{inside, edge, outside}) {
+	since := check()
+	if !c.Undrawn([]geometry.Rect{inside, edge, outside}, since) {
 		t.Fatal("nothing was drawn since the reference was read, yet the display does not vouch for it")
 	}
 	for i := 1; i <= 4; i++ {
 		fill(i)
-		if untouchedOn(t, c, []geometry.Rect{inside}) {
+		since := check()
+		if c.Undrawn([]geometry.Rect{inside}, since) {
 			t.Fatalf("round %d: the window was drawn over the target since the reference was read, and the display vouches for the target", i)
 		}
-		if untouchedOn(t, c, []geometry.Rect{edge}) {
+		if c.Undrawn([]geometry.Rect{edge}, since) {
 			t.Fatalf("round %d: the drawing reached the target's corner, and the display vouches for it", i)
 		}
-		if !untouchedOn(t, c, []geometry.Rect{outside}) {
+		if !c.Undrawn([]geometry.Rect{outside}, since) {
 			t.Fatalf("round %d: the drawing was far from the target, yet the display does not vouch for it", i)
 		}
 		read()
-		if !untouchedOn(t, c, []geometry.Rect{inside, edge}) {
+		since = check()
+		if !c.Undrawn([]geometry.Rect{inside, edge}, since) {
 			t.Fatalf("round %d: nothing was drawn since the new reference was read, yet the display does not vouch for it", i)
 		}
 	}
-}
-
-// untouchedOn is untouched of the display check's log, as of a round trip.
-func untouchedOn(t *testing.T, c *DisplayCheck, rects []geometry.Rect) bool {
-	t.Helper()
-	drawn, ok := c.DrawnRects(context.Background())
-	return ok && !slices.ContainsFunc(rects, func(r geometry.Rect) bool { return reaches(drawn, r) })
+	// An action whose own display check has not run yet is not vouched
+	// for on an older check's word.
+	if c.Undrawn([]geometry.Rect{outside}, time.Now()) {
+		t.Fatal("the display vouched as of a check older than the action")
+	}
 }

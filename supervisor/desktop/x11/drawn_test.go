@@ -3,7 +3,6 @@
 package x11
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -34,7 +33,7 @@ func TestDrawnLogVouchesOnlyWhenSure(t *testing.T) {
 	t.Run("before any read", func(t *testing.T) {
 		var l drawnLog
 		pingOK(&l, t0)
-		if untouched(&l, target) {
+		if l.undrawn(target, t0) {
 			t.Error("vouched with no reference read")
 		}
 	})
@@ -45,7 +44,7 @@ func TestDrawnLogVouchesOnlyWhenSure(t *testing.T) {
 		l.add(rect(12, 12, 1, 1), 0)
 		l.commit(m)
 		pingOK(&l, t0)
-		if untouched(&l, target) {
+		if l.undrawn(target, t0) {
 			t.Error("vouched for a target drawn while the read ran")
 		}
 	})
@@ -56,7 +55,7 @@ func TestDrawnLogVouchesOnlyWhenSure(t *testing.T) {
 		l.beginPing()
 		l.add(rect(12, 12, 1, 1), 0) // reported while the next ping was in flight
 		l.pinged(t0)
-		if untouched(&l, target) {
+		if l.undrawn(target, t0) {
 			t.Error("vouched for a target drawn after the reference was read")
 		}
 	})
@@ -72,10 +71,10 @@ func TestDrawnLogVouchesOnlyWhenSure(t *testing.T) {
 			l.pinged(t0)
 			read(&l)
 			pingOK(&l, t0)
-			if untouched(&l, []geometry.Rect{after}) {
+			if l.undrawn([]geometry.Rect{after}, t0) {
 				t.Errorf("subtract %d: vouched for a target drawn after the mark's subtract", from)
 			}
-			if !untouched(&l, []geometry.Rect{before}) {
+			if !l.undrawn([]geometry.Rect{before}, t0) {
 				t.Errorf("subtract %d: a drawing from before the mark's subtract counts against it", from)
 			}
 		}
@@ -88,7 +87,7 @@ func TestDrawnLogVouchesOnlyWhenSure(t *testing.T) {
 		pingOK(&l, t0)
 		m, _ := l.mark()
 		l.abort(m)
-		if untouched(&l, target) {
+		if l.undrawn(target, t0) {
 			t.Error("vouched after a failed read, for a target drawn since the last good one")
 		}
 	})
@@ -103,12 +102,12 @@ func TestDrawnLogVouchesOnlyWhenSure(t *testing.T) {
 		l.commit(b)
 		l.commit(a)
 		pingOK(&l, t0)
-		if untouched(&l, target) {
+		if l.undrawn(target, t0) {
 			t.Error("vouched after overlapping reads, for a target drawn before both")
 		}
 		read(&l) // alone again: a read moves the reference on
 		pingOK(&l, t0)
-		if !untouched(&l, target) {
+		if !l.undrawn(target, t0) {
 			t.Error("a read alone after the overlap did not become the reference")
 		}
 	})
@@ -117,17 +116,28 @@ func TestDrawnLogVouchesOnlyWhenSure(t *testing.T) {
 		pingOK(&l, t0)
 		read(&l)
 		l.lost()
-		if untouched(&l, target) {
+		if l.undrawn(target, t0) {
 			t.Error("vouched after reports were lost")
 		}
 		pingOK(&l, t0)
-		if untouched(&l, target) {
+		if l.undrawn(target, t0) {
 			t.Error("vouched from a reference read before reports were lost")
 		}
 		read(&l)
 		pingOK(&l, t0)
-		if !untouched(&l, target) {
+		if !l.undrawn(target, t0) {
 			t.Error("a reference read after the loss is not vouched for")
+		}
+	})
+	t.Run("a check older than the action", func(t *testing.T) {
+		var l drawnLog
+		pingOK(&l, t0)
+		read(&l)
+		if l.undrawn(target, t0.Add(time.Millisecond)) {
+			t.Error("vouched as of a check older than since")
+		}
+		if !l.undrawn(target, t0) {
+			t.Error("not vouched as of a check at since")
 		}
 	})
 	t.Run("a failed ping is no mark", func(t *testing.T) {
@@ -139,7 +149,7 @@ func TestDrawnLogVouchesOnlyWhenSure(t *testing.T) {
 		l.pingFailed()
 		m, _ := l.mark() // the older mark: drawn since it
 		l.commit(m)
-		if untouched(&l, target) {
+		if l.undrawn(target, t0) {
 			t.Error("a ping that got no answer made a mark")
 		}
 	})
@@ -159,27 +169,16 @@ func TestDrawnSinceFoldsManyRects(t *testing.T) {
 		t.Fatalf("%d rectangles kept, want at most %d", len(s.rects), maxDrawnRects)
 	}
 	for _, r := range all {
-		if !reaches(s.rects, r) {
+		if !s.reaches(r) {
 			t.Fatalf("%v reported, and not reached", r)
 		}
 	}
-	if reaches(s.rects, rect(-10, -10, 5, 5)) {
+	if s.reaches(rect(-10, -10, 5, 5)) {
 		t.Fatal("a rectangle outside every report is reached")
 	}
 	var empty drawnSince
 	empty.add(rect(5, 5, 0, 3))
-	if reaches(empty.rects, rect(0, 0, 20, 20)) {
+	if empty.reaches(rect(0, 0, 20, 20)) {
 		t.Fatal("an empty report reaches something")
 	}
-}
-
-// untouched is what the staleness gate concludes from the log: it is sure
-// where drawing reached since the reference, and none of it reaches rects.
-func untouched(l *drawnLog, rects []geometry.Rect) bool {
-	drawn, ok := l.drawnRects()
-	return ok && !slices.ContainsFunc(rects, func(r geometry.Rect) bool { return reaches(drawn, r) })
-}
-
-func reaches(drawn []geometry.Rect, r geometry.Rect) bool {
-	return slices.ContainsFunc(drawn, func(d geometry.Rect) bool { return overlap(d, r) })
 }
