@@ -36,7 +36,7 @@ func TestBenchSpeedups(t *testing.T) {
 			// Rotate the order each round.
 			config := configs[(k+round)%len(configs)]
 			t.Setenv(speedups.Env, config)
-			e := serve(t, d, "--log-level", "warn", "--no-effect", "--indicator", "off")
+			e := serve(t, d, "--log-level", "warn", "--no-effect")
 			for range 5 {
 				e.benchCall("screenshot", nil)
 			}

@@ -159,7 +159,13 @@ func (w *Watch) End(ctx context.Context, s Settle) Screen {
 	var firstChange, lastChange time.Time
 	var gap time.Duration
 	for {
-		timer := time.NewTimer(poll)
+		// Poll, but ask once more right when the quiet time or the cap
+		// ends rather than up to a poll later.
+		wait := min(poll, s.Cap-time.Since(start))
+		if !lastChange.IsZero() {
+			wait = min(wait, s.Quiet-time.Since(lastChange))
+		}
+		timer := time.NewTimer(max(wait, 0))
 		select {
 		case <-ctx.Done():
 			timer.Stop()
