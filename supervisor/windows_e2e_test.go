@@ -75,7 +75,9 @@ func TestWindowsUnderWine(t *testing.T) {
 	blue, magenta := color.RGBA{0x20, 0x60, 0xa0, 0xff}, color.RGBA{0xe0, 0x1c, 0xb4, 0xff}
 	marker := filepath.Join(dir, "clicked")
 	target := w.StartApp(t, "wintarget.exe", buildWinTarget(t, "wintarget.exe"), "Deskhand Target", "2060A0", desktoptest.WindowsPath(marker), "0", "0")
-	masked := w.StartApp(t, "winmask.exe", buildWinTarget(t, "winmask.exe"), "Unapproved", "E01CB4", desktoptest.WindowsPath(filepath.Join(dir, "unused")), "560", "0")
+	// The unapproved app takes the approved one's window class, which
+	// any program may register: it must stay unapproved all the same.
+	masked := w.StartApp(t, "winmask.exe", buildWinTarget(t, "winmask.exe"), "Unapproved", "E01CB4", desktoptest.WindowsPath(filepath.Join(dir, "unused")), "560", "0", "DeskhandTarget")
 	notepad := w.StartApp(t, "notepad.exe", "notepad")
 	d.Run(t, "xdotool", "windowmove", "--sync", hexWin(notepad.ID), "0", "400")
 

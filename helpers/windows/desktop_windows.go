@@ -36,7 +36,6 @@ var (
 	pIsWindowVisible               = user32.NewProc("IsWindowVisible")
 	pIsIconic                      = user32.NewProc("IsIconic")
 	pGetWindowTextW                = user32.NewProc("GetWindowTextW")
-	pGetClassNameW                 = user32.NewProc("GetClassNameW")
 	pGetWindowRect                 = user32.NewProc("GetWindowRect")
 	pGetClientRect                 = user32.NewProc("GetClientRect")
 	pClientToScreen                = user32.NewProc("ClientToScreen")
@@ -262,11 +261,12 @@ func cloaked(h uintptr) bool {
 	return hr == 0 && v != 0
 }
 
+// windowApp is the app of window h: its process and executable. The
+// window class is left out: any program may register any class, so an
+// app keyed on it could pass for another (X11's WM_CLASS is weighed
+// against the executable; on Windows the executable is the identity).
 func windowApp(h uintptr) app {
-	buf := make([]uint16, 256)
-	n := call(pGetClassNameW, h, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-	class := windows.UTF16ToString(buf[:n])
-	a := app{Class: &class}
+	var a app
 	var pid uint32
 	windows.GetWindowThreadProcessId(windows.HWND(h), &pid)
 	if pid == 0 {

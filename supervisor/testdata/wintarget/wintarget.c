@@ -2,14 +2,16 @@
  * argv[1], filled with the colour argv[2] (RRGGBB), at argv[4],argv[5]
  * (Wine places its windows itself, after the window manager), with one button in
  * the middle; a click on it writes "clicked" to the file argv[3] and adds
- * " clicked" to the title, which the test reads on the X side.
+ * " clicked" to the title, which the test reads on the X side. Its window
+ * class is argv[6], else "DeskhandTarget": a window chooses its class, so
+ * an impostor can take an approved app's.
  * Built with mingw: x86_64-w64-mingw32-gcc -mwindows -o wintarget.exe wintarget.c */
 #include <windows.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 static HBRUSH fill;
-static char title[256], marker[1024];
+static char title[256], marker[1024], class[256];
 
 static LRESULT CALLBACK proc(HWND w, UINT m, WPARAM wp, LPARAM lp) {
 	switch (m) {
@@ -45,11 +47,10 @@ int WINAPI WinMain(HINSTANCE inst, HINSTANCE prev, LPSTR cmd, int show) {
 	wc.lpfnWndProc = proc;
 	wc.hInstance = inst;
 	wc.hCursor = LoadCursor(NULL, IDC_ARROW);
-	/* The class is the title, so that two copies are two apps to
-	 * deskhand, whose helper reports the window class. */
-	wc.lpszClassName = title;
+	snprintf(class, sizeof class, "%s", __argc > 6 ? __argv[6] : "DeskhandTarget");
+	wc.lpszClassName = class;
 	RegisterClassA(&wc);
-	HWND w = CreateWindowA(title, title, WS_OVERLAPPEDWINDOW | WS_VISIBLE,
+	HWND w = CreateWindowA(class, title, WS_OVERLAPPEDWINDOW | WS_VISIBLE,
 		atoi(__argv[4]), atoi(__argv[5]), 400, 300, NULL, NULL, inst, NULL);
 	CreateWindowA("BUTTON", "Press", WS_CHILD | WS_VISIBLE | BS_PUSHBUTTON,
 		140, 110, 120, 50, w, (HMENU)1, inst, NULL);
