@@ -1,5 +1,3 @@
-//go:build unix
-
 // Winehello prints the operating system it was built for and a random
 // number, proving that a Go Windows binary starts under Wine (Go's runtime
 // seeds itself through ProcessPrng, which the harness's shim provides).
