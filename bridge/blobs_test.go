@@ -130,6 +130,13 @@ func TestLiftedCaptureDecodes(t *testing.T) {
 			if !bytes.Equal(got.Data, img) {
 				t.Errorf("decoded %d bytes, want the %d image bytes", len(got.Data), len(img))
 			}
+			// The text kept to pass on is the image's exact base64, or none.
+			if got.Base64 != nil && string(got.Base64) != b64 {
+				t.Errorf("Base64 is %d characters that are not the image's encoding", len(got.Base64))
+			}
+			if wantText := !strings.Contains(tt.data, `\r\n`); (got.Base64 != nil) != wantText {
+				t.Errorf("Base64 kept = %v, want %v", got.Base64 != nil, wantText)
+			}
 		})
 	}
 }

@@ -161,6 +161,11 @@ type Capture struct {
 	// read during the capture; nil otherwise. A caller that keeps the
 	// display list between screenshots checks it against this.
 	Displays []Display `json:"displays,omitempty"`
+	// Base64 is Data's standard base64 text as the helper sent it, when
+	// it came as a plain literal: a caller that sends the image on as
+	// base64 (an MCP image content) copies this instead of encoding Data
+	// again. Nil when the image text had line breaks.
+	Base64 []byte `json:"-"`
 }
 
 // MaskCover is how much of a capture is masked.
@@ -236,11 +241,11 @@ func decodeCaptureFrom(raw []byte, blobs map[string][]byte) (*Capture, error) {
 	}
 	shot := wire.Capture
 	if wire.Data != nil {
-		data, err := decodeImageText(*wire.Data, blobs)
+		data, text, err := decodeImageText(*wire.Data, blobs)
 		if err != nil {
 			return nil, fmt.Errorf("%w: its capture result does not decode: %v", ErrProtocol, err)
 		}
-		shot.Data = data
+		shot.Data, shot.Base64 = data, text
 	}
 	var magic []byte
 	switch shot.Format {
@@ -262,11 +267,17 @@ func decodeCaptureFrom(raw []byte, blobs map[string][]byte) (*Capture, error) {
 }
 
 // decodeImageText base64-decodes a capture's "data": the string itself,
-// or the token standing for a lifted literal.
-func decodeImageText(text string, blobs map[string][]byte) ([]byte, error) {
+// or the token standing for a lifted literal. It also returns the base64
+// text it decoded, which is valid since it decoded, for the caller to
+// pass on without encoding the bytes again (see plainBase64).
+func decodeImageText(text string, blobs map[string][]byte) (data, b64 []byte, err error) {
 	literal, ok := blobs[text]
 	if !ok {
-		return base64.StdEncoding.DecodeString(text)
+		data, err := base64.StdEncoding.DecodeString(text)
+		if err != nil {
+			return nil, nil, err
+		}
+		return data, plainBase64(data, []byte(text)), nil
 	}
 	body := literal[1 : len(literal)-1]
 	if bytes.IndexByte(body, '\\') >= 0 {
@@ -274,16 +285,26 @@ func decodeImageText(text string, blobs map[string][]byte) ([]byte, error) {
 		// no escapes): let encoding/json undo the escapes.
 		var unescaped string
 		if err := json.Unmarshal(literal, &unescaped); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		return decodeImageText(unescaped, nil)
 	}
-	data := make([]byte, base64.StdEncoding.DecodedLen(len(body)))
+	data = make([]byte, base64.StdEncoding.DecodedLen(len(body)))
 	n, err := base64.StdEncoding.Decode(data, body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return data[:n], nil
+	return data[:n], plainBase64(data[:n], body), nil
+}
+
+// plainBase64 returns text, the base64 that decoded to data, when it is
+// exactly data's encoding; nil when the decoder skipped characters in it
+// (Go's skips CR and LF), which must not reach a newline-framed stream.
+func plainBase64(data, text []byte) []byte {
+	if base64.StdEncoding.EncodedLen(len(data)) != len(text) {
+		return nil
+	}
+	return text
 }
 
 // Windows lists the top-level windows, top of the stack first; minimized

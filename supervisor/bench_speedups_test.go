@@ -26,7 +26,7 @@ func TestBenchSpeedups(t *testing.T) {
 	d := newDesktop(t, desktoptest.Options{Width: 1920, Height: 1080, Depth: 24})
 	putScene(t, d, 40, 60)
 
-	configs := []string{"", "damage", speedups.Drawn}
+	configs := []string{"", speedups.Splice, "damage", speedups.Drawn}
 	ops := []string{"screenshot", "left_click"}
 	samples := map[string]map[string][]time.Duration{} // config -> op -> round medians
 	spot := func(i int) []int { return []int{100 + i%200, 700 + i%50} }

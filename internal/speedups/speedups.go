@@ -17,6 +17,9 @@ import (
 
 // The speed-ups, by the name DESKHAND_SPEEDUPS_OFF uses.
 const (
+	// Splice copies a screenshot's base64 into the stdio frame instead of
+	// having the MCP layer encode it (supervisor/mcpserver/splice.go).
+	Splice = "splice"
 	// Drawn passes a click's staleness check without asking the helper
 	// (2.2 ms a click on a quiet machine, TestBenchMCP side by side)
 	// where the display (X11 DAMAGE) vouches that nothing was drawn at the

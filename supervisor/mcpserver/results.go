@@ -24,8 +24,14 @@ type outcome struct {
 }
 
 type imageData struct {
-	bytes    []byte
+	bytes []byte
+	// base64 is bytes' standard base64 text when the helper sent it so;
+	// the splicer copies it into the frame instead of encoding bytes.
+	base64   []byte
 	mimeType string
+	// splice, when set, carries the image to the client in place of a
+	// placeholder (see imageSplicer).
+	splice *imageSplicer
 }
 
 // captioned is an image with the words that say what it shows.
@@ -35,12 +41,16 @@ type captioned struct {
 }
 
 func (d *imageData) content() *mcp.ImageContent {
-	return &mcp.ImageContent{Data: d.bytes, MIMEType: d.mimeType}
+	data := d.bytes
+	if d.splice != nil {
+		data = d.splice.placeholder(data, d.base64)
+	}
+	return &mcp.ImageContent{Data: data, MIMEType: d.mimeType}
 }
 
 // imageOf is the image of a capture, for a result.
 func (s *Server) imageOf(img *bridge.Capture) *imageData {
-	return &imageData{bytes: img.Data, mimeType: mimeType(img.Format)}
+	return &imageData{bytes: img.Data, base64: img.Base64, mimeType: mimeType(img.Format), splice: s.splice.Load()}
 }
 
 // result turns an outcome into a tool result. Without an image the data is

@@ -58,6 +58,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/deskhand/deskhand/bridge"
+	"github.com/deskhand/deskhand/internal/speedups"
 	"github.com/deskhand/deskhand/supervisor/consent"
 	"github.com/deskhand/deskhand/supervisor/geometry"
 	"github.com/deskhand/deskhand/supervisor/record"
@@ -167,6 +168,8 @@ type Server struct {
 	tools []*toolSpec
 	mcp   *mcp.Server
 	teach teachState
+	// splice is set while Run serves a StdioTransport (see imageSplicer).
+	splice atomic.Pointer[imageSplicer]
 	// shotDisplays is the display list the last screenshot's capture
 	// carried, for placing the next one without asking (shotdisplays.go).
 	shotDisplays shotDisplays
@@ -455,6 +458,14 @@ func (s *Server) Progress(ctx context.Context, msg string) {
 // Run serves one client over t until it disconnects or ctx is done, then
 // releases every button and key still held and writes the state file.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	if st, ok := t.(*StdioTransport); ok && speedups.On(speedups.Splice) {
+		// Only this transport can put an image back in place of its
+		// placeholder; results for any other carry their images.
+		sp := newImageSplicer()
+		st.splice = sp
+		s.splice.Store(sp)
+		defer s.splice.Store(nil)
+	}
 	err := s.mcp.Run(ctx, t)
 	s.Close()
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {

@@ -45,6 +45,10 @@ type StdioTransport struct {
 	MaxLineBytes int
 	// Logger receives a record of each refused line; nil discards them.
 	Logger *slog.Logger
+
+	// splice, set by Server.Run, puts screenshots into the frames that
+	// carry their placeholders.
+	splice *imageSplicer
 }
 
 // Connect starts reading t.Reader.
@@ -57,7 +61,7 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &stdioConn{w: t.Writer, log: log, incoming: make(chan readResult), closed: make(chan struct{})}
+	c := &stdioConn{w: t.Writer, log: log, splice: t.splice, incoming: make(chan readResult), closed: make(chan struct{})}
 	go c.readLoop(t.Reader, limit)
 	return c, nil
 }
@@ -68,7 +72,8 @@ type readResult struct {
 }
 
 type stdioConn struct {
-	log *slog.Logger
+	log    *slog.Logger
+	splice *imageSplicer // nil: results carry their images themselves
 
 	// wmu keeps the SDK's frames and the refusals written from the read
 	// loop whole and apart on the one output stream.
@@ -334,6 +339,15 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if c.splice != nil {
+		frame, err := c.splice.frame(msg)
+		if err != nil {
+			return err
+		}
+		if frame != nil {
+			return c.writeFrame(frame)
+		}
 	}
 	frame, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
