@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/deskhand/deskhand/bridge"
 )
 
 // automation is the part of UI Automation the helper uses. uia_windows.go
@@ -48,12 +50,7 @@ type elementInfo struct {
 	Range       *valueRange
 }
 
-type valueRange struct {
-	Min     float64  `json:"min"`
-	Max     float64  `json:"max"`
-	Current float64  `json:"current"`
-	Step    *float64 `json:"step,omitempty"`
-}
+type valueRange = bridge.A11yRange
 
 // patternOp is one pattern method.
 type patternOp string
@@ -116,20 +113,7 @@ var roles = map[string]string{
 }
 
 // node is one element of a tree answer (helpers/PROTOCOL.md, "A Node").
-type node struct {
-	Ref         string      `json:"ref"`
-	Parent      int         `json:"parent"`
-	Depth       int         `json:"depth"`
-	Role        string      `json:"role"`
-	Name        string      `json:"name"`
-	Description string      `json:"description,omitempty"`
-	Value       *string     `json:"value,omitempty"`
-	Range       *valueRange `json:"range,omitempty"`
-	States      []string    `json:"states"`
-	Bounds      *rect       `json:"bounds,omitempty"`
-	Actions     []string    `json:"actions"`
-	Interfaces  []string    `json:"interfaces"`
-}
+type node = bridge.A11yNode
 
 // accessibility serves the a11y_* methods over an automation, and
 // remembers the elements it handed out refs for.
@@ -155,7 +139,7 @@ func ref(info elementInfo) string {
 
 func toNode(info elementInfo, parent, depth int) node {
 	n := node{Ref: ref(info), Parent: parent, Depth: depth, Name: info.Name, Description: info.Description,
-		Bounds: info.Bounds, Range: info.Range, States: []string{}, Actions: []string{}, Interfaces: []string{}}
+		Bounds: (*bridge.A11yRect)(info.Bounds), Range: info.Range, States: []string{}, Actions: []string{}, Interfaces: []string{}}
 	n.Role = roles[info.ControlType]
 	if n.Role == "" {
 		n.Role = strings.ToLower(info.ControlType)
@@ -597,7 +581,7 @@ func differs(n node, role, name *string, bounds *rect) string {
 		return "role"
 	case name != nil && *name != n.Name:
 		return "name"
-	case bounds != nil && known(*bounds) && n.Bounds != nil && known(*n.Bounds) && *bounds != *n.Bounds:
+	case bounds != nil && known(*bounds) && n.Bounds != nil && known(rect(*n.Bounds)) && *bounds != rect(*n.Bounds):
 		return "bounds"
 	}
 	return ""
