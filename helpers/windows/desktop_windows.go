@@ -5,6 +5,7 @@ import (
 	"image"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 	"unsafe"
@@ -41,7 +42,7 @@ var (
 	pClientToScreen                = user32.NewProc("ClientToScreen")
 	pGetForegroundWindow           = user32.NewProc("GetForegroundWindow")
 	pGetWindowLongW                = user32.NewProc("GetWindowLongW")
-	pShowWindow                    = user32.NewProc("ShowWindow")
+	pShowWindowAsync               = user32.NewProc("ShowWindowAsync")
 	pOpenClipboard                 = user32.NewProc("OpenClipboard")
 	pCloseClipboard                = user32.NewProc("CloseClipboard")
 	pEmptyClipboard                = user32.NewProc("EmptyClipboard")
@@ -301,17 +302,21 @@ const (
 	swRestore  = 9
 )
 
+// Hide and Restore ask without waiting on the window's program
+// (ShowWindowAsync): ShowWindow sends to the window's thread, so one
+// program that stops answering would stop the helper. Each waits ≤ 1 s
+// for the change and reports only the windows that made it.
 func (d *winDesktop) Hide(ids []uint32) ([]uint32, error) {
-	var hidden []uint32
+	var asked []uint32
 	for _, id := range ids {
 		h := uintptr(id)
 		if call(pIsWindowVisible, h) == 0 || call(pIsIconic, h) != 0 {
 			continue
 		}
-		pShowWindow.Call(h, swMinimize)
-		hidden = append(hidden, id)
+		pShowWindowAsync.Call(h, swMinimize)
+		asked = append(asked, id)
 	}
-	return hidden, nil
+	return settle(asked, true), nil
 }
 
 func (d *winDesktop) Restore(ids []uint32) ([]uint32, error) {
@@ -320,22 +325,26 @@ func (d *winDesktop) Restore(ids []uint32) ([]uint32, error) {
 	if err != nil {
 		return nil, err
 	}
-	var restored []uint32
+	var asked []uint32
 	for i := len(all) - 1; i >= 0; i-- {
 		id := all[i].ID
 		if !containsID(ids, id) || !all[i].Hidden {
 			continue
 		}
-		pShowWindow.Call(uintptr(id), swRestore)
-		restored = append(restored, id)
+		pShowWindowAsync.Call(uintptr(id), swRestore)
+		asked = append(asked, id)
 	}
-	deadline := time.Now().Add(time.Second)
-	for _, id := range restored {
-		for call(pIsIconic, uintptr(id)) != 0 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+	return settle(asked, false), nil
+}
+
+// settle waits ≤ 1 s until every window in ids is (or is no longer)
+// minimized and returns the ones that are.
+func settle(ids []uint32, iconic bool) []uint32 {
+	pending := func(id uint32) bool { return (call(pIsIconic, uintptr(id)) != 0) != iconic }
+	for deadline := time.Now().Add(time.Second); slices.ContainsFunc(ids, pending) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
 	}
-	return restored, nil
+	return slices.DeleteFunc(ids, pending)
 }
 
 func containsID(ids []uint32, id uint32) bool {

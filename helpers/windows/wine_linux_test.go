@@ -67,20 +67,7 @@ func TestWine(t *testing.T) {
 	colour := [3]int{201, 13, 177}
 	colorExe := desktoptest.BuildWindows(t, "./helpers/windows/testdata/colorwin")
 	title := "deskhand colour window"
-	cw := w.Command(colorExe, title, "201", "13", "177")
-	out, err := cw.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cw.Process.Kill(); cw.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading the colour window's pid: %v", err)
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(line))
+	pid := startColorwin(t, w, colorExe, title)
 	win := waitWindow(t, h, title)
 
 	t.Run("windows", func(t *testing.T) {
@@ -139,6 +126,19 @@ func TestWine(t *testing.T) {
 		}
 	})
 
+	// ShowWindow waits on the window's own thread; a program that stopped
+	// answering must not stop the helper with it.
+	t.Run("a hung window does not stop hide", func(t *testing.T) {
+		hungTitle := "deskhand hung window"
+		startColorwin(t, w, colorExe, hungTitle, "hang")
+		hung := waitWindow(t, h, hungTitle)
+		res := h.result(t, "hide", map[string]any{"windows": []uint32{hung.ID, win.ID}})
+		if fmt.Sprint(res["hidden"]) != fmt.Sprintf("[%d]", win.ID) {
+			t.Errorf("hide = %v, want [%d] (the answering window only)", res["hidden"], win.ID)
+		}
+		h.result(t, "restore", map[string]any{"windows": []uint32{win.ID}})
+	})
+
 	t.Run("clipboard crosses to X", func(t *testing.T) {
 		text := "deskhand ünïcödé ✓ " + strconv.Itoa(os.Getpid())
 		h.result(t, "clipboard_write", map[string]any{"text": text})
@@ -173,6 +173,27 @@ func TestWine(t *testing.T) {
 			t.Errorf("clipboard_read after xclip -i = %q, want %q", got, back)
 		}
 	})
+}
+
+// startColorwin starts the colour window program and returns the Windows
+// pid it prints.
+func startColorwin(t *testing.T, w *desktoptest.Wine, exe, title string, extra ...string) int {
+	t.Helper()
+	cw := w.Command(exe, append([]string{title, "201", "13", "177"}, extra...)...)
+	out, err := cw.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cw.Process.Kill(); cw.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the colour window's pid: %v", err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(line))
+	return pid
 }
 
 func waitWindow(t *testing.T, h *helperProc, title string) window {

@@ -5,13 +5,18 @@
 //
 // Usage:
 //
-//	colorwin.exe TITLE R G B
+//	colorwin.exe TITLE R G B [hang]
+//
+// With hang it never reads its messages, as a program that stopped
+// answering.
 package main
 
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -30,6 +35,9 @@ type wndClassEx struct {
 	MenuName, ClassName           *uint16
 	IconSm                        uintptr
 }
+
+// GetMessage reads only the calling thread's windows' messages.
+func init() { runtime.LockOSThread() }
 
 func main() {
 	rgb := make([]int, 3)
@@ -53,6 +61,11 @@ func main() {
 	user32.NewProc("CreateWindowExW").Call(0, uintptr(unsafe.Pointer(class)), uintptr(unsafe.Pointer(title)),
 		overlapped|visible, 100, 100, 400, 300, 0, 0, 0, 0)
 	fmt.Println(os.Getpid())
+	if len(os.Args) > 5 && os.Args[5] == "hang" {
+		for {
+			time.Sleep(time.Hour)
+		}
+	}
 	var msg [48]byte
 	get, dispatch := user32.NewProc("GetMessageW"), user32.NewProc("DispatchMessageW")
 	for {
