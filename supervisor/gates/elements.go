@@ -68,7 +68,9 @@ func appOfPID(list *bridge.WindowList, pid int) (bridge.App, bool) {
 // the app list, as their pixels are left out of every screenshot.
 
 func (e *guarded) Windows(ctx context.Context, includeHidden bool) (*bridge.WindowList, error) {
-	list, err := e.inner.Windows(ctx, includeHidden)
+	// The gates' own cached listing: an action's effect lists the windows
+	// before and after it, and usually nothing changed between.
+	list, err := e.g.listWindows(ctx, includeHidden)
 	if err != nil {
 		return nil, err
 	}
