@@ -182,8 +182,10 @@ func (d *Desktop) Stacking(t testing.TB) []uint32 {
 	return ids
 }
 
-// appStartTimeout bounds how long StartApp waits for the window.
-const appStartTimeout = 15 * time.Second
+// appStartTimeout bounds how long StartApp waits for the window: an
+// app usually shows one in well under a second, but on a CI machine whose
+// two cores the race-detector shards fill, xmessage once took over 15 s.
+const appStartTimeout = 45 * time.Second
 
 // StartApp starts an application in its own process group (stopped when the
 // test or the desktop ends) and waits until a new top-level client window
