@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -151,16 +150,10 @@ func (s *Server) endEffect(ctx context.Context, sess *session, w *effectWatch, o
 }
 
 // withShowChange records the call's "show_change" on its step.
-func withShowChange(st *step, a *args) (*step, error) {
-	if !a.has("show_change") {
-		return st, nil
+func withShowChange(st *step, a *args) {
+	if c, ok := a.v.(interface{ shown() *bool }); ok {
+		st.showChange = c.shown()
 	}
-	var v bool
-	if err := json.Unmarshal(a.fields["show_change"], &v); err != nil {
-		return nil, fmt.Errorf("%s: \"show_change\" must be true or false, got %s", a.tool, abbreviate(a.fields["show_change"]))
-	}
-	st.showChange = &v
-	return st, nil
 }
 
 func (s *Server) settle() effect.Settle {

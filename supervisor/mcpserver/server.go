@@ -609,7 +609,7 @@ func (s *Server) call(ctx context.Context, sess *session, spec *toolSpec, raw []
 	if spec.entry != nil && spec.entry.Call != nil {
 		return spec.entry.Call(s, ctx, sess, raw)
 	}
-	a, err := decodeArgs(spec.name, raw, spec.fields())
+	a, err := s.decodeArgs(spec.name, raw, spec.entry.newArgs())
 	if err != nil {
 		return errorResult(err)
 	}
@@ -618,12 +618,10 @@ func (s *Server) call(ctx context.Context, sess *session, spec *toolSpec, raw []
 		return errorResult(err)
 	}
 	st, err := spec.parse(p, a)
-	if err == nil {
-		st, err = withShowChange(st, a)
-	}
 	if err != nil {
 		return errorResult(s.checkWholeGates(ctx, sess, spec.name, err))
 	}
+	withShowChange(st, a)
 	elementEffect(spec, st)
 	out, err := s.runStep(ctx, sess, st)
 	if err != nil {
