@@ -223,10 +223,10 @@ func (s *Server) parseBatchAction(p *parser, item json.RawMessage, i, n int) (*s
 		return nil, "", fmt.Errorf("\"action\" must be a tool name, got %s", abbreviate(rawName))
 	}
 	spec := s.spec(name)
-	if spec == nil || !spec.batchable {
+	if spec == nil || !spec.Batchable {
 		return nil, name, fmt.Errorf("%q cannot run in a batch; the batchable actions are %s", name, strings.Join(batchActions(), ", "))
 	}
-	if spec.entry != nil && spec.entry.BatchLast && i != n-1 {
+	if spec.BatchLast && i != n-1 {
 		return nil, name, fmt.Errorf("%s may only be the last action of a batch, since every coordinate in a batch refers to the screenshot taken before it", name)
 	}
 	delete(fields, "action")
@@ -234,11 +234,11 @@ func (s *Server) parseBatchAction(p *parser, item json.RawMessage, i, n int) (*s
 	if err != nil {
 		return nil, name, err
 	}
-	a, err := s.decodeArgs(name, rest, spec.entry.newArgs())
+	a, err := s.decodeArgs(name, rest, spec.newArgs())
 	if err != nil {
 		return nil, name, err
 	}
-	st, err := spec.parse(p, a)
+	st, err := spec.Parse(p, a)
 	if err != nil {
 		return nil, name, err
 	}

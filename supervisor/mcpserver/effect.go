@@ -76,7 +76,7 @@ func (s *Server) readElements(ctx context.Context, pid int, xid uint32) *bridge.
 // elementEffect makes an element tool that acts on an app (not one that
 // only reads) report its effect, with the accessibility diff.
 func elementEffect(spec *toolSpec, st *step) {
-	if spec.destructive && st.action.PID != 0 {
+	if spec.Destructive && st.action.PID != 0 {
 		st.effect = true
 	}
 }

@@ -196,11 +196,11 @@ func (s *Server) parseOpenAIAction(p *parser, item json.RawMessage) (*step, stri
 			return nil, err
 		}
 		spec := s.spec(tool)
-		ta, err := s.decodeArgs(tool, js, spec.entry.newArgs())
+		ta, err := s.decodeArgs(tool, js, spec.newArgs())
 		if err != nil {
 			return nil, err
 		}
-		st, err := spec.parse(p, ta)
+		st, err := spec.Parse(p, ta)
 		if err != nil {
 			// The model sent an OpenAI action, not deskhand's tool and
 			// arguments: say it in its words.

@@ -231,53 +231,29 @@ func (t *Tool) newArgs() any {
 
 // spec adapts an entry to the server's toolSpec.
 func (t *Tool) spec(s *Server) *toolSpec {
-	return &toolSpec{
-		name:        t.Name,
-		title:       t.Title,
-		description: s.placeholders().Replace(t.Description),
-		schema:      t.inputSchema(s),
-		readOnly:    t.ReadOnly, destructive: t.Destructive, idempotent: t.Idempotent, openWorld: t.OpenWorld,
-		batchable: t.Batchable,
-		parse:     t.Parse,
-		entry:     t,
-	}
+	return &toolSpec{Tool: t, description: s.placeholders().Replace(t.Description), schema: t.inputSchema(s)}
 }
 
-// toolSpec is a tool as one server offers it: its schema, with the
-// server's words, and how its arguments become a step.
+// toolSpec is a tool as one server offers it: its entry, with the
+// server's words in its description and schema.
 type toolSpec struct {
-	name        string
-	title       string
+	*Tool
 	description string
-
-	readOnly    bool
-	destructive bool
-	idempotent  bool
-	openWorld   bool
-
-	// batchable tools may appear in computer_batch.
-	batchable bool
-
-	parse func(p *parser, a *args) (*step, error)
-
-	// entry is the registry entry the spec was made from; schema its
-	// derived schema.
-	entry  *Tool
-	schema map[string]any
+	schema      map[string]any
 }
 
 func (t *toolSpec) tool(geometry.Mode) *mcp.Tool {
-	destructive, openWorld := t.destructive, t.openWorld
+	destructive, openWorld := t.Destructive, t.OpenWorld
 	return &mcp.Tool{
-		Name:        t.name,
-		Title:       t.title,
+		Name:        t.Name,
+		Title:       t.Title,
 		Description: t.description,
 		InputSchema: t.schema,
 		Annotations: &mcp.ToolAnnotations{
-			Title:           t.title,
-			ReadOnlyHint:    t.readOnly,
+			Title:           t.Title,
+			ReadOnlyHint:    t.ReadOnly,
 			DestructiveHint: &destructive,
-			IdempotentHint:  t.idempotent,
+			IdempotentHint:  t.Idempotent,
 			OpenWorldHint:   &openWorld,
 		},
 	}
@@ -332,7 +308,7 @@ func (s *Server) specs(profile string, pick func(*Tool) bool) []*toolSpec {
 
 func (s *Server) spec(name string) *toolSpec {
 	for _, t := range s.tools {
-		if t.name == name {
+		if t.Name == name {
 			return t
 		}
 	}

@@ -75,7 +75,7 @@ func (s *Server) EnableTeaching() {
 	s.teach.offered = true
 	s.teach.mu.Unlock()
 	for _, spec := range tools {
-		s.mcp.AddTool(spec.tool(s.mode), spec.entry.Handler(s))
+		s.mcp.AddTool(spec.tool(s.mode), spec.Handler(s))
 	}
 }
 
