@@ -174,20 +174,21 @@ func pickDisplay(displays []bridge.Display, selected *uint32) (bridge.Display, s
 }
 
 // point converts the coordinate c, argument name of tool, to the global
-// logical space; nil when it was not given.
-func (p *parser) point(tool, name string, c point) (*geometry.Point, error) {
+// logical space, and returns it with c's values; nil when it was not
+// given.
+func (p *parser) point(tool, name string, c point) (*geometry.Point, []float64, error) {
 	if c.xy == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	shot, err := p.shot()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", tool, err)
+		return nil, nil, fmt.Errorf("%s: %w", tool, err)
 	}
 	pt, err := shot.ToLogical(p.s.mode, c.xy[0], c.xy[1])
 	if err != nil {
-		return nil, fmt.Errorf("%s: %q: %w", tool, name, err)
+		return nil, nil, fmt.Errorf("%s: %q: %w", tool, name, err)
 	}
-	return &pt, nil
+	return &pt, c.xy, nil
 }
 
 // modelCoord converts a logical point back to the model's coordinates, nil
@@ -258,7 +259,7 @@ func holding(mods string) string {
 }
 
 func (p *parser) click(tool string, in *clickArgs, verb string, button Button, count int) (*step, error) {
-	at, err := p.point(tool, "coordinate", in.Coordinate)
+	at, coord, err := p.point(tool, "coordinate", in.Coordinate)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +267,6 @@ func (p *parser) click(tool string, in *clickArgs, verb string, button Button, c
 	if err != nil {
 		return nil, err
 	}
-	coord := in.Coordinate.xy
 	st := &step{action: Action{Tool: tool, Target: at, Keys: mods}, effect: true}
 	if at == nil {
 		st.resolve = p.s.resolveCursor
@@ -292,11 +292,10 @@ func coordOr(given, derived []float64) []float64 {
 }
 
 func (p *parser) mouseMove(tool string, in *mouseMoveArgs) (*step, error) {
-	at, err := p.point(tool, "coordinate", in.Coordinate)
+	at, coord, err := p.point(tool, "coordinate", in.Coordinate)
 	if err != nil {
 		return nil, err
 	}
-	coord := in.Coordinate.xy
 	return &step{
 		action: Action{Tool: tool, Target: at},
 		run: func(ctx context.Context) (*outcome, error) {
@@ -309,11 +308,11 @@ func (p *parser) mouseMove(tool string, in *mouseMoveArgs) (*step, error) {
 }
 
 func (p *parser) drag(tool string, in *dragArgs) (*step, error) {
-	from, err := p.point(tool, "start_coordinate", in.StartCoordinate)
+	from, fromCoord, err := p.point(tool, "start_coordinate", in.StartCoordinate)
 	if err != nil {
 		return nil, err
 	}
-	to, err := p.point(tool, "coordinate", in.Coordinate)
+	to, toCoord, err := p.point(tool, "coordinate", in.Coordinate)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +320,6 @@ func (p *parser) drag(tool string, in *dragArgs) (*step, error) {
 	if err != nil {
 		return nil, err
 	}
-	fromCoord, toCoord := in.StartCoordinate.xy, in.Coordinate.xy
 	st := &step{action: Action{Tool: tool, Target: to, From: from, Keys: mods}, effect: true}
 	if from == nil {
 		st.resolve = func(ctx context.Context, act *Action) error {
@@ -351,11 +349,10 @@ func (p *parser) drag(tool string, in *dragArgs) (*step, error) {
 }
 
 func (p *parser) mouseButton(tool string, c point, down bool) (*step, error) {
-	at, err := p.point(tool, "coordinate", c)
+	at, coord, err := p.point(tool, "coordinate", c)
 	if err != nil {
 		return nil, err
 	}
-	coord := c.xy
 	st := &step{action: Action{Tool: tool, Target: at}}
 	if at == nil {
 		st.resolve = p.s.resolveCursor
@@ -383,7 +380,7 @@ func (p *parser) mouseButton(tool string, c point, down bool) (*step, error) {
 }
 
 func (p *parser) scroll(tool string, in *scrollArgs) (*step, error) {
-	at, err := p.point(tool, "coordinate", in.Coordinate)
+	at, coord, err := p.point(tool, "coordinate", in.Coordinate)
 	if err != nil {
 		return nil, err
 	}
@@ -391,7 +388,7 @@ func (p *parser) scroll(tool string, in *scrollArgs) (*step, error) {
 	if err != nil {
 		return nil, err
 	}
-	coord, dir, amount := in.Coordinate.xy, string(in.ScrollDirection), in.ScrollAmount.or(3)
+	dir, amount := string(in.ScrollDirection), in.ScrollAmount.or(3)
 	st := &step{action: Action{Tool: tool, Target: at, Keys: mods}, effect: true}
 	if at == nil {
 		st.resolve = p.s.resolveCursor

@@ -104,7 +104,10 @@ func (s *Server) need(a *args, v any) error {
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name != "" && name != "-" && !strings.Contains(opts, "omit") && !a.has(name) {
 			what := strings.TrimSuffix(s.placeholders().Replace(f.Tag.Get("jsonschema")), ".")
-			return a.missing(name, strings.ToLower(what[:min(1, len(what))])+what[min(1, len(what)):])
+			if what != "" {
+				what = strings.ToLower(what[:1]) + what[1:]
+			}
+			return a.missing(name, what)
 		}
 	}
 	return nil

@@ -209,7 +209,7 @@ func (s *Server) parseTeachEnvelope(p *parser, tool string, in *teachStepArgs) (
 			return nil, fmt.Errorf("%s: %q is empty; give %s", tool, f.name, f.what)
 		}
 	}
-	anchor, err := p.point(tool, "anchor", in.Anchor)
+	anchor, _, err := p.point(tool, "anchor", in.Anchor)
 	if err != nil {
 		return nil, err
 	}

@@ -48,11 +48,11 @@ func (t *toggle) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &t.on)
 func (toggle) expected() string                { return "true or false" }
 func (d *displayRef) UnmarshalJSON(b []byte) error {
 	var n json.Number
-	if json.Unmarshal(b, (*string)(d)) != nil && json.Unmarshal(b, &n) == nil {
-		*d = displayRef(n)
-		return nil
+	err := json.Unmarshal(b, (*string)(d))
+	if err != nil && json.Unmarshal(b, &n) == nil {
+		*d, err = displayRef(n), nil
 	}
-	return json.Unmarshal(b, (*string)(d))
+	return err
 }
 func (displayRef) expected() string { return "a display name or numeric id" }
 
