@@ -2,10 +2,8 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -175,21 +173,22 @@ func pickDisplay(displays []bridge.Display, selected *uint32) (bridge.Display, s
 	return displays[0], note, nil
 }
 
-// point reads an [x, y] field and converts it to the global logical space.
-func (p *parser) point(a *args, name string, required bool, role string) (*geometry.Point, []float64, error) {
-	vals, ok, err := a.coordinates(name, 2, required, role+" as [x, y] in "+p.s.coordWords())
-	if err != nil || !ok {
-		return nil, nil, err
+// point converts the coordinate c, argument name of tool, to the global
+// logical space, and returns it with c's values; nil when it was not
+// given.
+func (p *parser) point(tool, name string, c point) (*geometry.Point, []float64, error) {
+	if c.xy == nil {
+		return nil, nil, nil
 	}
 	shot, err := p.shot()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", a.tool, err)
+		return nil, nil, fmt.Errorf("%s: %w", tool, err)
 	}
-	pt, err := shot.ToLogical(p.s.mode, vals[0], vals[1])
+	pt, err := shot.ToLogical(p.s.mode, c.xy[0], c.xy[1])
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %q: %w", a.tool, name, err)
+		return nil, nil, fmt.Errorf("%s: %q: %w", tool, name, err)
 	}
-	return &pt, vals, nil
+	return &pt, c.xy, nil
 }
 
 // modelCoord converts a logical point back to the model's coordinates, nil
@@ -236,21 +235,18 @@ func (s *Server) resolveCursor(ctx context.Context, a *Action) error {
 	return nil
 }
 
-// modifiers reads the optional "text" of a click, drag or scroll: the
+// modifiers checks the optional "text" of a click, drag or scroll: the
 // modifier keys held for the whole action, one combination. It comes back
 // without whitespace: the keyboard reads "alt + F4" as alt+F4, and so must
 // the gates, which read whitespace as separating combinations pressed one
 // after another.
-func modifiers(a *args) (string, error) {
-	mods, _, err := a.str("text", false, maxKeyBytes, "modifier keys such as \"shift\"")
-	if err != nil {
-		return "", err
-	}
-	if mods = strings.Join(strings.Fields(mods), ""); mods == "" {
+func modifiers(tool, text string) (string, error) {
+	mods := strings.Join(strings.Fields(text), "")
+	if mods == "" {
 		return "", nil
 	}
 	if _, err := input.ParseCombo(mods); err != nil {
-		return "", fmt.Errorf("%s: modifier keys in \"text\": %w", a.tool, err)
+		return "", fmt.Errorf("%s: modifier keys in \"text\": %w", tool, err)
 	}
 	return mods, nil
 }
@@ -262,16 +258,16 @@ func holding(mods string) string {
 	return " holding " + mods
 }
 
-func (p *parser) click(a *args, verb string, button Button, count int) (*step, error) {
-	at, coord, err := p.point(a, "coordinate", false, "where to click")
+func (p *parser) click(tool string, in *clickArgs, verb string, button Button, count int) (*step, error) {
+	at, coord, err := p.point(tool, "coordinate", in.Coordinate)
 	if err != nil {
 		return nil, err
 	}
-	mods, err := modifiers(a)
+	mods, err := modifiers(tool, in.Text)
 	if err != nil {
 		return nil, err
 	}
-	st := &step{action: Action{Tool: a.tool, Target: at, Keys: mods}, effect: true}
+	st := &step{action: Action{Tool: tool, Target: at, Keys: mods}, effect: true}
 	if at == nil {
 		st.resolve = p.s.resolveCursor
 	}
@@ -295,13 +291,13 @@ func coordOr(given, derived []float64) []float64 {
 	return derived
 }
 
-func (p *parser) mouseMove(a *args) (*step, error) {
-	at, coord, err := p.point(a, "coordinate", true, "where to move the pointer")
+func (p *parser) mouseMove(tool string, in *mouseMoveArgs) (*step, error) {
+	at, coord, err := p.point(tool, "coordinate", in.Coordinate)
 	if err != nil {
 		return nil, err
 	}
 	return &step{
-		action: Action{Tool: a.tool, Target: at},
+		action: Action{Tool: tool, Target: at},
 		run: func(ctx context.Context) (*outcome, error) {
 			if err := p.s.exec.MoveMouse(ctx, *at); err != nil {
 				return nil, err
@@ -311,20 +307,20 @@ func (p *parser) mouseMove(a *args) (*step, error) {
 	}, nil
 }
 
-func (p *parser) drag(a *args) (*step, error) {
-	from, fromCoord, err := p.point(a, "start_coordinate", false, "where the drag starts")
+func (p *parser) drag(tool string, in *dragArgs) (*step, error) {
+	from, fromCoord, err := p.point(tool, "start_coordinate", in.StartCoordinate)
 	if err != nil {
 		return nil, err
 	}
-	to, toCoord, err := p.point(a, "coordinate", true, "where the drag ends")
+	to, toCoord, err := p.point(tool, "coordinate", in.Coordinate)
 	if err != nil {
 		return nil, err
 	}
-	mods, err := modifiers(a)
+	mods, err := modifiers(tool, in.Text)
 	if err != nil {
 		return nil, err
 	}
-	st := &step{action: Action{Tool: a.tool, Target: to, From: from, Keys: mods}, effect: true}
+	st := &step{action: Action{Tool: tool, Target: to, From: from, Keys: mods}, effect: true}
 	if from == nil {
 		st.resolve = func(ctx context.Context, act *Action) error {
 			pt, err := p.s.exec.CursorPosition(ctx)
@@ -352,12 +348,12 @@ func (p *parser) drag(a *args) (*step, error) {
 	return st, nil
 }
 
-func (p *parser) mouseButton(a *args, down bool) (*step, error) {
-	at, coord, err := p.point(a, "coordinate", false, "where to press or release the button")
+func (p *parser) mouseButton(tool string, c point, down bool) (*step, error) {
+	at, coord, err := p.point(tool, "coordinate", c)
 	if err != nil {
 		return nil, err
 	}
-	st := &step{action: Action{Tool: a.tool, Target: at}}
+	st := &step{action: Action{Tool: tool, Target: at}}
 	if at == nil {
 		st.resolve = p.s.resolveCursor
 	}
@@ -383,35 +379,17 @@ func (p *parser) mouseButton(a *args, down bool) (*step, error) {
 	return st, nil
 }
 
-func (p *parser) scroll(a *args) (*step, error) {
-	at, coord, err := p.point(a, "coordinate", false, "where to scroll")
+func (p *parser) scroll(tool string, in *scrollArgs) (*step, error) {
+	at, coord, err := p.point(tool, "coordinate", in.Coordinate)
 	if err != nil {
 		return nil, err
 	}
-	dir, _, err := a.str("scroll_direction", true, 16, `"up", "down", "left" or "right"`)
+	mods, err := modifiers(tool, in.Text)
 	if err != nil {
 		return nil, err
 	}
-	dir = strings.ToLower(strings.TrimSpace(dir))
-	switch dir {
-	case "up", "down", "left", "right":
-	default:
-		return nil, fmt.Errorf("%s: scroll_direction %q is not one of \"up\", \"down\", \"left\", \"right\"", a.tool, dir)
-	}
-	amount := 3
-	if v, ok, err := a.number("scroll_amount", false, "wheel clicks, 1–100"); err != nil {
-		return nil, err
-	} else if ok {
-		if v != math.Trunc(v) || v < 1 || v > maxScrollAmount {
-			return nil, fmt.Errorf("%s: scroll_amount %v is out of range: give a whole number of wheel clicks from 1 to %d", a.tool, v, maxScrollAmount)
-		}
-		amount = int(v)
-	}
-	mods, err := modifiers(a)
-	if err != nil {
-		return nil, err
-	}
-	st := &step{action: Action{Tool: a.tool, Target: at, Keys: mods}, effect: true}
+	dir, amount := string(in.ScrollDirection), in.ScrollAmount.or(3)
+	st := &step{action: Action{Tool: tool, Target: at, Keys: mods}, effect: true}
 	if at == nil {
 		st.resolve = p.s.resolveCursor
 	}
@@ -431,18 +409,13 @@ func (p *parser) scroll(a *args) (*step, error) {
 	return st, nil
 }
 
-func (p *parser) typeText(a *args) (*step, error) {
-	// The byte limit only guards decoding; checkTypeText counts characters.
-	text, _, err := a.str("text", true, maxTypeRunes*4, "the text to type")
-	if err != nil {
-		return nil, err
-	}
-	if err := checkTypeText(a.tool, text); err != nil {
+func (p *parser) typeText(tool, text string) (*step, error) {
+	if err := checkTypeText(tool, text); err != nil {
 		return nil, err
 	}
 	return &step{
 		takes:  time.Duration(utf8.RuneCountInString(text)) * batchTypeAllowance,
-		action: Action{Tool: a.tool, Text: text},
+		action: Action{Tool: tool, Text: text},
 		effect: true,
 		run: func(ctx context.Context) (*outcome, error) {
 			if err := p.s.exec.Type(ctx, text); err != nil {
@@ -454,26 +427,14 @@ func (p *parser) typeText(a *args) (*step, error) {
 	}, nil
 }
 
-func (p *parser) key(a *args) (*step, error) {
-	keys, _, err := a.str("text", true, maxKeyBytes, `key combinations such as "ctrl+c" or "Return"`)
-	if err != nil {
-		return nil, err
-	}
+func (p *parser) key(tool string, in *keyArgs) (*step, error) {
+	keys, repeat := in.Text, in.Repeat.or(1)
 	if _, err := input.ParseKeys(keys); err != nil {
-		return nil, fmt.Errorf("%s: %w", a.tool, err)
-	}
-	repeat := 1
-	if v, ok, err := a.number("repeat", false, fmt.Sprintf("how many times to press the keys, 1–%d", maxKeyRepeat)); err != nil {
-		return nil, err
-	} else if ok {
-		if v != math.Trunc(v) || v < 1 || v > maxKeyRepeat {
-			return nil, fmt.Errorf("%s: repeat %v is out of range: give a whole number of presses from 1 to %d", a.tool, v, maxKeyRepeat)
-		}
-		repeat = int(v)
+		return nil, fmt.Errorf("%s: %w", tool, err)
 	}
 	st := &step{
 		takes:  time.Duration(repeat) * batchTypeAllowance,
-		action: Action{Tool: a.tool, Keys: keys},
+		action: Action{Tool: tool, Keys: keys},
 		effect: true,
 	}
 	st.run = func(ctx context.Context) (*outcome, error) {
@@ -502,32 +463,14 @@ func (p *parser) key(a *args) (*step, error) {
 	return st, nil
 }
 
-func (p *parser) duration(a *args) (time.Duration, float64, error) {
-	secs, _, err := a.number("duration", true, "seconds")
-	if err != nil {
-		return 0, 0, err
-	}
-	if secs < 0 || secs > maxWait {
-		return 0, 0, fmt.Errorf("%s: duration %v is out of range: give seconds from 0 to %g", a.tool, secs, maxWait)
-	}
-	return time.Duration(secs * float64(time.Second)), secs, nil
-}
-
-func (p *parser) holdKey(a *args) (*step, error) {
-	combo, _, err := a.str("text", true, maxKeyBytes, `the key or combination to hold, such as "shift"`)
-	if err != nil {
-		return nil, err
-	}
+func (p *parser) holdKey(tool string, in *holdKeyArgs) (*step, error) {
+	combo, d, secs := in.Text, in.Duration.time(), in.Duration.v
 	if _, err := input.ParseCombo(combo); err != nil {
-		return nil, fmt.Errorf("%s: %w", a.tool, err)
-	}
-	d, secs, err := p.duration(a)
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", tool, err)
 	}
 	return &step{
 		takes:  d,
-		action: Action{Tool: a.tool, Keys: combo},
+		action: Action{Tool: tool, Keys: combo},
 		run: func(ctx context.Context) (*outcome, error) {
 			if err := p.s.exec.HoldKey(ctx, combo, d); err != nil {
 				return nil, err
@@ -537,14 +480,11 @@ func (p *parser) holdKey(a *args) (*step, error) {
 	}, nil
 }
 
-func (p *parser) wait(a *args) (*step, error) {
-	d, secs, err := p.duration(a)
-	if err != nil {
-		return nil, err
-	}
+func (p *parser) wait(tool string, in *waitArgs) (*step, error) {
+	d, secs := in.Duration.time(), in.Duration.v
 	return &step{
 		takes:  d,
-		action: Action{Tool: a.tool},
+		action: Action{Tool: tool},
 		run: func(ctx context.Context) (*outcome, error) {
 			t := time.NewTimer(d)
 			defer t.Stop()
@@ -705,21 +645,18 @@ func displayData(d bridge.Display) map[string]any {
 	}
 }
 
-func (p *parser) zoom(a *args) (*step, error) {
-	vals, _, err := a.coordinates("region", 4, true, "[x0, y0, x1, y1] in "+p.s.coordWords())
-	if err != nil {
-		return nil, err
-	}
+func (p *parser) zoom(tool string, in *zoomArgs) (*step, error) {
+	vals := in.Region.xy
 	shot, err := p.shot()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", a.tool, err)
+		return nil, fmt.Errorf("%s: %w", tool, err)
 	}
 	rect, err := shot.RegionToLogical(p.s.mode, vals[0], vals[1], vals[2], vals[3])
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", a.tool, err)
+		return nil, fmt.Errorf("%s: %w", tool, err)
 	}
 	return &step{
-		action: Action{Tool: a.tool, Region: &rect},
+		action: Action{Tool: tool, Region: &rect},
 		image:  true,
 		run: func(ctx context.Context) (*outcome, error) {
 			w, h := geometry.ScaledSize(rect.Width, rect.Height, p.s.limits)
@@ -752,33 +689,18 @@ func (p *parser) zoom(a *args) (*step, error) {
 	}, nil
 }
 
-func (p *parser) switchDisplay(a *args) (*step, error) {
-	var want string
-	if !a.has("display") {
-		return nil, a.missing("display", "the display's name or numeric id, as screenshot lists them")
-	}
-	raw := a.fields["display"]
-	if err := json.Unmarshal(raw, &want); err != nil {
-		var n json.Number
-		if json.Unmarshal(raw, &n) != nil {
-			return nil, fmt.Errorf("%s: \"display\" must be a display name or numeric id, got %s", a.tool, abbreviate(raw))
-		}
-		want = n.String()
-	}
-	if len(want) > maxNameBytes {
-		return nil, fmt.Errorf("%s: \"display\" is %d bytes long; give a display name or id as screenshot lists them", a.tool, len(want))
-	}
+func (p *parser) switchDisplay(tool, want string) (*step, error) {
 	displays, err := p.s.exec.Displays(p.ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%s: listing displays: %w", a.tool, err)
+		return nil, fmt.Errorf("%s: listing displays: %w", tool, err)
 	}
 	d, ok := findDisplay(displays, want)
 	if !ok {
-		return nil, fmt.Errorf("%s: there is no display %q; the displays are %s", a.tool, want, describeDisplays(displays))
+		return nil, fmt.Errorf("%s: there is no display %q; the displays are %s", tool, want, describeDisplays(displays))
 	}
 	id := d.ID
 	return &step{
-		action: Action{Tool: a.tool, Display: &id},
+		action: Action{Tool: tool, Display: &id},
 		image:  true,
 		run: func(ctx context.Context) (*outcome, error) {
 			p.sess.mu.Lock()
@@ -811,15 +733,11 @@ func findDisplay(displays []bridge.Display, want string) (bridge.Display, bool) 
 	return bridge.Display{}, false
 }
 
-func (p *parser) openApplication(a *args) (*step, error) {
-	app, _, err := a.str("app", true, maxNameBytes, "the application's desktop-entry id or name")
-	if err != nil {
-		return nil, err
-	}
+func (p *parser) openApplication(tool, app string) (*step, error) {
 	if strings.TrimSpace(app) == "" {
-		return nil, fmt.Errorf("%s: \"app\" is empty; name an application, such as \"xterm\"", a.tool)
+		return nil, fmt.Errorf("%s: \"app\" is empty; name an application, such as \"xterm\"", tool)
 	}
-	st := &step{action: Action{Tool: a.tool, App: app}}
+	st := &step{action: Action{Tool: tool, App: app}}
 	st.run = func(ctx context.Context) (*outcome, error) {
 		// The gates may have put the exact id of the app they
 		// resolved and approved in the action: launch that one.
@@ -854,14 +772,10 @@ func (p *parser) readClipboard() (*step, error) {
 	}, nil
 }
 
-func (p *parser) writeClipboard(a *args) (*step, error) {
-	text, _, err := a.str("text", true, maxClipboardBytes, "the text to put on the clipboard")
-	if err != nil {
-		return nil, err
-	}
+func (p *parser) writeClipboard(tool, text string) (*step, error) {
 	return &step{
 		takes:  time.Duration(utf8.RuneCountInString(text)) * batchTypeAllowance,
-		action: Action{Tool: a.tool, Text: text},
+		action: Action{Tool: tool, Text: text},
 		run: func(ctx context.Context) (*outcome, error) {
 			if err := p.s.exec.WriteClipboard(ctx, text); err != nil {
 				return nil, err

@@ -3,8 +3,10 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,10 +16,12 @@ import (
 
 // Size limits on string arguments: far above what a sensible call needs,
 // far below what would stall the desktop (typing runs at about a
-// millisecond per character) or the helper (1 MiB per request).
+// millisecond per character) or the helper (1 MiB per request). A string
+// argument is at most maxNameBytes long unless its max tag says otherwise:
+// typed text 4*maxTypeRunes bytes (checkTypeText counts the characters),
+// the clipboard's maxClipboardBytes.
 const (
 	maxTypeRunes      = 10000
-	maxKeyBytes       = 1000
 	maxClipboardBytes = 512 * 1024
 	maxNameBytes      = 1000
 	maxBatchActions   = 100
@@ -36,39 +40,116 @@ const (
 	batchTypeAllowance = 5 * time.Millisecond
 )
 
-// args holds one tool call's arguments, decoded lazily so each field can
-// fail with a message about that field.
+// args is one call's arguments: v points to the tool's argument struct
+// (nil for a tool without arguments), decoded; fields are the fields as
+// given.
 type args struct {
 	tool   string
+	v      any
 	fields map[string]json.RawMessage
-	used   map[string]bool
 }
 
-// decodeArgs parses a tool's arguments object. allowed lists the fields the
-// tool accepts; any other field is an error naming the allowed ones.
-func decodeArgs(tool string, raw json.RawMessage, allowed []string) (*args, error) {
-	a := &args{tool: tool, fields: map[string]json.RawMessage{}, used: map[string]bool{}}
+// eitherForm marks an argument struct that is the union of a tool's
+// forms: each form checks its own required fields.
+type eitherForm interface{ eitherForm() }
+
+// decodeArgs decodes a tool's arguments object into v, a pointer to its
+// argument struct. A field the struct does not name is refused with the
+// names it does; a field whose json tag has no omitempty or omitzero is
+// required, and its description says what to give; a string is at most
+// maxNameBytes long, or the bytes of its max tag.
+func (s *Server) decodeArgs(tool string, raw json.RawMessage, v any) (*args, error) {
+	a := &args{tool: tool, v: v}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
 		if err := json.Unmarshal(raw, &a.fields); err != nil {
 			return nil, fmt.Errorf("the arguments of %s must be a JSON object: %v", tool, err)
 		}
 	}
+	if err := refuseUnknown(tool, a.fields, argNames(v)); err != nil || v == nil {
+		return a, err
+	}
+	rv := reflect.ValueOf(v).Elem()
+	for _, f := range reflect.VisibleFields(rv.Type()) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" || !a.has(name) {
+			continue
+		}
+		field, raw := rv.FieldByIndex(f.Index), a.fields[name]
+		var bad badValue
+		if err := json.Unmarshal(raw, field.Addr().Interface()); errors.As(err, &bad) {
+			return nil, fmt.Errorf("%s: %s %s", tool, name, bad)
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %q must be %s, got %s", tool, name, expected(f.Type), abbreviate(raw))
+		}
+		limit := maxNameBytes
+		if m := f.Tag.Get("max"); m != "" {
+			limit, _ = strconv.Atoi(m)
+		}
+		if field.Kind() == reflect.String && field.Len() > limit {
+			return nil, fmt.Errorf("%s: %q is %d bytes long, over the limit of %d", tool, name, field.Len(), limit)
+		}
+	}
+	if _, union := v.(eitherForm); union {
+		return a, nil
+	}
+	return a, s.need(a, v)
+}
+
+// need refuses a call that lacks a required field of the argument struct
+// v (one without omitempty or omitzero), saying what to give from its
+// description.
+func (s *Server) need(a *args, v any) error {
+	for _, f := range reflect.VisibleFields(reflect.Indirect(reflect.ValueOf(v)).Type()) {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name != "" && name != "-" && !strings.Contains(opts, "omit") && !a.has(name) {
+			what := strings.TrimSuffix(s.placeholders().Replace(f.Tag.Get("jsonschema")), ".")
+			if what != "" {
+				what = strings.ToLower(what[:1]) + what[1:]
+			}
+			return a.missing(name, what)
+		}
+	}
+	return nil
+}
+
+// refuseUnknown refuses fields other than allowed, naming those.
+func refuseUnknown(tool string, fields map[string]json.RawMessage, allowed []string) error {
 	var unknown []string
-	for k := range a.fields {
+	for k := range fields {
 		if !slices.Contains(allowed, k) {
 			unknown = append(unknown, k)
 		}
 	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		accepted := "no arguments"
-		if len(allowed) > 0 {
-			accepted = "only " + strings.Join(quoteAll(allowed), ", ")
-		}
-		return nil, fmt.Errorf("%s does not take %s; it accepts %s", tool, strings.Join(quoteAll(unknown), ", "), accepted)
+	if len(unknown) == 0 {
+		return nil
 	}
-	return a, nil
+	slices.Sort(unknown)
+	accepted := "no arguments"
+	if len(allowed) > 0 {
+		accepted = "only " + strings.Join(quoteAll(allowed), ", ")
+	}
+	return fmt.Errorf("%s does not take %s; it accepts %s", tool, strings.Join(quoteAll(unknown), ", "), accepted)
+}
+
+// badValue is an argument of the right shape whose value is wrong: "-1 is
+// out of range: …", after the field's name.
+type badValue string
+
+func (b badValue) Error() string { return string(b) }
+
+// expected says what shape a field's type takes.
+func expected(t reflect.Type) string {
+	if e, ok := reflect.Zero(t).Interface().(interface{ expected() string }); ok {
+		return e.expected()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	}
+	return "a list of objects"
 }
 
 func quoteAll(ss []string) []string {
@@ -89,42 +170,45 @@ func (a *args) missing(name, what string) error {
 	return fmt.Errorf("%s needs %q: %s", a.tool, name, what)
 }
 
-// str returns a string field; required fields fail when absent. maxBytes
-// bounds its length.
-func (a *args) str(name string, required bool, maxBytes int, what string) (string, bool, error) {
-	if !a.has(name) {
-		if required {
-			return "", false, a.missing(name, what)
-		}
-		return "", false, nil
-	}
-	var s string
-	if err := json.Unmarshal(a.fields[name], &s); err != nil {
-		return "", false, fmt.Errorf("%s: %q must be a string (%s), got %s", a.tool, name, what, abbreviate(a.fields[name]))
-	}
-	if len(s) > maxBytes {
-		return "", false, fmt.Errorf("%s: %q is %d bytes long, over the limit of %d", a.tool, name, len(s), maxBytes)
-	}
-	return s, true, nil
+// num is a number argument, set when given; models sometimes quote
+// numbers ("2.5").
+type num struct {
+	v   float64
+	set bool
 }
 
-// number returns a numeric field; numeric strings such as "2.5" are
-// accepted too, as models sometimes quote numbers.
-func (a *args) number(name string, required bool, what string) (float64, bool, error) {
-	if !a.has(name) {
-		if required {
-			return 0, false, a.missing(name, what)
+func (n *num) UnmarshalJSON(b []byte) error {
+	v, err := parseNumber(b)
+	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+		return badValue(fmt.Sprintf("%v is not a finite number", v))
+	}
+	n.v, n.set = v, err == nil
+	return err
+}
+
+func (num) expected() string { return "a number" }
+
+// or returns the number as a whole one, def when not given.
+func (n num) or(def int) int {
+	if !n.set {
+		return def
+	}
+	return int(n.v)
+}
+
+// within decodes a number in [lo, hi], whole when asked; what names the
+// unit in the refusal.
+func (n *num) within(b []byte, lo, hi float64, whole bool, what string) error {
+	if err := n.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	if n.v < lo || n.v > hi || (whole && n.v != math.Trunc(n.v)) {
+		if whole {
+			what = "a whole number of " + what
 		}
-		return 0, false, nil
+		return badValue(fmt.Sprintf("%v is out of range: give %s from %g to %g", n.v, what, lo, hi))
 	}
-	v, err := parseNumber(a.fields[name])
-	if err != nil {
-		return 0, false, fmt.Errorf("%s: %q must be a number (%s), got %s", a.tool, name, what, abbreviate(a.fields[name]))
-	}
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, false, fmt.Errorf("%s: %q is %v, not a finite number (%s)", a.tool, name, v, what)
-	}
-	return v, true, nil
+	return nil
 }
 
 func parseNumber(raw json.RawMessage) (float64, error) {
@@ -139,31 +223,26 @@ func parseNumber(raw json.RawMessage) (float64, error) {
 	return strconv.ParseFloat(strings.TrimSpace(s), 64)
 }
 
-// coordinates returns an [x, y] (n == 2) or [x0, y0, x1, y1] (n == 4)
-// field. Besides a JSON array of numbers it accepts the same array written
-// as a string ("[640, 400]" or "640,400"), a form models sometimes send.
-// NaN and infinities are returned as such, for the geometry to reject with
-// the valid range.
-func (a *args) coordinates(name string, n int, required bool, what string) ([]float64, bool, error) {
-	if !a.has(name) {
-		if required {
-			return nil, false, a.missing(name, what)
-		}
-		return nil, false, nil
-	}
-	raw := a.fields[name]
-	shape := "[x, y]"
-	if n == 4 {
-		shape = "[x0, y0, x1, y1]"
-	}
-	bad := func() error {
-		return fmt.Errorf("%s: %q must be %s, %d numbers (%s); got %s", a.tool, name, shape, n, what, abbreviate(raw))
-	}
+// point and region are coordinates, nil when not given. Besides a JSON
+// array of numbers they take the same array written as a string ("[640,
+// 400]" or "640,400"), a form models sometimes send. NaN and infinities
+// are kept, for the geometry to reject with the valid range.
+type (
+	point  struct{ xy []float64 } // [x, y]
+	region struct{ xy []float64 } // [x0, y0, x1, y1]
+)
+
+func (p *point) UnmarshalJSON(b []byte) (err error)  { p.xy, err = parseCoords(b, 2); return err }
+func (r *region) UnmarshalJSON(b []byte) (err error) { r.xy, err = parseCoords(b, 4); return err }
+func (point) expected() string                       { return "[x, y], 2 numbers" }
+func (region) expected() string                      { return "[x0, y0, x1, y1], 4 numbers" }
+
+func parseCoords(raw []byte, n int) ([]float64, error) {
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
-			return nil, false, bad()
+			return nil, err
 		}
 		s = strings.TrimSpace(s)
 		s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
@@ -175,17 +254,17 @@ func (a *args) coordinates(name string, n int, required bool, what string) ([]fl
 		}
 	}
 	if len(elems) != n {
-		return nil, false, bad()
+		return nil, errors.New("wrong length")
 	}
 	out := make([]float64, n)
 	for i, e := range elems {
 		v, err := parseNumber(e)
 		if err != nil {
-			return nil, false, bad()
+			return nil, err
 		}
 		out[i] = v
 	}
-	return out, true, nil
+	return out, nil
 }
 
 // abbreviate quotes a raw JSON value for an error message, shortened.

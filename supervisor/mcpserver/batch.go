@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,11 +22,15 @@ type (
 		ScrollDirection direction   `json:"scroll_direction,omitempty"`
 		ScrollAmount    wheelClicks `json:"scroll_amount,omitempty"`
 		Duration        seconds     `json:"duration,omitempty" jsonschema:"Seconds, for wait and hold_key."`
+		// raw is the action as given, for its tool to decode.
+		raw json.RawMessage
 	}
 	batchArgs struct {
 		Actions []batchItem `json:"actions" jsonschema:"The actions to run, in order; {max_batch} s in all at most."`
 	}
 )
+
+func (b *batchItem) UnmarshalJSON(raw []byte) error { b.raw = raw; return nil }
 
 func init() {
 	register(&Tool{
@@ -101,17 +104,11 @@ type batchEntry struct {
 // existed when the batch began.
 func (s *Server) runBatch(ctx context.Context, sess *session, raw []byte) *mcp.CallToolResult {
 	const tool = "computer_batch"
-	a, err := decodeArgs(tool, raw, []string{"actions"})
-	if err != nil {
+	in := &batchArgs{}
+	if _, err := s.decodeArgs(tool, raw, in); err != nil {
 		return errorResult(err)
 	}
-	if !a.has("actions") {
-		return errorResult(a.missing("actions", `a list of actions such as [{"action": "left_click", "coordinate": [100, 200]}]`))
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(a.fields["actions"], &items); err != nil {
-		return errorResult(fmt.Errorf("%s: \"actions\" must be a list of objects, got %s", tool, abbreviate(a.fields["actions"])))
-	}
+	items := in.Actions
 	if len(items) == 0 {
 		return errorResult(fmt.Errorf("%s: \"actions\" is empty; give at least one action", tool))
 	}
@@ -127,7 +124,7 @@ func (s *Server) runBatch(ctx context.Context, sess *session, raw []byte) *mcp.C
 		return errorResult(err)
 	}
 	for i, item := range items {
-		st, name, err := s.parseBatchAction(p, item, i, len(items))
+		st, name, err := s.parseBatchAction(p, item.raw, i, len(items))
 		names[i] = name
 		if err != nil {
 			if refused := s.checkWholeGates(ctx, sess, name, err); refused != err {
@@ -226,10 +223,10 @@ func (s *Server) parseBatchAction(p *parser, item json.RawMessage, i, n int) (*s
 		return nil, "", fmt.Errorf("\"action\" must be a tool name, got %s", abbreviate(rawName))
 	}
 	spec := s.spec(name)
-	if spec == nil || !spec.batchable {
+	if spec == nil || !spec.Batchable {
 		return nil, name, fmt.Errorf("%q cannot run in a batch; the batchable actions are %s", name, strings.Join(batchActions(), ", "))
 	}
-	if spec.entry != nil && spec.entry.BatchLast && i != n-1 {
+	if spec.BatchLast && i != n-1 {
 		return nil, name, fmt.Errorf("%s may only be the last action of a batch, since every coordinate in a batch refers to the screenshot taken before it", name)
 	}
 	delete(fields, "action")
@@ -237,17 +234,15 @@ func (s *Server) parseBatchAction(p *parser, item json.RawMessage, i, n int) (*s
 	if err != nil {
 		return nil, name, err
 	}
-	a, err := decodeArgs(name, bytes.TrimSpace(rest), spec.fields())
+	a, err := s.decodeArgs(name, rest, spec.newArgs())
 	if err != nil {
 		return nil, name, err
 	}
-	st, err := spec.parse(p, a)
-	if err == nil {
-		st, err = withShowChange(st, a)
-	}
+	st, err := spec.Parse(p, a)
 	if err != nil {
 		return nil, name, err
 	}
+	withShowChange(st, a)
 	return st, name, nil
 }
 

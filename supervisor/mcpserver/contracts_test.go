@@ -117,3 +117,28 @@ func TestImagePresetReceipt(t *testing.T) {
 		t.Errorf("custom limits: receipt names preset %v, want custom", got)
 	}
 }
+
+// TestLenientArguments: the forms models send besides the schema's, a
+// coordinate written as a string and numbers quoted, reach the executor
+// as the schema's forms would; what no form reads is refused by name.
+func TestLenientArguments(t *testing.T) {
+	fake := newFake(display("s", 0, 0, 1000, 800, true))
+	h := start(t, fake, Options{})
+	h.ok("screenshot", nil)
+	for _, c := range []any{"[10, 20]", "10,20", "(10, 20)", " 10 20 ", []any{"10", 20.0}} {
+		h.ok("left_click", map[string]any{"coordinate": c})
+	}
+	h.ok("scroll", map[string]any{"coordinate": "[10, 20]", "scroll_direction": " Down ", "scroll_amount": "2"})
+	h.ok("key", map[string]any{"text": "a", "repeat": "2"})
+	h.ok("zoom", map[string]any{"region": "0, 0, 100, 80"})
+	want := []string{
+		`Click 10,20 left x1 ""`, `Click 10,20 left x1 ""`, `Click 10,20 left x1 ""`, `Click 10,20 left x1 ""`, `Click 10,20 left x1 ""`,
+		"Scroll 10,20 down 2", "Key a", "Key a",
+	}
+	if diff := cmp.Diff(want, fake.actions()); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+	h.bad("key", map[string]any{"text": "a", "repeat": "Infinity"}, `key: repeat +Inf is not a finite number`)
+	h.bad("left_click", map[string]any{"coordinate": "10"}, `left_click: "coordinate" must be [x, y], 2 numbers, got "10"`)
+	h.bad("left_click", map[string]any{"show_change": "yes"}, `"show_change" must be true or false, got "yes"`)
+}

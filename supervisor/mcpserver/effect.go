@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -77,7 +76,7 @@ func (s *Server) readElements(ctx context.Context, pid int, xid uint32) *bridge.
 // elementEffect makes an element tool that acts on an app (not one that
 // only reads) report its effect, with the accessibility diff.
 func elementEffect(spec *toolSpec, st *step) {
-	if spec.destructive && st.action.PID != 0 {
+	if spec.Destructive && st.action.PID != 0 {
 		st.effect = true
 	}
 }
@@ -151,16 +150,10 @@ func (s *Server) endEffect(ctx context.Context, sess *session, w *effectWatch, o
 }
 
 // withShowChange records the call's "show_change" on its step.
-func withShowChange(st *step, a *args) (*step, error) {
-	if !a.has("show_change") {
-		return st, nil
+func withShowChange(st *step, a *args) {
+	if c, ok := a.v.(interface{ shown() *bool }); ok {
+		st.showChange = c.shown()
 	}
-	var v bool
-	if err := json.Unmarshal(a.fields["show_change"], &v); err != nil {
-		return nil, fmt.Errorf("%s: \"show_change\" must be true or false, got %s", a.tool, abbreviate(a.fields["show_change"]))
-	}
-	st.showChange = &v
-	return st, nil
 }
 
 func (s *Server) settle() effect.Settle {

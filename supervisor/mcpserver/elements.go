@@ -164,7 +164,7 @@ func parseElementID(raw string) (int, error) {
 	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
 	id, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || id < 0 {
-		return 0, fmt.Errorf("element_id %q is not an element id: give the number in square brackets at the start of an element's line in get_app_state, such as \"12\"", raw)
+		return 0, badValue(fmt.Sprintf("%q is not an element id: give the number in square brackets at the start of an element's line in get_app_state, such as \"12\"", raw))
 	}
 	return id, nil
 }

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,8 +16,8 @@ import (
 // list_apps, get_app_state and launch_app: what runs, and one window's
 // state (its tree and screenshot).
 
-func (p *parser) listApps(a *args) (*step, error) {
-	return &step{action: Action{Tool: a.tool}, run: func(ctx context.Context) (*outcome, error) {
+func (p *parser) listApps(tool string) (*step, error) {
+	return &step{action: Action{Tool: tool}, run: func(ctx context.Context) (*outcome, error) {
 		return p.s.listApps(ctx)
 	}}, nil
 }
@@ -138,20 +139,15 @@ type stateRequest struct {
 	maxDepth int
 }
 
-func (p *parser) getAppState(a *args) (*step, error) {
-	in := &argReader{args: a}
-	pid, err := a.pid()
-	in.check(err)
-	req := stateRequest{
-		pid:      pid,
-		window:   uint32(in.whole("windowId", 0, 0, math.MaxUint32, "the window's id from list_apps")),
-		full:     in.flag("disableDiff"),
-		maxDepth: in.whole("max_depths", 0, 1, maxMaxDepth, "how deep to read the tree"),
+func (p *parser) getAppState(tool string, in *getAppStateArgs) (*step, error) {
+	pid, err1 := pidOf(tool, in.PID)
+	window, err2 := whole(tool, "windowId", in.WindowID, 0, 0, math.MaxUint32, "the window's id from list_apps")
+	depth, err3 := whole(tool, "max_depths", in.MaxDepths, 0, 1, maxMaxDepth, "how deep to read the tree")
+	if err := cmp.Or(err1, err2, err3); err != nil {
+		return nil, err
 	}
-	if in.err != nil {
-		return nil, in.err
-	}
-	return &step{action: Action{Tool: a.tool, PID: pid}, image: true, run: func(ctx context.Context) (*outcome, error) {
+	req := stateRequest{pid: pid, window: uint32(window), full: in.DisableDiff, maxDepth: depth}
+	return &step{action: Action{Tool: tool, PID: pid}, image: true, run: func(ctx context.Context) (*outcome, error) {
 		return p.s.appState(ctx, p.sess, req, "")
 	}}, nil
 }
@@ -371,8 +367,8 @@ func intersect(a, b bridge.Rect) bridge.Rect {
 	return bridge.Rect{X: x0, Y: y0, Width: x1 - x0, Height: y1 - y0}
 }
 
-func (p *parser) launchApp(a *args) (*step, error) {
-	st, err := p.openApplication(a)
+func (p *parser) launchApp(tool, app string) (*step, error) {
+	st, err := p.openApplication(tool, app)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package mcpserver
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,84 +27,109 @@ import (
 type (
 	// appPID names the app; its description is the same in every tool.
 	appPID struct {
-		PID float64 `json:"pid" jsonschema:"The app's process id, from list_apps."`
+		PID num `json:"pid" jsonschema:"The app's process id, from list_apps."`
 	}
 	getAppStateArgs struct {
 		appPID
-		WindowID    float64 `json:"windowId,omitempty" jsonschema:"The window to read (its id from list_apps); default the app's active or first window."`
-		DisableDiff bool    `json:"disableDiff,omitempty" jsonschema:"Return the whole tree instead of what changed since the last state of the window."`
+		WindowID    num  `json:"windowId,omitempty" jsonschema:"The window to read (its id from list_apps); default the app's active or first window."`
+		DisableDiff bool `json:"disableDiff,omitempty" jsonschema:"Return the whole tree instead of what changed since the last state of the window."`
 		// The default is defaultMaxDepth.
-		MaxDepths float64 `json:"max_depths,omitempty" jsonschema:"How deep to read the tree (default 60); only to limit an oversized tree."`
+		MaxDepths num `json:"max_depths,omitempty" jsonschema:"How deep to read the tree (default 60); only to limit an oversized tree."`
 	}
 	elemClickArgs struct {
 		appPID
-		ElementID  string      `json:"element_id" jsonschema:"The element to click, from the latest get_app_state; with x and y, the window's id (\"0\")."`
-		X          float64     `json:"x,omitempty" jsonschema:"With y: where to click, in pixels of the latest get_app_state screenshot."`
-		Y          float64     `json:"y,omitempty" jsonschema:"With x: where to click."`
+		ElementID  elemID      `json:"element_id" jsonschema:"The element to click, from the latest get_app_state; with x and y, the window's id (\"0\")."`
+		X          num         `json:"x,omitempty" jsonschema:"With y: where to click, in pixels of the latest get_app_state screenshot."`
+		Y          num         `json:"y,omitempty" jsonschema:"With x: where to click."`
 		Button     mouseButton `json:"button,omitempty" jsonschema:"The mouse button (default left)."`
-		ClickCount float64     `json:"clickCount,omitempty" jsonschema:"1 clicks (default), 2 double-clicks, 3 triple-clicks, 0 hovers without clicking."`
+		ClickCount num         `json:"clickCount,omitempty" jsonschema:"1 clicks (default), 2 double-clicks, 3 triple-clicks, 0 hovers without clicking."`
 	}
 	elemScrollArgs struct {
 		appPID
-		ElementID string    `json:"element_id" jsonschema:"The element to scroll: prefer a visible item inside the content. With x and y, the id of the window (\"0\")."`
-		X         float64   `json:"x,omitempty" jsonschema:"With y: where to scroll, in pixels of the latest get_app_state screenshot, instead of at the element."`
-		Y         float64   `json:"y,omitempty" jsonschema:"With x: where to scroll."`
+		ElementID elemID    `json:"element_id" jsonschema:"The element to scroll: prefer a visible item inside the content. With x and y, the id of the window (\"0\")."`
+		X         num       `json:"x,omitempty" jsonschema:"With y: where to scroll, in pixels of the latest get_app_state screenshot, instead of at the element."`
+		Y         num       `json:"y,omitempty" jsonschema:"With x: where to scroll."`
 		Direction direction `json:"direction,omitempty" jsonschema:"Which way to scroll (default down)."`
-		Pages     float64   `json:"pages,omitempty" jsonschema:"How many mouse-wheel notches to scroll (default 1)."`
+		Pages     num       `json:"pages,omitempty" jsonschema:"How many mouse-wheel notches to scroll (default 1)."`
 	}
 	// scrollEitherArgs is scroll when both families are offered: the
-	// coordinate form or the element form, neither required as a whole.
+	// coordinate form or the element form, neither required as a whole
+	// (eitherForm).
 	scrollEitherArgs struct {
 		scrollArgs
 		elemScrollArgs
 	}
 	elemDragArgs struct {
 		appPID
-		ElementID string  `json:"element_id" jsonschema:"The window's element id (\"0\")."`
-		FromX     float64 `json:"fromX,omitempty" jsonschema:"Where the drag starts."`
-		FromY     float64 `json:"fromY,omitempty" jsonschema:"Where the drag starts."`
-		ToX       float64 `json:"toX,omitempty" jsonschema:"Where the drag ends."`
-		ToY       float64 `json:"toY,omitempty" jsonschema:"Where the drag ends."`
+		ElementID elemID `json:"element_id" jsonschema:"The window's element id (\"0\")."`
+		FromX     num    `json:"fromX,omitempty" jsonschema:"Where the drag starts."`
+		FromY     num    `json:"fromY,omitempty" jsonschema:"Where the drag starts."`
+		ToX       num    `json:"toX,omitempty" jsonschema:"Where the drag ends."`
+		ToY       num    `json:"toY,omitempty" jsonschema:"Where the drag ends."`
 	}
 	typeTextArgs struct {
 		appPID
-		Text      string `json:"text" jsonschema:"The text to type."`
-		ElementID string `json:"element_id,omitempty" jsonschema:"The text element to type into; omit to type into the focused element."`
+		Text      string `json:"text" max:"40000" jsonschema:"The text to type."`
+		ElementID elemID `json:"element_id,omitempty" jsonschema:"The text element to type into; omit to type into the focused element."`
 	}
 	pressKeyArgs struct {
 		appPID
-		Key       string   `json:"key" jsonschema:"The key to press."`
+		Key       string   `json:"key" max:"64" jsonschema:"The key to press."`
 		Modifiers keyNames `json:"modifiers,omitempty" jsonschema:"Modifier keys held: ctrl, shift, alt, super/cmd."`
-		ElementID string   `json:"element_id,omitempty" jsonschema:"An element to focus first."`
+		ElementID elemID   `json:"element_id,omitempty" jsonschema:"An element to focus first."`
 	}
 	performActionArgs struct {
 		appPID
-		ElementID string `json:"element_id,omitempty" jsonschema:"The element, from the latest get_app_state."`
-		Action    string `json:"action" jsonschema:"The action's name exactly as listed."`
+		ElementID elemID `json:"element_id,omitempty" jsonschema:"The element, from the latest get_app_state."`
+		Action    string `json:"action" max:"200" jsonschema:"The action's name exactly as listed."`
 	}
 	setValueArgs struct {
 		appPID
-		ElementID string `json:"element_id,omitempty" jsonschema:"The element, from the latest get_app_state."`
-		Value     any    `json:"value" jsonschema:"The value: boolean, number, string or {horizontal_scroll_percent, vertical_scroll_percent}."`
+		ElementID elemID          `json:"element_id,omitempty" jsonschema:"The element, from the latest get_app_state."`
+		Value     json.RawMessage `json:"value" jsonschema:"The value: boolean, number, string or {horizontal_scroll_percent, vertical_scroll_percent}."`
 	}
 	waitForArgs struct {
-		PID         float64 `json:"pid,omitempty" jsonschema:"The app's process id, from list_apps."`
-		Role        string  `json:"role,omitempty" jsonschema:"The element's role, such as \"push button\" or \"dialog\"."`
-		Name        string  `json:"name,omitempty" jsonschema:"A substring of the element's name (case does not matter)."`
-		State       string  `json:"state,omitempty" jsonschema:"A state the element has, such as \"checked\", \"busy\" or \"showing\"."`
-		Gone        bool    `json:"gone,omitempty" jsonschema:"Wait until no element matches."`
-		WindowTitle string  `json:"window_title,omitempty" jsonschema:"Wait for a window whose title contains this."`
-		Region      region  `json:"region,omitzero" jsonschema:"[x0, y0, x1, y1] in pixels of the latest get_app_state screenshot."`
-		StableMS    float64 `json:"stable_ms,omitempty" jsonschema:"Wait until the region has not changed for this many milliseconds."`
-		Timeout     float64 `json:"timeout,omitempty" jsonschema:"How long to wait at most, in seconds."`
+		PID         num    `json:"pid,omitempty" jsonschema:"The app's process id, from list_apps."`
+		Role        string `json:"role,omitempty" max:"100" jsonschema:"The element's role, such as \"push button\" or \"dialog\"."`
+		Name        string `json:"name,omitempty" jsonschema:"A substring of the element's name (case does not matter)."`
+		State       string `json:"state,omitempty" max:"100" jsonschema:"A state the element has, such as \"checked\", \"busy\" or \"showing\"."`
+		Gone        bool   `json:"gone,omitempty" jsonschema:"Wait until no element matches."`
+		WindowTitle string `json:"window_title,omitempty" jsonschema:"Wait for a window whose title contains this."`
+		Region      region `json:"region,omitzero" jsonschema:"[x0, y0, x1, y1] in pixels of the latest get_app_state screenshot."`
+		StableMS    num    `json:"stable_ms,omitempty" jsonschema:"Wait until the region has not changed for this many milliseconds."`
+		Timeout     num    `json:"timeout,omitempty" jsonschema:"How long to wait at most, in seconds."`
 	}
 	mouseButton string   // left, right or middle
 	keyNames    []string // never null
+	// elemID is an element id as the model may write it: "12", 12, or
+	// "[12]" as the tree shows it; set when given.
+	elemID struct {
+		id  int
+		set bool
+	}
 )
+
+func (*scrollEitherArgs) eitherForm() {}
+
+func (b *mouseButton) UnmarshalJSON(raw []byte) error {
+	return oneOf((*string)(b), raw, "left", "right", "middle")
+}
+func (keyNames) expected() string { return `a list of modifier names such as ["ctrl", "shift"]` }
+func (e *elemID) UnmarshalJSON(raw []byte) (err error) {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		s = string(bytes.TrimSpace(raw))
+	}
+	e.id, err = parseElementID(s)
+	e.set = err == nil
+	return err
+}
 
 func init() {
 	argTypes[reflect.TypeFor[mouseButton]()] = &jsonschema.Schema{Type: "string", Enum: []any{"left", "right", "middle"}}
 	argTypes[reflect.TypeFor[keyNames]()] = &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "string"}}
+	argTypes[reflect.TypeFor[elemID]()] = &jsonschema.Schema{Type: "string"}
+	argTypes[reflect.TypeFor[json.RawMessage]()] = &jsonschema.Schema{}
 	register(
 		&Tool{
 			Name:  "list_apps",
@@ -112,7 +139,7 @@ func init() {
 			ReadOnly: true, Idempotent: true,
 			Families: elementFamilies,
 			Gate:     looking,
-			Parse:    func(p *parser, a *args) (*step, error) { return p.listApps(a) },
+			Parse:    func(p *parser, a *args) (*step, error) { return p.listApps(a.tool) },
 		},
 		&Tool{
 			Name:  "get_app_state",
@@ -126,7 +153,7 @@ func init() {
 			ReadOnly: true,
 			Families: elementFamilies,
 			Gate:     readApp("reading its accessibility tree"),
-			Parse:    func(p *parser, a *args) (*step, error) { return p.getAppState(a) },
+			Parse:    func(p *parser, a *args) (*step, error) { return p.getAppState(a.tool, a.v.(*getAppStateArgs)) },
 		},
 		&Tool{
 			Name:        "launch_app",
@@ -136,7 +163,7 @@ func init() {
 			OpenWorld:   true,
 			Families:    elementFamilies,
 			Gate:        func(*Action) GateKind { return GateKind{Input: true, Launch: true} },
-			Parse:       func(p *parser, a *args) (*step, error) { return p.launchApp(a) },
+			Parse:       func(p *parser, a *args) (*step, error) { return p.launchApp(a.tool, a.v.(*openApplicationArgs).App) },
 		},
 		&Tool{
 			Name:  "click",
@@ -148,7 +175,7 @@ func init() {
 			Destructive: true, OpenWorld: true,
 			Families: elementFamilies,
 			Gate:     elementClickGate,
-			Parse:    func(p *parser, a *args) (*step, error) { return p.elemClick(a) },
+			Parse:    func(p *parser, a *args) (*step, error) { return p.elemClick(a.tool, a.v.(*elemClickArgs)) },
 		},
 		&Tool{
 			Name:  "scroll",
@@ -159,7 +186,7 @@ func init() {
 			Destructive: true, OpenWorld: true,
 			Families: []string{ToolsElements},
 			Gate:     scrollGate,
-			Parse:    func(p *parser, a *args) (*step, error) { return p.elemScroll(a) },
+			Parse:    func(p *parser, a *args) (*step, error) { return p.elemScroll(a.tool, a.v.(*elemScrollArgs)) },
 		},
 		&Tool{
 			Name:  "scroll",
@@ -184,7 +211,7 @@ func init() {
 			Gate: func(*Action) GateKind {
 				return GateKind{Input: true, PointTier: catalog.TierFull, PIDTier: catalog.TierFull, What: "dragging", CheckPixels: true}
 			},
-			Parse: func(p *parser, a *args) (*step, error) { return p.elemDrag(a) },
+			Parse: func(p *parser, a *args) (*step, error) { return p.elemDrag(a.tool, a.v.(*elemDragArgs)) },
 		},
 		&Tool{
 			Name:  "type_text",
@@ -199,7 +226,7 @@ func init() {
 			Gate: func(a *Action) GateKind {
 				return GateKind{Input: true, Keys: !a.Background, PIDTier: catalog.TierFull, What: "typing"}
 			},
-			Parse: func(p *parser, a *args) (*step, error) { return p.elemTypeText(a) },
+			Parse: func(p *parser, a *args) (*step, error) { return p.elemTypeText(a.tool, a.v.(*typeTextArgs)) },
 		},
 		&Tool{
 			Name:  "press_key",
@@ -213,7 +240,7 @@ func init() {
 			Gate: func(*Action) GateKind {
 				return GateKind{Input: true, Keys: true, PIDTier: catalog.TierFull, What: "pressing keys"}
 			},
-			Parse: func(p *parser, a *args) (*step, error) { return p.elemPressKey(a) },
+			Parse: func(p *parser, a *args) (*step, error) { return p.elemPressKey(a.tool, a.v.(*pressKeyArgs)) },
 		},
 		&Tool{
 			Name:  "perform_action",
@@ -224,7 +251,7 @@ func init() {
 			Destructive: true, OpenWorld: true,
 			Families: elementFamilies,
 			Gate:     performActionGate,
-			Parse:    func(p *parser, a *args) (*step, error) { return p.performAction(a) },
+			Parse:    func(p *parser, a *args) (*step, error) { return p.performAction(a.tool, a.v.(*performActionArgs)) },
 		},
 		&Tool{
 			Name:  "set_value",
@@ -240,7 +267,7 @@ func init() {
 			Gate: func(*Action) GateKind {
 				return GateKind{Input: true, PIDTier: catalog.TierFull, What: "setting a value"}
 			},
-			Parse: func(p *parser, a *args) (*step, error) { return p.setValue(a) },
+			Parse: func(p *parser, a *args) (*step, error) { return p.setValue(a.tool, a.v.(*setValueArgs)) },
 		},
 		// wait_for is offered with all the tools; it is not one of seed
 		// 002's.
@@ -254,7 +281,7 @@ func init() {
 			ReadOnly: true,
 			Families: []string{ToolsAll},
 			Gate:     readApp("waiting on its accessibility tree"),
-			Parse:    func(p *parser, a *args) (*step, error) { return p.waitFor(a) },
+			Parse:    func(p *parser, a *args) (*step, error) { return p.waitFor(a.tool, a.v.(*waitForArgs)) },
 		},
 	)
 }
@@ -310,15 +337,22 @@ func (p *parser) scrollEither(a *args) (*step, error) {
 			return nil, fmt.Errorf("scroll: %q belongs to the coordinate form and pid/element_id to the element form; give one form's arguments", f)
 		}
 	}
+	in := a.v.(*scrollEitherArgs)
 	if elem {
-		return p.elemScroll(a)
+		if err := p.s.need(a, elemScrollArgs{}); err != nil {
+			return nil, err
+		}
+		return p.elemScroll(a.tool, &in.elemScrollArgs)
 	}
 	for _, f := range elemForm {
 		if a.has(f) && !slices.Contains(coordForm, f) {
 			return nil, fmt.Errorf("scroll: %q belongs to the element form, which needs pid and element_id; without them give coordinate and scroll_direction", f)
 		}
 	}
-	return p.scroll(a)
+	if err := p.s.need(a, scrollArgs{}); err != nil {
+		return nil, err
+	}
+	return p.scroll(a.tool, &in.scrollArgs)
 }
 
 // --- actions ---
@@ -418,18 +452,18 @@ func pressAction(t *target, act *Action) bool {
 	return ok
 }
 
-func (p *parser) elemClick(a *args) (*step, error) {
-	in := &argReader{args: a}
-	r, at := in.ref(idRequired), in.xy("x", "y")
-	b := in.choice("button", "left", "left", "right", "middle")
-	count := in.whole("clickCount", 1, 0, 3, "0 to hover, 1–3 clicks")
-	if in.err != nil {
-		return nil, in.err
+func (p *parser) elemClick(tool string, in *elemClickArgs) (*step, error) {
+	r, err1 := in.ref(tool, in.ElementID, noElement)
+	at, err2 := xy(tool, in.X, in.Y, "x", "y")
+	count, err3 := whole(tool, "clickCount", in.ClickCount, 1, 0, 3, "0 to hover, 1–3 clicks")
+	if err := cmp.Or(err1, err2, err3); err != nil {
+		return nil, err
 	}
+	b := cmp.Or(string(in.Button), "left")
 	btn := Button(b)
 	plain := btn == ButtonLeft && count == 1 && !at.ok
 	return p.elemStep(elemOp{
-		act: Action{Tool: a.tool, Button: btn, Count: count},
+		act: Action{Tool: tool, Button: btn, Count: count},
 		ref: r,
 		quick: func(t *target, act *Action) bool {
 			return plain && r.id != 0 && pressAction(t, act)
@@ -438,7 +472,7 @@ func (p *parser) elemClick(a *args) (*step, error) {
 			if plain && pressAction(t, act) {
 				return nil
 			}
-			return t.aim(a.tool, at, act)
+			return t.aim(tool, at, act)
 		},
 		run: func(ctx context.Context, t *target, act Action) (*outcome, error) {
 			how, path := ran(act.Background)
@@ -474,28 +508,25 @@ func (p *parser) elemClick(a *args) (*step, error) {
 	}), nil
 }
 
-func (p *parser) elemScroll(a *args) (*step, error) {
-	a.tool = "scroll"
-	in := &argReader{args: a}
-	r, at := in.ref(idRequired), in.xy("x", "y")
-	dir := in.choice("direction", "down", "up", "down", "left", "right")
-	v, ok, err := a.number("pages", false, "mouse-wheel notches")
-	in.check(err)
-	if ok && (v <= 0 || v > maxScrollAmount) {
-		in.check(fmt.Errorf("scroll: pages %v is out of range: give notches from 1 to %d", v, maxScrollAmount))
+func (p *parser) elemScroll(tool string, in *elemScrollArgs) (*step, error) {
+	r, err1 := in.ref(tool, in.ElementID, noElement)
+	at, err2 := xy(tool, in.X, in.Y, "x", "y")
+	var err3 error
+	if v := in.Pages.v; in.Pages.set && (v <= 0 || v > maxScrollAmount) {
+		err3 = fmt.Errorf("%s: pages %v is out of range: give notches from 1 to %d", tool, v, maxScrollAmount)
 	}
-	if in.err != nil {
-		return nil, in.err
+	if err := cmp.Or(err1, err2, err3); err != nil {
+		return nil, err
 	}
-	pages := 1
-	if ok {
-		pages = max(1, int(math.Round(v)))
+	dir, pages := cmp.Or(string(in.Direction), "down"), 1
+	if in.Pages.set {
+		pages = max(1, int(math.Round(in.Pages.v)))
 	}
 	return p.elemStep(elemOp{
-		act: Action{Tool: a.tool},
+		act: Action{Tool: tool},
 		ref: r,
 		plan: func(ctx context.Context, t *target, act *Action) error {
-			return t.aim(a.tool, at, act)
+			return t.aim(tool, at, act)
 		},
 		run: func(ctx context.Context, t *target, act Action) (*outcome, error) {
 			pt := *act.Target
@@ -510,26 +541,27 @@ func (p *parser) elemScroll(a *args) (*step, error) {
 	}), nil
 }
 
-func (p *parser) elemDrag(a *args) (*step, error) {
-	in := &argReader{args: a}
-	r, fromXY, toXY := in.ref(idRequired), in.xy("fromX", "fromY"), in.xy("toX", "toY")
-	if !fromXY.ok || !toXY.ok {
-		in.check(fmt.Errorf("%s needs fromX, fromY, toX and toY: pixels of the latest get_app_state screenshot", a.tool))
+func (p *parser) elemDrag(tool string, in *elemDragArgs) (*step, error) {
+	r, err1 := in.ref(tool, in.ElementID, noElement)
+	fromXY, err2 := xy(tool, in.FromX, in.FromY, "fromX", "fromY")
+	toXY, err3 := xy(tool, in.ToX, in.ToY, "toX", "toY")
+	if err := cmp.Or(err1, err2, err3); err != nil {
+		return nil, err
 	}
-	if in.err != nil {
-		return nil, in.err
+	if !fromXY.ok || !toXY.ok {
+		return nil, fmt.Errorf("%s needs fromX, fromY, toX and toY: pixels of the latest get_app_state screenshot", tool)
 	}
 	return p.elemStep(elemOp{
-		act: Action{Tool: a.tool},
+		act: Action{Tool: tool},
 		ref: r,
 		plan: func(ctx context.Context, t *target, act *Action) error {
 			from, err := fromXY.on(t.state)
 			if err != nil {
-				return fmt.Errorf("%s: from: %w", a.tool, err)
+				return fmt.Errorf("%s: from: %w", tool, err)
 			}
 			to, err := toXY.on(t.state)
 			if err != nil {
-				return fmt.Errorf("%s: to: %w", a.tool, err)
+				return fmt.Errorf("%s: to: %w", tool, err)
 			}
 			act.From, act.Target = &from, &to
 			return nil
@@ -564,19 +596,19 @@ func (s *Server) focusedIn(ctx context.Context, pid int, tool string) error {
 	return nil
 }
 
-func (p *parser) elemTypeText(a *args) (*step, error) {
-	in := &argReader{args: a}
-	r, text := in.ref(idOptional), in.text("text", true, maxTypeRunes*4, "the text to type")
-	if in.check(checkTypeText(a.tool, text)); in.err != nil {
-		return nil, in.err
+func (p *parser) elemTypeText(tool string, in *typeTextArgs) (*step, error) {
+	r, err := in.ref(tool, in.ElementID, noElement)
+	text := in.Text
+	if err := cmp.Or(err, checkTypeText(tool, text)); err != nil {
+		return nil, err
 	}
 	n := utf8.RuneCountInString(text)
 	st := p.elemStep(elemOp{
-		act: Action{Tool: a.tool, Text: text},
+		act: Action{Tool: tool, Text: text},
 		ref: r,
 		plan: func(ctx context.Context, t *target, act *Action) error {
 			if t == nil {
-				return p.s.focusedIn(ctx, r.pid, a.tool)
+				return p.s.focusedIn(ctx, r.pid, tool)
 			}
 			if !has(t.fresh.Interfaces, "editable_text") {
 				return fmt.Errorf("%s does not take text (it has no editable text): pick a text element, or click it and call type_text without element_id", t.desc())
@@ -616,29 +648,19 @@ var modifierAliases = map[string]string{
 
 // keyCombo reads press_key's key and modifiers as one combination, such
 // as "ctrl+c", the way input.ParseKeys reads it.
-func (a *args) keyCombo() (string, error) {
-	key, _, err := a.str("key", true, 64, `one key name such as "return" or "a"`)
-	if err != nil {
-		return "", err
-	}
+func keyCombo(tool, key string, mods keyNames) (string, error) {
 	key = strings.TrimSpace(key)
 	if len(key) > 1 && (strings.Contains(key, "+") || strings.Contains(key, " ")) {
-		return "", fmt.Errorf("%s: key %q looks like a combination: pass the last key as key and the others in modifiers, such as key \"c\" with modifiers [\"ctrl\"]", a.tool, key)
+		return "", fmt.Errorf("%s: key %q looks like a combination: pass the last key as key and the others in modifiers, such as key \"c\" with modifiers [\"ctrl\"]", tool, key)
 	}
 	if alias, ok := keyAliases[strings.ToLower(key)]; ok {
 		key = alias
-	}
-	var mods []string
-	if a.has("modifiers") {
-		if err := json.Unmarshal(a.fields["modifiers"], &mods); err != nil {
-			return "", fmt.Errorf("%s: \"modifiers\" must be a list of modifier names such as [\"ctrl\", \"shift\"], got %s", a.tool, abbreviate(a.fields["modifiers"]))
-		}
 	}
 	parts := make([]string, 0, len(mods)+1)
 	for _, m := range mods {
 		name, ok := modifierAliases[strings.ToLower(strings.TrimSpace(m))]
 		if !ok {
-			return "", fmt.Errorf("%s: modifier %q is not one of ctrl, shift, alt, super (cmd)", a.tool, m)
+			return "", fmt.Errorf("%s: modifier %q is not one of ctrl, shift, alt, super (cmd)", tool, m)
 		}
 		if !slices.Contains(parts, name) {
 			parts = append(parts, name)
@@ -646,23 +668,22 @@ func (a *args) keyCombo() (string, error) {
 	}
 	combo := strings.Join(append(parts, key), "+")
 	if _, err := input.ParseKeys(combo); err != nil {
-		return "", fmt.Errorf("%s: %w", a.tool, err)
+		return "", fmt.Errorf("%s: %w", tool, err)
 	}
 	return combo, nil
 }
 
-func (p *parser) elemPressKey(a *args) (*step, error) {
-	in := &argReader{args: a}
-	r := in.ref(idOptional)
-	combo, err := a.keyCombo()
-	if in.check(err); in.err != nil {
-		return nil, in.err
+func (p *parser) elemPressKey(tool string, in *pressKeyArgs) (*step, error) {
+	r, err1 := in.ref(tool, in.ElementID, noElement)
+	combo, err2 := keyCombo(tool, in.Key, in.Modifiers)
+	if err := cmp.Or(err1, err2); err != nil {
+		return nil, err
 	}
 	st := p.elemStep(elemOp{
-		act: Action{Tool: a.tool, Keys: combo},
+		act: Action{Tool: tool, Keys: combo},
 		ref: r,
 		plan: func(ctx context.Context, t *target, act *Action) error {
-			return p.s.focusedIn(ctx, r.pid, a.tool)
+			return p.s.focusedIn(ctx, r.pid, tool)
 		},
 		run: func(ctx context.Context, t *target, act Action) (*outcome, error) {
 			if t != nil {
@@ -680,14 +701,14 @@ func (p *parser) elemPressKey(a *args) (*step, error) {
 	return st, nil
 }
 
-func (p *parser) performAction(a *args) (*step, error) {
-	in := &argReader{args: a}
-	r, name := in.ref(0), in.text("action", true, 200, "an action the element lists in get_app_state")
-	if in.err != nil {
-		return nil, in.err
+func (p *parser) performAction(tool string, in *performActionArgs) (*step, error) {
+	r, err := in.ref(tool, in.ElementID, 0)
+	if err != nil {
+		return nil, err
 	}
+	name := in.Action
 	return p.elemStep(elemOp{
-		act: Action{Tool: a.tool, Op: name, Background: true},
+		act: Action{Tool: tool, Op: name, Background: true},
 		ref: r,
 		plan: func(ctx context.Context, t *target, act *Action) error {
 			exact, ok := exposedAction(t.fresh, strings.TrimSpace(name))

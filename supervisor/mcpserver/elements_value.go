@@ -23,30 +23,26 @@ type valueOp struct {
 	say    string
 }
 
-func (p *parser) setValue(a *args) (*step, error) {
-	in := &argReader{args: a}
-	r := in.ref(0)
-	if !a.has("value") {
-		in.check(a.missing("value", "a boolean, number, string or {horizontal_scroll_percent, vertical_scroll_percent}"))
+func (p *parser) setValue(tool string, in *setValueArgs) (*step, error) {
+	r, err := in.ref(tool, in.ElementID, 0)
+	if err != nil {
+		return nil, err
 	}
-	if in.err != nil {
-		return nil, in.err
-	}
-	raw := bytes.TrimSpace(a.fields["value"])
+	raw := bytes.TrimSpace(in.Value)
 	kind := map[byte]string{'t': "bool", 'f': "bool", '"': "string", '{': "object"}[raw[0]]
 	if kind == "" {
 		if _, err := strconv.ParseFloat(string(raw), 64); err != nil {
-			return nil, fmt.Errorf("%s: value %s is not a boolean, number, string or object", a.tool, abbreviate(raw))
+			return nil, fmt.Errorf("%s: value %s is not a boolean, number, string or object", tool, abbreviate(raw))
 		}
 		kind = "number"
 	}
 	var op *valueOp
 	return p.elemStep(elemOp{
-		act: Action{Tool: a.tool, Op: kind, Background: true},
+		act: Action{Tool: tool, Op: kind, Background: true},
 		ref: r,
 		plan: func(ctx context.Context, t *target, act *Action) (err error) {
 			if op, err = planValue(t, r.id, kind, raw); err != nil {
-				return fmt.Errorf("%s: %w", a.tool, err)
+				return fmt.Errorf("%s: %w", tool, err)
 			}
 			return nil
 		},

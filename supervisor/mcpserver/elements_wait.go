@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,32 +23,20 @@ const (
 	waitPoll           = 100 * time.Millisecond
 )
 
-func (p *parser) waitFor(a *args) (*step, error) {
-	in := &argReader{args: a}
-	var pid int
-	if a.has("pid") {
-		var err error
-		pid, err = a.pid()
-		in.check(err)
+func (p *parser) waitFor(tool string, in *waitForArgs) (*step, error) {
+	pid, err1 := pidOf(tool, in.PID)
+	role, name, state, gone, title := in.Role, in.Name, in.State, in.Gone, in.WindowTitle
+	hasStable, region := in.StableMS.set, in.Region.xy
+	stable, err2 := whole(tool, "stable_ms", in.StableMS, 0, 1, 60000, "milliseconds")
+	timeout := defaultWaitTimeout
+	var err3 error
+	if in.Timeout.set {
+		if timeout = in.Timeout.v; timeout <= 0 || timeout > maxWaitTimeout {
+			err3 = fmt.Errorf("%s: timeout %v is out of range: give seconds from 0 to %g", tool, timeout, maxWaitTimeout)
+		}
 	}
-	role := in.text("role", false, 100, "a role such as \"push button\"")
-	name := in.text("name", false, 1000, "a substring of the name")
-	state := in.text("state", false, 100, "a state such as \"checked\"")
-	gone := in.flag("gone")
-	title := in.text("window_title", false, 1000, "a substring of a window title")
-	hasStable := a.has("stable_ms")
-	stable := in.whole("stable_ms", 0, 1, 60000, "milliseconds")
-	region, _, err := a.coordinates("region", 4, false, "[x0, y0, x1, y1] in pixels of the latest get_app_state screenshot")
-	in.check(err)
-	timeout, ok, err := a.number("timeout", false, "seconds")
-	in.check(err)
-	if !ok {
-		timeout = defaultWaitTimeout
-	} else if timeout <= 0 || timeout > maxWaitTimeout {
-		in.check(fmt.Errorf("%s: timeout %v is out of range: give seconds from 0 to %g", a.tool, timeout, maxWaitTimeout))
-	}
-	if in.err != nil {
-		return nil, in.err
+	if err := cmp.Or(err1, err2, err3); err != nil {
+		return nil, err
 	}
 	elem := role != "" || name != "" || state != ""
 	modes := 0
@@ -58,14 +47,14 @@ func (p *parser) waitFor(a *args) (*step, error) {
 	}
 	switch {
 	case modes != 1:
-		return nil, fmt.Errorf("%s waits for one thing: an element (role, name, state), a window (window_title) or a still region (stable_ms); give exactly one of them", a.tool)
+		return nil, fmt.Errorf("%s waits for one thing: an element (role, name, state), a window (window_title) or a still region (stable_ms); give exactly one of them", tool)
 	case (elem || hasStable) && pid == 0:
-		return nil, fmt.Errorf("%s needs pid to wait on an app's elements or its window's pixels", a.tool)
+		return nil, fmt.Errorf("%s needs pid to wait on an app's elements or its window's pixels", tool)
 	case region != nil && !hasStable:
-		return nil, fmt.Errorf("%s: region goes with stable_ms", a.tool)
+		return nil, fmt.Errorf("%s: region goes with stable_ms", tool)
 	}
 	d := time.Duration(timeout * float64(time.Second))
-	st := &step{action: Action{Tool: a.tool, PID: pid}, takes: d, image: true}
+	st := &step{action: Action{Tool: tool, PID: pid}, takes: d, image: true}
 	st.run = func(outer context.Context) (*outcome, error) {
 		ctx, cancel := context.WithTimeout(outer, d)
 		defer cancel()

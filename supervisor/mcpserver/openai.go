@@ -80,23 +80,30 @@ type (
 	}
 	openAIAction struct {
 		Type    openAIType    `json:"type"`
-		X       float64       `json:"x,omitempty" jsonschema:"Pixels of the latest screenshot, origin top-left."`
-		Y       float64       `json:"y,omitempty" jsonschema:"Pixels of the latest screenshot, origin top-left."`
+		X       num           `json:"x,omitempty" jsonschema:"Pixels of the latest screenshot, origin top-left."`
+		Y       num           `json:"y,omitempty" jsonschema:"Pixels of the latest screenshot, origin top-left."`
 		Button  openAIButton  `json:"button,omitempty" jsonschema:"click: the mouse button (default left); back and forward are not supported."`
 		Keys    openAIKeyList `json:"keys,omitempty" jsonschema:"keypress: the keys pressed together, such as [\"CTRL\", \"A\"]. Pointer actions: modifier keys held during the action, such as [\"SHIFT\"]."`
-		Path    []openAIPoint `json:"path,omitempty" jsonschema:"drag: the points the pointer passes through with the left button held, start first."`
-		ScrollX float64       `json:"scroll_x,omitempty" jsonschema:"scroll: pixels to scroll right (negative: left)."`
-		ScrollY float64       `json:"scroll_y,omitempty" jsonschema:"scroll: pixels to scroll down (negative: up)."`
-		Text    string        `json:"text,omitempty" jsonschema:"type: the text to type."`
+		Path    openAIPath    `json:"path,omitempty" jsonschema:"drag: the points the pointer passes through with the left button held, start first."`
+		ScrollX num           `json:"scroll_x,omitempty" jsonschema:"scroll: pixels to scroll right (negative: left)."`
+		ScrollY num           `json:"scroll_y,omitempty" jsonschema:"scroll: pixels to scroll down (negative: up)."`
+		Text    string        `json:"text,omitempty" max:"40000" jsonschema:"type: the text to type."`
+		// raw is the action as given, checked against its type's fields.
+		raw json.RawMessage
 	}
 	openAIPoint struct {
-		X float64 `json:"x" jsonschema:"Pixels of the latest screenshot, origin top-left."`
-		Y float64 `json:"y" jsonschema:"Pixels of the latest screenshot, origin top-left."`
+		X num `json:"x" jsonschema:"Pixels of the latest screenshot, origin top-left."`
+		Y num `json:"y" jsonschema:"Pixels of the latest screenshot, origin top-left."`
 	}
+	openAIPath    []openAIPoint
 	openAIType    string
 	openAIButton  string
 	openAIKeyList []string // OpenAI sends "keys": null on actions without modifiers.
 )
+
+func (a *openAIAction) UnmarshalJSON(raw []byte) error { a.raw = raw; return nil }
+func (openAIPath) expected() string                    { return `a list of at least two {"x", "y"} points` }
+func (openAIKeyList) expected() string                 { return `a list of key names such as ["CTRL", "C"]` }
 
 func init() {
 	var types []any
@@ -124,17 +131,11 @@ func finishComputerSchema(schema map[string]any) {
 // API expects one in every computer_call_output.
 func (s *Server) runOpenAI(ctx context.Context, sess *session, raw []byte) *mcp.CallToolResult {
 	const tool = "computer"
-	a, err := decodeArgs(tool, raw, []string{"actions"})
-	if err != nil {
+	in := &computerArgs{}
+	if _, err := s.decodeArgs(tool, raw, in); err != nil {
 		return errorResult(err)
 	}
-	if !a.has("actions") {
-		return errorResult(a.missing("actions", `the computer_call's actions, such as [{"type": "click", "x": 100, "y": 200}]`))
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(a.fields["actions"], &items); err != nil {
-		return errorResult(fmt.Errorf("%s: \"actions\" must be a list of objects, got %s", tool, abbreviate(a.fields["actions"])))
-	}
+	items := in.Actions
 	if len(items) > maxBatchActions {
 		return errorResult(fmt.Errorf("%s: %d actions is over the limit of %d per call; split them", tool, len(items), maxBatchActions))
 	}
@@ -153,7 +154,7 @@ func (s *Server) runOpenAI(ctx context.Context, sess *session, raw []byte) *mcp.
 	names := make([]string, len(items))
 	steps := make([]*step, len(items))
 	for i, item := range items {
-		st, name, err := s.parseOpenAIAction(p, item)
+		st, name, err := s.parseOpenAIAction(p, item.raw)
 		names[i] = name
 		if err != nil {
 			return s.batchResult(batchInvalid, i, names, nil, fmt.Errorf("action %d (%s) is invalid: %w", i+1, nameOr(name), err), s.closing(ctx, final))
@@ -180,11 +181,11 @@ func (s *Server) parseOpenAIAction(p *parser, item json.RawMessage) (*step, stri
 		return nil, kind, fmt.Errorf("type %q is not an OpenAI computer action; use one of %s", kind, strings.Join(openAIActions, ", "))
 	}
 	delete(fields, "type")
-	rest, err := json.Marshal(fields)
-	if err != nil {
+	if err := refuseUnknown(kind, fields, allowed); err != nil {
 		return nil, kind, err
 	}
-	a, err := decodeArgs(kind, rest, allowed)
+	in := &openAIAction{}
+	a, err := s.decodeArgs(kind, item, in)
 	if err != nil {
 		return nil, kind, err
 	}
@@ -195,11 +196,11 @@ func (s *Server) parseOpenAIAction(p *parser, item json.RawMessage) (*step, stri
 			return nil, err
 		}
 		spec := s.spec(tool)
-		ta, err := decodeArgs(tool, js, spec.fields())
+		ta, err := s.decodeArgs(tool, js, spec.newArgs())
 		if err != nil {
 			return nil, err
 		}
-		st, err := spec.parse(p, ta)
+		st, err := spec.Parse(p, ta)
 		if err != nil {
 			// The model sent an OpenAI action, not deskhand's tool and
 			// arguments: say it in its words.
@@ -208,17 +209,15 @@ func (s *Server) parseOpenAIAction(p *parser, item json.RawMessage) (*step, stri
 		return st, nil
 	}
 	xy := func() ([]float64, error) {
-		x, _, err := a.number("x", true, "pixels from the left of the latest screenshot")
-		if err != nil {
-			return nil, err
+		switch {
+		case !in.X.set:
+			return nil, a.missing("x", "pixels from the left of the latest screenshot")
+		case !in.Y.set:
+			return nil, a.missing("y", "pixels from the top of the latest screenshot")
 		}
-		y, _, err := a.number("y", true, "pixels from the top of the latest screenshot")
-		if err != nil {
-			return nil, err
-		}
-		return []float64{x, y}, nil
+		return []float64{in.X.v, in.Y.v}, nil
 	}
-	mods, err := openAIKeys(a, false)
+	mods, err := openAIKeys(kind, in.Keys, false)
 	if err != nil {
 		return nil, kind, err
 	}
@@ -229,10 +228,7 @@ func (s *Server) parseOpenAIAction(p *parser, item json.RawMessage) (*step, stri
 		if err != nil {
 			return nil, kind, err
 		}
-		button, _, err := a.str("button", false, 16, "left, right or wheel")
-		if err != nil {
-			return nil, kind, err
-		}
+		button := string(in.Button)
 		tool := map[string]string{"": "left_click", "left": "left_click", "right": "right_click", "wheel": "middle_click", "middle": "middle_click"}[strings.ToLower(button)]
 		if tool == "" {
 			return nil, kind, fmt.Errorf("button %q is not supported: use left, right or wheel (back and forward have no X11 equivalent here; press alt+Left or alt+Right instead)", button)
@@ -259,17 +255,17 @@ func (s *Server) parseOpenAIAction(p *parser, item json.RawMessage) (*step, stri
 			return nil, kind, err
 		}
 	case "drag":
-		st, err = s.openAIDrag(a, mods, call)
+		st, err = s.openAIDrag(a, in.Path, mods, call)
 		if err != nil {
 			return nil, kind, err
 		}
 	case "scroll":
-		st, err = s.openAIScroll(a, mods, xy, call)
+		st, err = s.openAIScroll(in, mods, xy, call)
 		if err != nil {
 			return nil, kind, err
 		}
 	case "keypress":
-		combo, err := openAIKeys(a, true)
+		combo, err := openAIKeys(kind, in.Keys, true)
 		if err != nil {
 			return nil, kind, err
 		}
@@ -277,11 +273,10 @@ func (s *Server) parseOpenAIAction(p *parser, item json.RawMessage) (*step, stri
 			return nil, kind, err
 		}
 	case "type":
-		text, _, err := a.str("text", true, maxTypeRunes*4, "the text to type")
-		if err != nil {
-			return nil, kind, err
+		if !a.has("text") {
+			return nil, kind, a.missing("text", "the text to type")
 		}
-		if st, err = call("type", map[string]any{"text": text}); err != nil {
+		if st, err = call("type", map[string]any{"text": in.Text}); err != nil {
 			return nil, kind, err
 		}
 	case "wait":
@@ -319,21 +314,13 @@ func withMods(args map[string]any, mods string) map[string]any {
 
 // openAIKeys reads "keys", OpenAI's key names such as ["CTRL", "A"], as a
 // deskhand combination ("ctrl+a"); required for keypress.
-func openAIKeys(a *args, required bool) (string, error) {
-	if !a.has("keys") {
-		if required {
-			return "", a.missing("keys", `the keys pressed together, such as ["CTRL", "C"] or ["ENTER"]`)
-		}
-		return "", nil
-	}
-	var keys []string
-	if err := json.Unmarshal(a.fields["keys"], &keys); err != nil {
-		return "", fmt.Errorf("%s: \"keys\" must be a list of key names such as [\"CTRL\", \"C\"], got %s", a.tool, abbreviate(a.fields["keys"]))
-	}
-	if len(keys) == 0 {
-		if required {
-			return "", fmt.Errorf("%s: \"keys\" is empty; name the keys to press, such as [\"ENTER\"]", a.tool)
-		}
+func openAIKeys(tool string, keys openAIKeyList, required bool) (string, error) {
+	switch {
+	case keys == nil && required:
+		return "", fmt.Errorf("%s needs %q: %s", tool, "keys", `the keys pressed together, such as ["CTRL", "C"] or ["ENTER"]`)
+	case len(keys) == 0 && required:
+		return "", fmt.Errorf("%s: \"keys\" is empty; name the keys to press, such as [\"ENTER\"]", tool)
+	case len(keys) == 0:
 		return "", nil
 	}
 	names := make([]string, len(keys))
@@ -342,7 +329,7 @@ func openAIKeys(a *args, required bool) (string, error) {
 			k = strings.TrimSpace(k)
 		}
 		if k == "" || (len([]rune(k)) > 1 && strings.ContainsAny(k, " \t\n")) {
-			return "", fmt.Errorf("%s: key %d (%q) is not a key name; name one key per item, such as \"CTRL\"", a.tool, i+1, keys[i])
+			return "", fmt.Errorf("%s: key %d (%q) is not a key name; name one key per item, such as \"CTRL\"", tool, i+1, keys[i])
 		}
 		names[i] = openAIKeyName(k)
 	}
@@ -380,29 +367,21 @@ func openAIKeyName(k string) string {
 
 // openAIDrag: a two-point path is one left_click_drag; a longer one is a
 // press, a move through each point and a release.
-func (s *Server) openAIDrag(a *args, mods string, call func(string, map[string]any) (*step, error)) (*step, error) {
-	if !a.has("path") {
+func (s *Server) openAIDrag(a *args, path openAIPath, mods string, call func(string, map[string]any) (*step, error)) (*step, error) {
+	switch {
+	case path == nil:
 		return nil, a.missing("path", `the points to drag through, such as [{"x": 10, "y": 20}, {"x": 200, "y": 20}]`)
-	}
-	var path []map[string]json.RawMessage
-	if err := json.Unmarshal(a.fields["path"], &path); err != nil || len(path) < 2 {
-		return nil, fmt.Errorf("drag: \"path\" must be a list of at least two {\"x\", \"y\"} points, got %s", abbreviate(a.fields["path"]))
-	}
-	if len(path) > maxBatchActions {
+	case len(path) < 2:
+		return nil, fmt.Errorf("drag: \"path\" must be %s, got %s", path.expected(), abbreviate(a.fields["path"]))
+	case len(path) > maxBatchActions:
 		return nil, fmt.Errorf("drag: the path has %d points, over the limit of %d", len(path), maxBatchActions)
 	}
 	pts := make([][]float64, len(path))
 	for i, pt := range path {
-		pa := &args{tool: "drag", fields: pt}
-		x, _, err := pa.number("x", true, fmt.Sprintf("point %d of the path", i+1))
-		if err != nil {
-			return nil, err
+		if !pt.X.set || !pt.Y.set {
+			return nil, a.missing(map[bool]string{true: "y", false: "x"}[pt.X.set], fmt.Sprintf("point %d of the path", i+1))
 		}
-		y, _, err := pa.number("y", true, fmt.Sprintf("point %d of the path", i+1))
-		if err != nil {
-			return nil, err
-		}
-		pts[i] = []float64{x, y}
+		pts[i] = []float64{pt.X.v, pt.Y.v}
 	}
 	if len(pts) == 2 {
 		return call("left_click_drag", withMods(map[string]any{"start_coordinate": pts[0], "coordinate": pts[1]}, mods))
@@ -432,19 +411,12 @@ func (s *Server) openAIDrag(a *args, mods string, call func(string, map[string]a
 
 // openAIScroll turns pixels into wheel clicks: vertical first, then
 // horizontal; no scroll at all is a move.
-func (s *Server) openAIScroll(a *args, mods string, xy func() ([]float64, error), call func(string, map[string]any) (*step, error)) (*step, error) {
+func (s *Server) openAIScroll(in *openAIAction, mods string, xy func() ([]float64, error), call func(string, map[string]any) (*step, error)) (*step, error) {
 	at, err := xy()
 	if err != nil {
 		return nil, err
 	}
-	sx, _, err := a.number("scroll_x", false, "pixels to scroll right")
-	if err != nil {
-		return nil, err
-	}
-	sy, _, err := a.number("scroll_y", false, "pixels to scroll down")
-	if err != nil {
-		return nil, err
-	}
+	sx, sy := in.ScrollX.v, in.ScrollY.v
 	clicks := func(px float64) int {
 		return min(maxScrollAmount, max(1, int(math.Round(math.Abs(px)/openAIScrollStep))))
 	}

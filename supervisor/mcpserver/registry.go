@@ -205,16 +205,14 @@ func (s *Server) placeholders() *strings.Replacer {
 	)
 }
 
-// fields lists the argument names the tool accepts.
-func (t *Tool) fields() []string { return argNames(t.Args) }
-
-// argNames lists the json names of an argument struct's fields.
+// argNames lists the json names of an argument struct's fields (args a
+// struct or a pointer to one, nil for none).
 func argNames(args any) []string {
 	if args == nil {
 		return nil
 	}
 	var out []string
-	for _, f := range reflect.VisibleFields(reflect.TypeOf(args)) {
+	for _, f := range reflect.VisibleFields(reflect.Indirect(reflect.ValueOf(args)).Type()) {
 		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
 			out = append(out, name)
 		}
@@ -222,96 +220,40 @@ func argNames(args any) []string {
 	return out
 }
 
+// newArgs returns a pointer to a new argument struct of the tool, nil for
+// a tool without arguments.
+func (t *Tool) newArgs() any {
+	if t.Args == nil {
+		return nil
+	}
+	return reflect.New(reflect.TypeOf(t.Args)).Interface()
+}
+
 // spec adapts an entry to the server's toolSpec.
 func (t *Tool) spec(s *Server) *toolSpec {
-	return &toolSpec{
-		name:        t.Name,
-		title:       t.Title,
-		description: s.placeholders().Replace(t.Description),
-		schema:      t.inputSchema(s),
-		accepts:     t.fields(),
-		readOnly:    t.ReadOnly, destructive: t.Destructive, idempotent: t.Idempotent, openWorld: t.OpenWorld,
-		batchable: t.Batchable,
-		parse:     t.Parse,
-		entry:     t,
-	}
+	return &toolSpec{Tool: t, description: s.placeholders().Replace(t.Description), schema: t.inputSchema(s)}
 }
 
-// toolSpec is a tool as one server offers it: its schema, with the
-// server's words, and how its arguments become a step.
+// toolSpec is a tool as one server offers it: its entry, with the
+// server's words in its description and schema.
 type toolSpec struct {
-	name        string
-	title       string
+	*Tool
 	description string
-	props       []prop
-	required    []string
-
-	readOnly    bool
-	destructive bool
-	idempotent  bool
-	openWorld   bool
-
-	// batchable tools may appear in computer_batch.
-	batchable bool
-
-	parse func(p *parser, a *args) (*step, error)
-
-	// entry is the registry entry the spec was made from; schema and
-	// accepts its derived schema and argument names. The element tools
-	// not yet in the registry have props and required instead.
-	entry   *Tool
-	schema  map[string]any
-	accepts []string
-}
-
-type prop struct {
-	name   string
-	schema map[string]any
-}
-
-// fields lists the argument names the tool accepts.
-func (t *toolSpec) fields() []string {
-	if t.accepts != nil {
-		return t.accepts
-	}
-	out := make([]string, len(t.props))
-	for i, p := range t.props {
-		out[i] = p.name
-	}
-	return out
-}
-
-func (t *toolSpec) inputSchema() map[string]any {
-	if t.schema != nil {
-		return t.schema
-	}
-	props := map[string]any{}
-	for _, p := range t.props {
-		props[p.name] = p.schema
-	}
-	schema := map[string]any{
-		"type":                 "object",
-		"properties":           props,
-		"additionalProperties": false,
-	}
-	if len(t.required) > 0 {
-		schema["required"] = slices.Clone(t.required)
-	}
-	return schema
+	schema      map[string]any
 }
 
 func (t *toolSpec) tool(geometry.Mode) *mcp.Tool {
-	destructive, openWorld := t.destructive, t.openWorld
+	destructive, openWorld := t.Destructive, t.OpenWorld
 	return &mcp.Tool{
-		Name:        t.name,
-		Title:       t.title,
+		Name:        t.Name,
+		Title:       t.Title,
 		Description: t.description,
-		InputSchema: t.inputSchema(),
+		InputSchema: t.schema,
 		Annotations: &mcp.ToolAnnotations{
-			Title:           t.title,
-			ReadOnlyHint:    t.readOnly,
+			Title:           t.Title,
+			ReadOnlyHint:    t.ReadOnly,
 			DestructiveHint: &destructive,
-			IdempotentHint:  t.idempotent,
+			IdempotentHint:  t.Idempotent,
 			OpenWorldHint:   &openWorld,
 		},
 	}
@@ -330,20 +272,14 @@ func arrayProp(schema map[string]any, name string, min, max int) map[string]any 
 }
 
 // ActionTools names every tool whose calls the gates check as actions
-// (Action.Tool), whatever its family, and those of the tools not yet in
-// the registry: all but the tools that run others' actions, each checked
-// under its own name (computer_batch, the openai profile's computer), and
+// (Action.Tool), whatever its family: all but the tools that run others'
+// actions, each checked under its own name (computer_batch, the openai profile's computer), and
 // the consent tools, which the gates never see.
 func (s *Server) ActionTools() []string {
 	var names []string
 	for _, t := range registry {
 		if t.Call == nil && !t.Consent && !slices.Contains(names, t.Name) {
 			names = append(names, t.Name)
-		}
-	}
-	for _, t := range s.toolSpecs() {
-		if t.entry == nil && !slices.Contains(names, t.name) {
-			names = append(names, t.name)
 		}
 	}
 	slices.Sort(names)
@@ -372,7 +308,7 @@ func (s *Server) specs(profile string, pick func(*Tool) bool) []*toolSpec {
 
 func (s *Server) spec(name string) *toolSpec {
 	for _, t := range s.tools {
-		if t.name == name {
+		if t.Name == name {
 			return t
 		}
 	}

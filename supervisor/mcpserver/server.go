@@ -366,7 +366,7 @@ func New(opts Options) (*Server, error) {
 	}
 	if s.consent != nil {
 		for _, spec := range consentTools {
-			s.mcp.AddTool(spec.tool(s.mode), spec.entry.Handler(s))
+			s.mcp.AddTool(spec.tool(s.mode), spec.Handler(s))
 		}
 	}
 	if opts.Teach {
@@ -590,26 +590,26 @@ func (s *Server) handler(spec *toolSpec) mcp.ToolHandler {
 		select {
 		case s.act <- struct{}{}:
 		case <-ctx.Done():
-			return errorResult(fmt.Errorf("%s was cancelled while waiting for the previous action to finish (%v)", spec.name, context.Cause(ctx))), nil
+			return errorResult(fmt.Errorf("%s was cancelled while waiting for the previous action to finish (%v)", spec.Name, context.Cause(ctx))), nil
 		}
 		res := s.call(ctx, sess, spec, req.Params.Arguments)
 		if res.IsError {
 			// A failed action may leave something pressed (a drag cut
 			// short, or an earlier left_mouse_down): let it all go.
-			s.releaseAll(ctx, spec.name+" failed")
+			s.releaseAll(ctx, spec.Name+" failed")
 		}
 		<-s.act
-		s.log.Debug("tool call", "tool", spec.name, "error", res.IsError, "took", time.Since(start))
+		s.log.Debug("tool call", "tool", spec.Name, "error", res.IsError, "took", time.Since(start))
 		return res, nil
 	}
 }
 
 // call runs one tool call: arguments, gates, action.
 func (s *Server) call(ctx context.Context, sess *session, spec *toolSpec, raw []byte) *mcp.CallToolResult {
-	if spec.entry != nil && spec.entry.Call != nil {
-		return spec.entry.Call(s, ctx, sess, raw)
+	if spec.Call != nil {
+		return spec.Call(s, ctx, sess, raw)
 	}
-	a, err := decodeArgs(spec.name, raw, spec.fields())
+	a, err := s.decodeArgs(spec.Name, raw, spec.newArgs())
 	if err != nil {
 		return errorResult(err)
 	}
@@ -617,13 +617,11 @@ func (s *Server) call(ctx context.Context, sess *session, spec *toolSpec, raw []
 	if err != nil {
 		return errorResult(err)
 	}
-	st, err := spec.parse(p, a)
-	if err == nil {
-		st, err = withShowChange(st, a)
-	}
+	st, err := spec.Parse(p, a)
 	if err != nil {
-		return errorResult(s.checkWholeGates(ctx, sess, spec.name, err))
+		return errorResult(s.checkWholeGates(ctx, sess, spec.Name, err))
 	}
+	withShowChange(st, a)
 	elementEffect(spec, st)
 	out, err := s.runStep(ctx, sess, st)
 	if err != nil {

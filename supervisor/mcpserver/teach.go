@@ -33,8 +33,7 @@ import (
 
 // Limits of a teaching call.
 const (
-	maxTeachSteps     = 50
-	maxTeachTextBytes = 2000
+	maxTeachSteps = 50
 	// teachPollInterval is how often the wait asks the helper for the
 	// user's answer.
 	teachPollInterval = 100 * time.Millisecond
@@ -76,24 +75,25 @@ func (s *Server) EnableTeaching() {
 	s.teach.offered = true
 	s.teach.mu.Unlock()
 	for _, spec := range tools {
-		s.mcp.AddTool(spec.tool(s.mode), spec.entry.Handler(s))
+		s.mcp.AddTool(spec.tool(s.mode), spec.Handler(s))
 	}
 }
 
 // teachEnvelope's arguments: a teach_step, or one step of teach_batch.
 type teachStepArgs struct {
-	Explanation string      `json:"explanation" jsonschema:"What this step is about, for the user to read in the tooltip."`
-	NextPreview string      `json:"next_preview" jsonschema:"What clicking Next will do, such as \"I will type your name in the Name field\"."`
+	Explanation string      `json:"explanation" max:"2000" jsonschema:"What this step is about, for the user to read in the tooltip."`
+	NextPreview string      `json:"next_preview" max:"2000" jsonschema:"What clicking Next will do, such as \"I will type your name in the Name field\"."`
 	Anchor      point       `json:"anchor,omitzero" jsonschema:"Where the tooltip points (optional): [x, y] in {coords}."`
 	Actions     []batchItem `json:"actions,omitempty" jsonschema:"The actions Next runs, as computer_batch takes them, such as [{\"action\": \"left_click\", \"coordinate\": [100, 200]}, {\"action\": \"type\", \"text\": \"hello\"}]; empty or omitted for a step that only explains."`
+	// raw is a teach_batch step as given, decoded as its own call.
+	raw json.RawMessage
 }
+
+func (t *teachStepArgs) UnmarshalJSON(raw []byte) error { t.raw = raw; return nil }
 
 type teachBatchArgs struct {
 	Steps []teachStepArgs `json:"steps" jsonschema:"The steps, in order."`
 }
-
-// teachEnvelopeFields are the arguments of a step.
-var teachEnvelopeFields = argNames(teachStepArgs{})
 
 // finishTeachStep completes the schema of a step: its actions are
 // computer_batch's.
@@ -199,49 +199,35 @@ type teachEnvelope struct {
 
 // parseTeachEnvelope checks one step: its texts, its anchor (converted
 // through p, so against p's screenshot) and its actions.
-func (s *Server) parseTeachEnvelope(p *parser, a *args) (*teachEnvelope, error) {
-	env := &teachEnvelope{}
-	for _, f := range []struct {
-		name, what string
-		to         *string
-	}{
-		{"explanation", "what this step is about, for the user to read", &env.explanation},
-		{"next_preview", "what clicking Next will do", &env.nextPreview},
+func (s *Server) parseTeachEnvelope(p *parser, tool string, in *teachStepArgs) (*teachEnvelope, error) {
+	env := &teachEnvelope{explanation: in.Explanation, nextPreview: in.NextPreview}
+	for _, f := range []struct{ name, v, what string }{
+		{"explanation", in.Explanation, "what this step is about, for the user to read"},
+		{"next_preview", in.NextPreview, "what clicking Next will do"},
 	} {
-		v, _, err := a.str(f.name, true, maxTeachTextBytes, f.what)
-		if err != nil {
-			return nil, err
+		if strings.TrimSpace(f.v) == "" {
+			return nil, fmt.Errorf("%s: %q is empty; give %s", tool, f.name, f.what)
 		}
-		if strings.TrimSpace(v) == "" {
-			return nil, fmt.Errorf("%s: %q is empty; give %s", a.tool, f.name, f.what)
-		}
-		*f.to = v
 	}
-	anchor, _, err := p.point(a, "anchor", false, "where the tooltip points")
+	anchor, _, err := p.point(tool, "anchor", in.Anchor)
 	if err != nil {
 		return nil, err
 	}
 	env.anchor = anchor
-	if a.has("actions") {
-		var items []json.RawMessage
-		if err := json.Unmarshal(a.fields["actions"], &items); err != nil {
-			return nil, fmt.Errorf("%s: \"actions\" must be a list of objects such as [{\"action\": \"left_click\", \"coordinate\": [100, 200]}], got %s", a.tool, abbreviate(a.fields["actions"]))
+	if len(in.Actions) > maxBatchActions {
+		return nil, fmt.Errorf("%s: %d actions is over the limit of %d per step; split them over several steps", tool, len(in.Actions), maxBatchActions)
+	}
+	var total time.Duration
+	for i, item := range in.Actions {
+		st, name, err := s.parseBatchAction(p, item.raw, i, len(in.Actions))
+		if err != nil {
+			return nil, fmt.Errorf("%s: action %d (%s) is invalid: %w", tool, i+1, nameOr(name), err)
 		}
-		if len(items) > maxBatchActions {
-			return nil, fmt.Errorf("%s: %d actions is over the limit of %d per step; split them over several steps", a.tool, len(items), maxBatchActions)
+		if total += batchStepAllowance + st.takes; total > maxBatchDuration {
+			return nil, fmt.Errorf("%s: action %d (%s) brings the step to %g s, over the limit of %g s for one step; split it over several steps", tool, i+1, name, total.Seconds(), maxBatchDuration.Seconds())
 		}
-		var total time.Duration
-		for i, item := range items {
-			st, name, err := s.parseBatchAction(p, item, i, len(items))
-			if err != nil {
-				return nil, fmt.Errorf("%s: action %d (%s) is invalid: %w", a.tool, i+1, nameOr(name), err)
-			}
-			if total += batchStepAllowance + st.takes; total > maxBatchDuration {
-				return nil, fmt.Errorf("%s: action %d (%s) brings the step to %g s, over the limit of %g s for one step; split it over several steps", a.tool, i+1, name, total.Seconds(), maxBatchDuration.Seconds())
-			}
-			env.names = append(env.names, name)
-			env.steps = append(env.steps, st)
-		}
+		env.names = append(env.names, name)
+		env.steps = append(env.steps, st)
 	}
 	return env, nil
 }
@@ -295,9 +281,9 @@ func (s *Server) giveSlot() { <-s.act }
 
 func (s *Server) runTeachStep(ctx context.Context, sess *session, raw []byte) *mcp.CallToolResult {
 	const tool = "teach_step"
-	a, err := decodeArgs(tool, raw, teachEnvelopeFields)
-	if err != nil {
-		return errorResult(err)
+	in := &teachStepArgs{}
+	if _, err := s.decodeArgs(tool, raw, in); err != nil {
+		return errorResult(fmt.Errorf("nothing was shown: %w", err))
 	}
 	if err := s.takeSlot(ctx, tool); err != nil {
 		return errorResult(err)
@@ -312,7 +298,7 @@ func (s *Server) runTeachStep(ctx context.Context, sess *session, raw []byte) *m
 	if err != nil {
 		return errorResult(err)
 	}
-	env, err := s.parseTeachEnvelope(p, a)
+	env, err := s.parseTeachEnvelope(p, tool, in)
 	if err != nil {
 		return errorResult(fmt.Errorf("nothing was shown: %w", err))
 	}
@@ -511,17 +497,11 @@ type teachStepEntry struct {
 
 func (s *Server) runTeachBatch(ctx context.Context, sess *session, raw []byte) *mcp.CallToolResult {
 	const tool = "teach_batch"
-	a, err := decodeArgs(tool, raw, []string{"steps"})
-	if err != nil {
+	in := &teachBatchArgs{}
+	if _, err := s.decodeArgs(tool, raw, in); err != nil {
 		return errorResult(err)
 	}
-	if !a.has("steps") {
-		return errorResult(a.missing("steps", `a list of steps such as [{"explanation": "…", "next_preview": "…", "actions": [...]}]`))
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(a.fields["steps"], &items); err != nil {
-		return errorResult(fmt.Errorf("%s: \"steps\" must be a list of objects, got %s", tool, abbreviate(a.fields["steps"])))
-	}
+	items := in.Steps
 	if len(items) == 0 {
 		return errorResult(fmt.Errorf("%s: \"steps\" is empty; give at least one step", tool))
 	}
@@ -548,12 +528,10 @@ func (s *Server) runTeachBatch(ctx context.Context, sess *session, raw []byte) *
 	_, _ = p.shot()
 	envs := make([]*teachEnvelope, len(items))
 	for i, item := range items {
-		sa, err := decodeArgs(fmt.Sprintf("step %d", i+1), item, teachEnvelopeFields)
-		if err == nil && sa.fields == nil {
-			err = fmt.Errorf("step %d must be an object with \"explanation\" and \"next_preview\"", i+1)
-		}
+		step := fmt.Sprintf("step %d", i+1)
+		_, err := s.decodeArgs(step, item.raw, &item)
 		if err == nil {
-			envs[i], err = s.parseTeachEnvelope(p, sa)
+			envs[i], err = s.parseTeachEnvelope(p, step, &item)
 		}
 		if err != nil {
 			return s.teachBatchResult(teachBatchInvalid, i, len(items), nil, err, nil)

@@ -1,8 +1,12 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -19,37 +23,77 @@ func (s *Server) coordWords() string {
 }
 
 // The argument types the coordinate tools share; argTypes gives their
-// shapes and bounds.
+// shapes and bounds, and each checks its own when decoded.
 type (
-	point       [2]float64 // [x, y]
-	region      [4]float64 // [x0, y0, x1, y1]
-	seconds     float64    // 0 to maxWait
-	wheelClicks int        // 1 to maxScrollAmount
-	presses     int        // 1 to maxKeyRepeat
-	direction   string     // up, down, left or right
+	seconds     struct{ num } // 0 to maxWait
+	wheelClicks struct{ num } // 1 to maxScrollAmount
+	presses     struct{ num } // 1 to maxKeyRepeat
+	direction   string        // up, down, left or right
+	// toggle is a boolean, on nil when not given.
+	toggle struct{ on *bool }
+	// displayRef is a display's name, or its numeric id.
+	displayRef string
 )
 
+func (s *seconds) UnmarshalJSON(b []byte) error { return s.within(b, 0, maxWait, false, "seconds") }
+func (s seconds) time() time.Duration           { return time.Duration(s.v * float64(time.Second)) }
+func (w *wheelClicks) UnmarshalJSON(b []byte) error {
+	return w.within(b, 1, maxScrollAmount, true, "wheel clicks")
+}
+func (p *presses) UnmarshalJSON(b []byte) error { return p.within(b, 1, maxKeyRepeat, true, "presses") }
+func (d *direction) UnmarshalJSON(b []byte) error {
+	return oneOf((*string)(d), b, "up", "down", "left", "right")
+}
+func (t *toggle) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &t.on) }
+func (toggle) expected() string                { return "true or false" }
+func (d *displayRef) UnmarshalJSON(b []byte) error {
+	var n json.Number
+	err := json.Unmarshal(b, (*string)(d))
+	if err != nil && json.Unmarshal(b, &n) == nil {
+		*d, err = displayRef(n), nil
+	}
+	return err
+}
+func (displayRef) expected() string { return "a display name or numeric id" }
+
+// oneOf decodes a string that must be one of options, in any case.
+func oneOf(dst *string, b []byte, options ...string) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	if v := strings.ToLower(strings.TrimSpace(s)); slices.Contains(options, v) {
+		*dst = v
+		return nil
+	}
+	return badValue(fmt.Sprintf("%q is not one of %s", s, strings.Join(quoteAll(options), ", ")))
+}
+
 func init() {
-	num := &jsonschema.Schema{Type: "number"}
-	argTypes[reflect.TypeFor[point]()] = &jsonschema.Schema{Type: "array", Items: num, MinItems: jsonschema.Ptr(2), MaxItems: jsonschema.Ptr(2)}
-	argTypes[reflect.TypeFor[region]()] = &jsonschema.Schema{Type: "array", Items: num, MinItems: jsonschema.Ptr(4), MaxItems: jsonschema.Ptr(4)}
+	number := &jsonschema.Schema{Type: "number"}
+	argTypes[reflect.TypeFor[point]()] = &jsonschema.Schema{Type: "array", Items: number, MinItems: jsonschema.Ptr(2), MaxItems: jsonschema.Ptr(2)}
+	argTypes[reflect.TypeFor[region]()] = &jsonschema.Schema{Type: "array", Items: number, MinItems: jsonschema.Ptr(4), MaxItems: jsonschema.Ptr(4)}
 	argTypes[reflect.TypeFor[seconds]()] = &jsonschema.Schema{Type: "number", Minimum: jsonschema.Ptr(0.0), Maximum: jsonschema.Ptr(maxWait)}
 	argTypes[reflect.TypeFor[wheelClicks]()] = &jsonschema.Schema{Type: "integer", Minimum: jsonschema.Ptr(1.0), Maximum: jsonschema.Ptr(float64(maxScrollAmount))}
 	argTypes[reflect.TypeFor[presses]()] = &jsonschema.Schema{Type: "integer", Minimum: jsonschema.Ptr(1.0), Maximum: jsonschema.Ptr(float64(maxKeyRepeat))}
 	argTypes[reflect.TypeFor[direction]()] = &jsonschema.Schema{Type: "string", Enum: []any{"up", "down", "left", "right"}}
+	argTypes[reflect.TypeFor[num]()] = number
+	argTypes[reflect.TypeFor[toggle]()] = &jsonschema.Schema{Type: "boolean"}
 }
 
 // showChange asks for an image of what the action changed (effect.go).
 type showChange struct {
-	ShowChange bool `json:"show_change,omitempty" jsonschema:"true returns, with the result, an image of just the region the action changed, at screenshot scale: a cheaper look than a new screenshot. Omit for the server's default."`
+	ShowChange toggle `json:"show_change,omitempty" jsonschema:"true returns, with the result, an image of just the region the action changed, at screenshot scale: a cheaper look than a new screenshot. Omit for the server's default."`
 }
+
+func (s *showChange) shown() *bool { return s.ShowChange.on }
 
 type (
 	zoomArgs struct {
 		Region region `json:"region" jsonschema:"[x0, y0, x1, y1]: top-left and bottom-right corners of the region, in {coords}."`
 	}
 	switchDisplayArgs struct {
-		Display string `json:"display" jsonschema:"The display's name or numeric id, as listed by screenshot."`
+		Display displayRef `json:"display" jsonschema:"The display's name or numeric id, as listed by screenshot."`
 	}
 	clickArgs struct {
 		Coordinate point  `json:"coordinate,omitzero" jsonschema:"Where to click: [x, y] in {coords}."`
@@ -79,7 +123,7 @@ type (
 		showChange
 	}
 	typeArgs struct {
-		Text string `json:"text" jsonschema:"The text to type."`
+		Text string `json:"text" max:"40000" jsonschema:"The text to type."`
 		showChange
 	}
 	keyArgs struct {
@@ -98,7 +142,7 @@ type (
 		App string `json:"app" jsonschema:"The application's desktop-entry id or name."`
 	}
 	writeClipboardArgs struct {
-		Text string `json:"text" jsonschema:"The text to put on the clipboard."`
+		Text string `json:"text" max:"524288" jsonschema:"The text to put on the clipboard."`
 	}
 )
 
@@ -113,7 +157,7 @@ func init() {
 			Destructive: true, OpenWorld: true, Batchable: true,
 			Families: coordinateFamilies,
 			Gate:     gate,
-			Parse:    func(p *parser, a *args) (*step, error) { return p.click(a, verb, button, count) },
+			Parse:    func(p *parser, a *args) (*step, error) { return p.click(a.tool, a.v.(*clickArgs), verb, button, count) },
 		}
 	}
 	register(
@@ -138,7 +182,7 @@ func init() {
 			ReadOnly: true, Idempotent: true,
 			Families: coordinateFamilies,
 			Gate:     looking,
-			Parse:    func(p *parser, a *args) (*step, error) { return p.zoom(a) },
+			Parse:    func(p *parser, a *args) (*step, error) { return p.zoom(a.tool, a.v.(*zoomArgs)) },
 		},
 		&Tool{
 			Name:  "switch_display",
@@ -149,7 +193,9 @@ func init() {
 			ReadOnly: true, Idempotent: true,
 			Families: coordinateFamilies,
 			Gate:     looking,
-			Parse:    func(p *parser, a *args) (*step, error) { return p.switchDisplay(a) },
+			Parse: func(p *parser, a *args) (*step, error) {
+				return p.switchDisplay(a.tool, string(a.v.(*switchDisplayArgs).Display))
+			},
 		},
 		&Tool{
 			Name:        "cursor_position",
@@ -175,7 +221,7 @@ func init() {
 			Gate: func(*Action) GateKind {
 				return GateKind{Input: true, PointTier: catalog.TierRead, What: "moving the pointer", BareOK: true}
 			},
-			Parse: func(p *parser, a *args) (*step, error) { return p.mouseMove(a) },
+			Parse: func(p *parser, a *args) (*step, error) { return p.mouseMove(a.tool, a.v.(*mouseMoveArgs)) },
 		},
 		&Tool{
 			Name:  "left_click_drag",
@@ -189,7 +235,7 @@ func init() {
 			Gate: func(a *Action) GateKind {
 				return GateKind{Input: true, Keys: a.Keys != "", OneCombo: true, PointTier: catalog.TierFull, What: "dragging" + holding(a.Keys), BareOK: true, CheckPixels: true}
 			},
-			Parse: func(p *parser, a *args) (*step, error) { return p.drag(a) },
+			Parse: func(p *parser, a *args) (*step, error) { return p.drag(a.tool, a.v.(*dragArgs)) },
 		},
 		&Tool{
 			Name:  "left_mouse_down",
@@ -200,7 +246,9 @@ func init() {
 			Destructive: true, OpenWorld: true, Batchable: true,
 			Families: coordinateFamilies,
 			Gate:     buttonGate,
-			Parse:    func(p *parser, a *args) (*step, error) { return p.mouseButton(a, true) },
+			Parse: func(p *parser, a *args) (*step, error) {
+				return p.mouseButton(a.tool, a.v.(*mouseDownArgs).Coordinate, true)
+			},
 		},
 		&Tool{
 			Name:        "left_mouse_up",
@@ -210,7 +258,9 @@ func init() {
 			Destructive: true, OpenWorld: true, Batchable: true,
 			Families: coordinateFamilies,
 			Gate:     buttonGate,
-			Parse:    func(p *parser, a *args) (*step, error) { return p.mouseButton(a, false) },
+			Parse: func(p *parser, a *args) (*step, error) {
+				return p.mouseButton(a.tool, a.v.(*mouseUpArgs).Coordinate, false)
+			},
 		},
 		&Tool{
 			Name:        "scroll",
@@ -222,7 +272,7 @@ func init() {
 			// (scrollEither).
 			Families: []string{ToolsCoordinates},
 			Gate:     scrollGate,
-			Parse:    func(p *parser, a *args) (*step, error) { return p.scroll(a) },
+			Parse:    func(p *parser, a *args) (*step, error) { return p.scroll(a.tool, a.v.(*scrollArgs)) },
 		},
 		&Tool{
 			Name:  "type",
@@ -233,7 +283,7 @@ func init() {
 			Destructive: true, OpenWorld: true, Batchable: true,
 			Families: coordinateFamilies,
 			Gate:     keyboard("typing", false),
-			Parse:    func(p *parser, a *args) (*step, error) { return p.typeText(a) },
+			Parse:    func(p *parser, a *args) (*step, error) { return p.typeText(a.tool, a.v.(*typeArgs).Text) },
 		},
 		&Tool{
 			Name:  "key",
@@ -247,7 +297,7 @@ func init() {
 			Destructive: true, OpenWorld: true, Batchable: true,
 			Families: coordinateFamilies,
 			Gate:     keyboard("pressing keys", false),
-			Parse:    func(p *parser, a *args) (*step, error) { return p.key(a) },
+			Parse:    func(p *parser, a *args) (*step, error) { return p.key(a.tool, a.v.(*keyArgs)) },
 		},
 		&Tool{
 			Name:        "hold_key",
@@ -257,7 +307,7 @@ func init() {
 			Destructive: true, OpenWorld: true, Batchable: true,
 			Families: coordinateFamilies,
 			Gate:     keyboard("holding keys", true),
-			Parse:    func(p *parser, a *args) (*step, error) { return p.holdKey(a) },
+			Parse:    func(p *parser, a *args) (*step, error) { return p.holdKey(a.tool, a.v.(*holdKeyArgs)) },
 		},
 		&Tool{
 			Name:        "wait",
@@ -269,7 +319,7 @@ func init() {
 			// Waiting for the screen to settle includes the settling of
 			// deskhand's own last action.
 			Gate:  func(*Action) GateKind { return GateKind{Settles: true} },
-			Parse: func(p *parser, a *args) (*step, error) { return p.wait(a) },
+			Parse: func(p *parser, a *args) (*step, error) { return p.wait(a.tool, a.v.(*waitArgs)) },
 		},
 		&Tool{
 			Name:  "open_application",
@@ -280,8 +330,10 @@ func init() {
 			OpenWorld: true,
 			Families:  coordinateFamilies,
 			// Judged by the gates' launch check.
-			Gate:  func(*Action) GateKind { return GateKind{Input: true, Launch: true} },
-			Parse: func(p *parser, a *args) (*step, error) { return p.openApplication(a) },
+			Gate: func(*Action) GateKind { return GateKind{Input: true, Launch: true} },
+			Parse: func(p *parser, a *args) (*step, error) {
+				return p.openApplication(a.tool, a.v.(*openApplicationArgs).App)
+			},
 		},
 		&Tool{
 			Name:        "read_clipboard",
@@ -300,7 +352,9 @@ func init() {
 			Destructive: true, Idempotent: true,
 			Families: coordinateFamilies,
 			Gate:     func(*Action) GateKind { return GateKind{Input: true, WritesClipboard: true} },
-			Parse:    func(p *parser, a *args) (*step, error) { return p.writeClipboard(a) },
+			Parse: func(p *parser, a *args) (*step, error) {
+				return p.writeClipboard(a.tool, a.v.(*writeClipboardArgs).Text)
+			},
 		},
 	)
 }
