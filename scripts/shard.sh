@@ -7,6 +7,7 @@
 # another. The package is compiled once.
 #
 # Usage: scripts/shard.sh N PACKAGE [go test build flags, e.g. -race]
+# With SKIP set to a regexp, the tests whose names match it are left out.
 set -euo pipefail
 
 shards=$1 pkg=$2
@@ -16,7 +17,8 @@ bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 go test -c -o "$bin/pkg.test" "$@" "$pkg"
 
-mapfile -t tests < <(cd "$dir" && "$bin/pkg.test" -test.list '.*' | grep -E '^(Test|Example)')
+mapfile -t tests < <(cd "$dir" && "$bin/pkg.test" -test.list '.*' | grep -E '^(Test|Example)' |
+  if [[ -n ${SKIP:-} ]]; then grep -vE "$SKIP"; else cat; fi)
 if ((${#tests[@]} == 0)); then
   echo "shard.sh: $pkg has no tests" >&2
   exit 1

@@ -65,7 +65,10 @@ func TestMain(m *testing.M) {
 }
 
 // deskhandBinary builds ./cmd/deskhand once per test run, or returns
-// $DESKHAND_BIN when it is set.
+// $DESKHAND_BIN when it is set. It builds with -race under `go test -race`
+// or with DESKHAND_E2E_RACE set: `make go-race` runs these tests without
+// -race (their PNG decoding and pixel counts cost more than the rest) and
+// races the server they drive.
 func deskhandBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -84,7 +87,7 @@ func deskhandBinary(t *testing.T) string {
 		}
 		binPath = filepath.Join(binDir, "deskhand")
 		args := []string{"build", "-o", binPath}
-		if raceEnabled {
+		if raceEnabled || os.Getenv("DESKHAND_E2E_RACE") != "" {
 			args = append(args, "-race")
 		}
 		cmd := exec.Command("go", append(args, "./cmd/deskhand")...)
