@@ -121,6 +121,9 @@ type CaptureRequest struct {
 	Keep       []uint32 `json:"keep,omitempty"`
 	// MaskColor is the RGB paint colour; nil means the helper's default.
 	MaskColor *[3]uint8 `json:"mask_color,omitempty"`
+	// Preview, for the supervisor's gates only (never sent): the image is
+	// shown to the model but is not what later clicks are checked against.
+	Preview bool `json:"-"`
 }
 
 // Capture is a screenshot.

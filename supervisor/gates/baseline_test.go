@@ -394,3 +394,35 @@ func TestStalenessAfterInputWhereDrawn(t *testing.T) {
 		t.Fatalf("click where nothing was drawn: %v", err)
 	}
 }
+
+// TestPreviewKeepsTheReference: an image of what an action changed (a
+// preview) is not what clicks are checked against. The screenshot's area
+// is read again as the reference, and a change the model has not seen
+// stays refused.
+func TestPreviewKeepsTheReference(t *testing.T) {
+	ctx := context.Background()
+	f, d := capturedBaseline(t)
+	d.diffs = []int{5000} // a dialog drew over the target before the input
+	if err := f.exec.MoveMouse(ctx, *onNothing); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.g.awaitReference(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := len(d.captures)
+	crop := bridge.Rect{X: 10, Y: 10, Width: 50, Height: 20}
+	if _, err := f.exec.Capture(ctx, bridge.CaptureRequest{Rect: &crop, Preview: true}); err != nil {
+		t.Fatal(err)
+	}
+	click := mcpserver.Action{Tool: "left_click", Target: onZenity}
+	if err := f.check(click); err == nil || !strings.Contains(err.Error(), "take a new screenshot") {
+		t.Errorf("click on a change the model has not seen, after a preview elsewhere: %v", err)
+	}
+	full := bridge.Rect{Width: 1920, Height: 1080}
+	if got := d.captures[n:]; len(got) != 2 || got[1].Rect == nil || *got[1].Rect != full {
+		t.Errorf("captures for the preview: %+v, want the crop then the screenshot's area again", got)
+	}
+	if f.g.last == nil || *f.g.last != full {
+		t.Errorf("reference after the preview: %v, want the screenshot's area %v", f.g.last, full)
+	}
+}

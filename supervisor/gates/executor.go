@@ -69,6 +69,39 @@ func (e *guarded) ReleaseAll(ctx context.Context) error {
 }
 
 func (e *guarded) Capture(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
+	if req.Preview {
+		return e.preview(ctx, req)
+	}
+	return e.capture(ctx, req)
+}
+
+// preview captures req without making it what clicks are checked
+// against. The helper keeps one reference, its latest capture, so the
+// reference before is read again (as a 1×1 image nobody sees), and the
+// changes the model has not seen stay refused (foreign). Should that read
+// fail, the preview stays the reference: clicks outside it are refused
+// until a new screenshot, which is the safe way to be wrong.
+func (e *guarded) preview(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
+	g := e.g
+	g.mu.Lock()
+	last, foreign, rects := g.last, g.foreign, g.foreignRects
+	g.mu.Unlock()
+	img, err := e.capture(ctx, req)
+	if err != nil || last == nil {
+		return img, err
+	}
+	ref := *last
+	if _, err := e.capture(ctx, bridge.CaptureRequest{Rect: &ref, Width: 1, Height: 1, Format: bridge.FormatPNG}); err != nil {
+		g.log.Debug("restoring the staleness reference after a preview", "err", err)
+		return img, nil
+	}
+	g.mu.Lock()
+	g.foreign, g.foreignRects = foreign, rects
+	g.mu.Unlock()
+	return img, nil
+}
+
+func (e *guarded) capture(ctx context.Context, req bridge.CaptureRequest) (*bridge.Capture, error) {
 	if err := e.g.supersedeSettling(ctx); err != nil {
 		return nil, err
 	}

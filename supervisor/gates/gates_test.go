@@ -207,7 +207,11 @@ func (d *fakeDesktop) Capture(ctx context.Context, req bridge.CaptureRequest) (*
 		}
 	}
 	d.mu.Unlock()
-	return &bridge.Capture{Format: "png", Width: 1920, Height: 1080, Source: bridge.Rect{Width: 1920, Height: 1080},
+	src := bridge.Rect{Width: 1920, Height: 1080}
+	if req.Rect != nil {
+		src = *req.Rect
+	}
+	return &bridge.Capture{Format: "png", Width: 1920, Height: 1080, Source: src,
 		Masked: masked, MaskOthers: d.excludes && req.MaskOthers}, nil
 }
 

@@ -319,7 +319,9 @@ func (s *Server) attachCrop(ctx context.Context, sess *session, shown []geometry
 		return
 	}
 	rect := bridge.Rect{X: x0, Y: y0, Width: x1 - x0, Height: y1 - y0}
-	req := bridge.CaptureRequest{Rect: &rect, Format: s.format}
+	// A preview: the model keeps the screenshot's whole display in view,
+	// so clicks outside the crop stay checked against it.
+	req := bridge.CaptureRequest{Rect: &rect, Format: s.format, Preview: true}
 	w := max(1, rect.Width*shot.Image.Width/shot.Logical.Width)
 	h := max(1, rect.Height*shot.Image.Height/shot.Logical.Height)
 	if w != rect.Width || h != rect.Height {
