@@ -143,21 +143,33 @@ type A11yTree struct {
 	CaptureErr error    `json:"-"`
 }
 
-// A11yActRequest is one a11y_act call: Op is "action" (with Action),
-// "set_text" or "insert_text" (with Text), "set_value" (with Value),
-// "focus", "scroll_to" or "select".
+// A11yActRequest is one a11y_act call. Op names what to do and Args holds
+// that op's own parameters ("action", "text", "value": PROTOCOL.md lists
+// them per op), sent beside pid, ref and op, so a new op needs no change
+// here.
 //
 // With Expect the helper reads the element afresh first and refuses with
 // stale_element, doing nothing, when its role, name or bounds differ: the
 // staleness check and the action in one request.
 type A11yActRequest struct {
-	PID    int         `json:"pid"`
-	Ref    string      `json:"ref"`
-	Op     string      `json:"op"`
-	Action string      `json:"action,omitempty"`
-	Text   *string     `json:"text,omitempty"`
-	Value  *float64    `json:"value,omitempty"`
-	Expect *A11yExpect `json:"expect,omitempty"`
+	PID    int
+	Ref    string
+	Op     string
+	Args   map[string]any
+	Expect *A11yExpect
+}
+
+// MarshalJSON flattens Args into the request object.
+func (r A11yActRequest) MarshalJSON() ([]byte, error) {
+	m := make(map[string]any, len(r.Args)+4)
+	for k, v := range r.Args {
+		m[k] = v
+	}
+	m["pid"], m["ref"], m["op"] = r.PID, r.Ref, r.Op
+	if r.Expect != nil {
+		m["expect"] = r.Expect
+	}
+	return json.Marshal(m)
 }
 
 // A11yExpect is what the caller saw of an element: Bounds nil (sent as

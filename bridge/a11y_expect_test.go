@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"testing"
@@ -43,5 +44,20 @@ func TestStaleChange(t *testing.T) {
 		if why, ok := StaleChange(err); ok {
 			t.Errorf("StaleChange(%v) = %q, true; want false", err, why)
 		}
+	}
+}
+
+// An op's own parameters travel beside pid, ref and op, and cannot
+// replace them.
+func TestA11yActRequestWire(t *testing.T) {
+	req := A11yActRequest{PID: 7, Ref: ":1.5/e", Op: "insert_text", Args: map[string]any{"text": "Ada", "op": "focus", "pid": 1},
+		Expect: &A11yExpect{Role: "text", Name: "Name"}}
+	got, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"expect":{"role":"text","name":"Name","bounds":null},"op":"insert_text","pid":7,"ref":":1.5/e","text":"Ada"}`
+	if string(got) != want {
+		t.Errorf("a11y_act request on the wire:\n got %s\nwant %s", got, want)
 	}
 }

@@ -220,7 +220,7 @@ func TestCaptureStopsTheSettlingAtOnce(t *testing.T) {
 func TestStalenessAfterElementAction(t *testing.T) {
 	f, d := capturedBaseline(t)
 	ctx := context.Background()
-	if err := f.exec.A11yAct(ctx, bridge.A11yActRequest{PID: zenityApp.PID, Ref: "r", Op: "action", Action: "click"}); err != nil {
+	if err := f.exec.A11yAct(ctx, bridge.A11yActRequest{PID: zenityApp.PID, Ref: "r", Op: "action", Args: map[string]any{"action": "click"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.g.awaitReference(ctx); err != nil {

@@ -60,12 +60,12 @@ func (f *fakeExecutor) widgetFactory() {
 					n.States = append(n.States, "checked")
 				}
 			case r.Op == "set_text":
-				n.Value = str(*r.Text)
+				n.Value = str(r.Args["text"].(string))
 			case r.Op == "insert_text":
-				n.Value = str(*n.Value + *r.Text)
+				n.Value = str(*n.Value + r.Args["text"].(string))
 			case r.Op == "set_value":
 				rg := *n.Range // a new value: states hold the old one
-				rg.Current = *r.Value
+				rg.Current = r.Args["value"].(float64)
 				n.Range = &rg
 			}
 		}
@@ -310,11 +310,11 @@ func TestElementActions(t *testing.T) {
 	}
 
 	wantActs := []bridge.A11yActRequest{
-		{PID: fakePID, Ref: ":1.5/btn", Op: "action", Action: "click"},
-		{PID: fakePID, Ref: ":1.5/chk", Op: "action", Action: "click"},
-		{PID: fakePID, Ref: ":1.5/ent", Op: "insert_text", Text: str("Ada")},
-		{PID: fakePID, Ref: ":1.5/sld", Op: "set_value", Value: func() *float64 { v := 75.0; return &v }()},
-		{PID: fakePID, Ref: ":1.5/exp", Op: "action", Action: "activate"},
+		{PID: fakePID, Ref: ":1.5/btn", Op: "action", Args: map[string]any{"action": "click"}},
+		{PID: fakePID, Ref: ":1.5/chk", Op: "action", Args: map[string]any{"action": "click"}},
+		{PID: fakePID, Ref: ":1.5/ent", Op: "insert_text", Args: map[string]any{"text": "Ada"}},
+		{PID: fakePID, Ref: ":1.5/sld", Op: "set_value", Args: map[string]any{"value": 75.0}},
+		{PID: fakePID, Ref: ":1.5/exp", Op: "action", Args: map[string]any{"action": "activate"}},
 	}
 	done := fake.actsDone()
 	if d := cmp.Diff(wantActs, done, cmpopts.IgnoreFields(bridge.A11yActRequest{}, "Expect")); d != "" {

@@ -483,7 +483,7 @@ func (p *parser) elemClick(tool string, in *elemClickArgs) (*step, error) {
 			}
 			switch {
 			case act.Background:
-				if err := p.a11yAct(ctx, t, bridge.A11yActRequest{Op: "action", Action: act.Op, Expect: t.expectOf()}); err != nil {
+				if err := p.a11yAct(ctx, t, bridge.A11yActRequest{Op: "action", Args: map[string]any{"action": act.Op}, Expect: t.expectOf()}); err != nil {
 					return nil, err
 				}
 				data["action"] = act.Op
@@ -619,7 +619,7 @@ func (p *parser) elemTypeText(tool string, in *typeTextArgs) (*step, error) {
 		run: func(ctx context.Context, t *target, act Action) (*outcome, error) {
 			how, path := ran(act.Background)
 			if act.Background {
-				if err := p.a11yAct(ctx, t, bridge.A11yActRequest{Op: "insert_text", Text: &text}); err != nil {
+				if err := p.a11yAct(ctx, t, bridge.A11yActRequest{Op: "insert_text", Args: map[string]any{"text": text}}); err != nil {
 					return nil, err
 				}
 				return &outcome{text: fmt.Sprintf("Inserted %d characters into %s %s.", n, t.desc(), how), data: map[string]any{"characters": n, "path": path, "element_id": r.id}}, nil
@@ -722,7 +722,7 @@ func (p *parser) performAction(tool string, in *performActionArgs) (*step, error
 			return fmt.Errorf("%s does not expose the action %q; it exposes: %s. Use one of those names exactly", t.desc(), name, quoteList(t.fresh.Actions))
 		},
 		run: func(ctx context.Context, t *target, act Action) (*outcome, error) {
-			if err := p.a11yAct(ctx, t, bridge.A11yActRequest{Op: "action", Action: act.Op}); err != nil {
+			if err := p.a11yAct(ctx, t, bridge.A11yActRequest{Op: "action", Args: map[string]any{"action": act.Op}}); err != nil {
 				return nil, err
 			}
 			how, path := ran(true)

@@ -69,7 +69,9 @@ func (p *parser) setValue(tool string, in *setValueArgs) (*step, error) {
 func planValue(t *target, id int, kind string, raw json.RawMessage) (*valueOp, error) {
 	n := t.fresh
 	desc := fmt.Sprintf("element %d (%s)", id, describeNode(n))
-	act := func(op string) bridge.A11yActRequest { return bridge.A11yActRequest{Ref: n.Ref, Op: op} }
+	act := func(op, key string, v any) bridge.A11yActRequest {
+		return bridge.A11yActRequest{Ref: n.Ref, Op: op, Args: map[string]any{key: v}}
+	}
 	switch kind {
 	case "bool":
 		var want bool
@@ -87,8 +89,7 @@ func planValue(t *target, id int, kind string, raw json.RawMessage) (*valueOp, e
 		if !ok {
 			return nil, fmt.Errorf("%s exposes no action to toggle it (it exposes %s): click it instead", desc, quoteList(n.Actions))
 		}
-		r := act("action")
-		r.Action = name
+		r := act("action", "action", name)
 		return &valueOp{acts: []bridge.A11yActRequest{r}, say: fmt.Sprintf("%s %s", map[bool]string{true: "Checked", false: "Unchecked"}[want], desc)}, nil
 	case "number":
 		v, _ := strconv.ParseFloat(string(raw), 64)
@@ -116,16 +117,14 @@ func planValue(t *target, id int, kind string, raw json.RawMessage) (*valueOp, e
 			if !ok {
 				return nil, fmt.Errorf("%s exposes no action to expand or collapse it (it exposes %s)", desc, quoteList(n.Actions))
 			}
-			r := act("action")
-			r.Action = name
+			r := act("action", "action", name)
 			return &valueOp{acts: []bridge.A11yActRequest{r}, say: fmt.Sprintf("%s %s", map[bool]string{true: "Expanded", false: "Collapsed"}[want], desc)}, nil
 		}
 		if w := windowStateWord(s); w != "" && isWindowElement(t, id) {
 			return planWindowState(t, desc, w)
 		}
 		if has(n.Interfaces, "editable_text") {
-			r := act("set_text")
-			r.Text = &s
+			r := act("set_text", "text", s)
 			return &valueOp{acts: []bridge.A11yActRequest{r}, say: fmt.Sprintf("Set the text of %s to %d characters", desc, utf8.RuneCountInString(s))}, nil
 		}
 		if v, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && n.Range != nil {
@@ -152,7 +151,7 @@ func numberValue(n bridge.A11yNode, desc string, v float64) (*valueOp, error) {
 	if r := n.Range; r != nil && (v < r.Min || v > r.Max) {
 		return nil, fmt.Errorf("%v is outside the range of %s, %s–%s: give a value in it", v, desc, fmtNum(r.Min), fmtNum(r.Max))
 	}
-	return &valueOp{acts: []bridge.A11yActRequest{{Ref: n.Ref, Op: "set_value", Value: &v}}, say: fmt.Sprintf("Set %s to %s", desc, fmtNum(v))}, nil
+	return &valueOp{acts: []bridge.A11yActRequest{{Ref: n.Ref, Op: "set_value", Args: map[string]any{"value": v}}}, say: fmt.Sprintf("Set %s to %s", desc, fmtNum(v))}, nil
 }
 
 // scrollValue sets the scroll bars under the element (or the element, a
@@ -201,7 +200,7 @@ func scrollValue(t *target, desc string, obj map[string]json.RawMessage) (*value
 			continue
 		}
 		v := n.Range.Min + pct/100*(n.Range.Max-n.Range.Min)
-		op.acts = append(op.acts, bridge.A11yActRequest{Ref: n.Ref, Op: "set_value", Value: &v})
+		op.acts = append(op.acts, bridge.A11yActRequest{Ref: n.Ref, Op: "set_value", Args: map[string]any{"value": v}})
 		said = append(said, fmt.Sprintf("%s to %g%%", axis, pct))
 		delete(want, axis)
 	}
