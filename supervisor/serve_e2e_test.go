@@ -466,7 +466,7 @@ func TestServeToolsAndHelp(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	// The registry declares the family's tools (the snapshots of
-	// mcpserver's testdata/toolsnaps hold their surface).
+	// mcpserver's testdata/tools.json holds their surface).
 	var want []string
 	for _, tool := range mcpserver.Tools(mcpserver.ProfileDefault, mcpserver.ToolsCoordinates) {
 		if !tool.Teaching {

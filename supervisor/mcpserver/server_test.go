@@ -24,7 +24,7 @@ import (
 )
 
 // wantTools is the coordinate family's tools as the registry declares
-// them; testdata/toolsnaps holds their surface.
+// them; testdata/tools.json holds their surface.
 func wantTools() (names []string) {
 	for _, t := range Tools(ProfileDefault, ToolsCoordinates) {
 		if !t.Teaching && !t.Consent {

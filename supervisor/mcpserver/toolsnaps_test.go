@@ -7,61 +7,71 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden tool schemas in testdata/toolsnaps")
+var update = flag.Bool("update", false, "rewrite the golden tool lists in testdata/tools*.json")
 
-// TestToolSnapshots compares every tool's definition, as a client receives
-// it, with testdata/toolsnaps/<tool>.json, so that any change to the tool
-// surface is a reviewed diff. Refresh them with `go test -run
-// TestToolSnapshots -update`.
+// TestToolSnapshots compares the tool list, as a client receives it, with
+// testdata/tools.json (the openai profile's with tools_openai.json), so
+// that any change to the tool surface is a reviewed diff. Refresh them
+// with `go test ./supervisor/mcpserver -run TestToolSnapshots -update`.
 func TestToolSnapshots(t *testing.T) {
-	h := start(t, newFake(), Options{Consent: newTestConsent(t), Teach: true})
+	t.Run("default", func(t *testing.T) {
+		snapshot(t, start(t, newFake(), Options{Consent: newTestConsent(t), Teach: true}), "tools.json")
+	})
+	t.Run("openai", func(t *testing.T) {
+		snapshot(t, start(t, newFake(), Options{ToolProfile: ProfileOpenAI}), "tools_openai.json")
+	})
+}
+
+func snapshot(t *testing.T, h *harness, name string) {
 	res, err := h.cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join("testdata", "toolsnaps")
+	got, err := json.MarshalIndent(res.Tools, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", name)
 	if *update {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		return
 	}
-	var seen []string
-	for _, tool := range res.Tools {
-		got, err := json.MarshalIndent(tool, "", "  ")
-		if err != nil {
-			t.Fatal(err)
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no snapshot (%v); run `go test ./supervisor/mcpserver -run TestToolSnapshots -update` and review it", err)
+	}
+	if bytes.Equal(got, want) {
+		return
+	}
+	// Name the tools that differ.
+	byName := func(raw []byte) map[string]string {
+		var tools []json.RawMessage
+		_ = json.Unmarshal(raw, &tools)
+		m := map[string]string{}
+		for _, tool := range tools {
+			var n struct{ Name string }
+			var b bytes.Buffer
+			_ = json.Unmarshal(tool, &n)
+			_ = json.Indent(&b, tool, "", "  ")
+			m[n.Name] = b.String()
 		}
-		got = append(got, '\n')
-		path := filepath.Join(dir, tool.Name+".json")
-		seen = append(seen, tool.Name+".json")
-		if *update {
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Errorf("tool %s has no snapshot (%v); run `go test ./supervisor/mcpserver -run TestToolSnapshots -update` and review it", tool.Name, err)
-			continue
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("tool %s differs from %s; if the change is intended, refresh it with -update and review the diff.\ngot:\n%s", tool.Name, path, got)
+		return m
+	}
+	was, now := byName(want), byName(got)
+	for name, tool := range now {
+		if was[name] != tool {
+			t.Errorf("tool %s differs from %s (or is new); if the change is intended, refresh it with -update and review the diff.\ngot:\n%s", name, path, tool)
 		}
 	}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".json") && !slices.Contains(seen, e.Name()) {
-			if *update {
-				os.Remove(filepath.Join(dir, e.Name()))
-				continue
-			}
-			t.Errorf("snapshot %s has no tool; delete it (or run with -update)", e.Name())
+	for name := range was {
+		if _, ok := now[name]; !ok {
+			t.Errorf("tool %s in %s is gone; refresh it with -update if that is intended", name, path)
 		}
 	}
 }
