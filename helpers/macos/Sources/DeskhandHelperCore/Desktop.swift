@@ -162,30 +162,6 @@ public struct A11yTreeRequest: Equatable, Sendable {
     }
 }
 
-/// What `a11y_act` does to an element, through the accessibility API only.
-public enum A11yOperation: Equatable, Sendable {
-    case action(String)
-    case setText(String)
-    case insertText(String)
-    case setValue(Double)
-    case focus
-    case scrollTo
-    case select
-
-    /// The op's protocol name.
-    public var name: String {
-        switch self {
-        case .action: return "action"
-        case .setText: return "set_text"
-        case .insertText: return "insert_text"
-        case .setValue: return "set_value"
-        case .focus: return "focus"
-        case .scrollTo: return "scroll_to"
-        case .select: return "select"
-        }
-    }
-}
-
 /// `teach_show` after its parameters were checked.
 public struct TeachRequest: Equatable, Sendable {
     public var explanation: String

@@ -170,7 +170,7 @@ public final class RequestHandler {
         case "a11y_act":
             let pid = try Self.pid(p)
             let ref = try Self.ref(p)
-            let operation = try Self.operation(p)
+            let operation = try A11yOperation(p)
             try await desktop.a11yAct(pid: pid, ref: ref, operation)
             result = ["ok": true, "op": .string(operation.name)]
         case "teach_show":
@@ -236,43 +236,6 @@ public final class RequestHandler {
             maxNodes: try p.int("max_nodes", in: 1...100_000) ?? 2000,
             maxDepth: try p.int("max_depth", in: 1...1000) ?? 60,
             deadlineMilliseconds: try p.int("deadline_ms", in: 1...60_000) ?? 2000)
-    }
-
-    static let operations = ["action", "set_text", "insert_text", "set_value", "focus", "scroll_to", "select"]
-
-    static func operation(_ p: Params) throws -> A11yOperation {
-        let op = try p.requiredString("op")
-        switch op {
-        case "action":
-            let action = try p.requiredString("action")
-            if action.isEmpty {
-                throw p.bad("\"action\" must name one of the element's actions (its \"actions\" in a11y_tree)")
-            }
-            return .action(action)
-        case "set_text":
-            return .setText(try p.requiredString("text"))
-        case "insert_text":
-            return .insertText(try p.requiredString("text"))
-        case "set_value":
-            guard let value = p.value("value") else {
-                throw p.bad("\"value\" is required (a number inside the element's range)")
-            }
-            let number: Double
-            switch value {
-            case .int(let int): number = Double(int)
-            case .double(let double) where double.isFinite: number = double
-            default: throw p.bad("\"value\" must be a number, got \(value.serializedString())")
-            }
-            return .setValue(number)
-        case "focus":
-            return .focus
-        case "scroll_to":
-            return .scrollTo
-        case "select":
-            return .select
-        default:
-            throw p.bad("\"op\" must be one of \(operations.map { quoted($0) }.joined(separator: ", ")), got \(quoted(op))")
-        }
     }
 
     static func teachRequest(_ p: Params) throws -> TeachRequest {
