@@ -120,9 +120,9 @@ func TestLiftedCaptureDecodes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("decodeCaptureFrom: %v", err)
 			}
-			want, err := decodeCapture([]byte(result))
+			want, err := decodeCaptureFrom([]byte(result), nil)
 			if err != nil {
-				t.Fatalf("decodeCapture: %v", err)
+				t.Fatalf("decodeCaptureFrom: %v", err)
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("lifted decode differs from the plain one (-plain +lifted):\n%s", diff)

@@ -93,10 +93,10 @@ func FuzzResponseDecode(f *testing.F) {
 func FuzzCaptureResultDecode(f *testing.F) {
 	f.Add([]byte(`{"format":"png","data":"iVBORw0KGgo=","width":1,"height":1,"source":{"x":0,"y":0,"width":1,"height":1},"display":1,"masked":[],"method":"shm","capture_id":1}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		shot, err := decodeCapture(raw)
+		shot, err := decodeCaptureFrom(raw, nil)
 		if err != nil {
 			if !errors.Is(err, ErrProtocol) {
-				t.Fatalf("decodeCapture error %v does not wrap ErrProtocol", err)
+				t.Fatalf("decodeCaptureFrom error %v does not wrap ErrProtocol", err)
 			}
 			return
 		}
@@ -104,17 +104,17 @@ func FuzzCaptureResultDecode(f *testing.F) {
 		case shot.Format == FormatPNG && !bytes.HasPrefix(shot.Data, []byte("\x89PNG\r\n\x1a\n")),
 			shot.Format == FormatJPEG && !bytes.HasPrefix(shot.Data, []byte{0xff, 0xd8, 0xff}),
 			shot.Format != FormatPNG && shot.Format != FormatJPEG:
-			t.Fatalf("decodeCapture accepted %q data %q", shot.Format, shot.Data[:min(len(shot.Data), 8)])
+			t.Fatalf("decodeCaptureFrom accepted %q data %q", shot.Format, shot.Data[:min(len(shot.Data), 8)])
 		case shot.Width <= 0 || shot.Height <= 0 || shot.Source.Width <= 0 || shot.Source.Height <= 0:
-			t.Fatalf("decodeCapture accepted empty sizes: %+v", shot)
+			t.Fatalf("decodeCaptureFrom accepted empty sizes: %+v", shot)
 		}
 		again, err := json.Marshal(shot)
 		if err != nil {
 			t.Fatalf("re-encoding %+v: %v", shot, err)
 		}
-		back, err := decodeCapture(again)
+		back, err := decodeCaptureFrom(again, nil)
 		if err != nil {
-			t.Fatalf("decodeCapture of the re-encoded %s: %v", again, err)
+			t.Fatalf("decodeCaptureFrom of the re-encoded %s: %v", again, err)
 		}
 		if diff := cmp.Diff(shot, back); diff != "" {
 			t.Fatalf("capture round trip mismatch (-first +second):\n%s", diff)

@@ -225,15 +225,10 @@ type captureWire struct {
 	Data *string `json:"data"` // shadows Capture.Data
 }
 
-// decodeCapture decodes a capture result and checks that it holds the
+// decodeCaptureFrom decodes a capture result and checks that it holds the
 // image it claims to: a known format whose bytes start with that format's
-// signature, and positive sizes.
-func decodeCapture(raw []byte) (*Capture, error) {
-	return decodeCaptureFrom(raw, nil)
-}
-
-// decodeCaptureFrom is decodeCapture for a result whose long strings were
-// lifted out into blobs (see blobStore). The image is base64-decoded
+// signature, and positive sizes. Its long strings may have been lifted out
+// into blobs (see blobStore; nil when none were). The image is base64-decoded
 // straight from its literal: through encoding/json, a 280 KB image would
 // be scanned twice before being decoded, which costs several times the
 // decoding itself.

@@ -233,12 +233,12 @@ func TestDecodeCapture(t *testing.T) {
 		{"no data", `{"format":"png","width":2,"height":1,"source":{"x":0,"y":0,"width":4,"height":2}}`, false},
 	}
 	for _, tt := range tests {
-		shot, err := decodeCapture([]byte(tt.raw))
+		shot, err := decodeCaptureFrom([]byte(tt.raw), nil)
 		if (err == nil) != tt.ok {
-			t.Errorf("decodeCapture(%s) = %+v, %v; want ok %v", tt.name, shot, err, tt.ok)
+			t.Errorf("decodeCaptureFrom(%s) = %+v, %v; want ok %v", tt.name, shot, err, tt.ok)
 		}
 		if err != nil && !errors.Is(err, ErrProtocol) {
-			t.Errorf("decodeCapture(%s) error %v does not wrap ErrProtocol", tt.name, err)
+			t.Errorf("decodeCaptureFrom(%s) error %v does not wrap ErrProtocol", tt.name, err)
 		}
 	}
 }

@@ -104,9 +104,6 @@ func defaultCatalog() *Catalog {
 	return defaultCat
 }
 
-// Default returns the embedded catalog.
-func Default() *Catalog { return defaultCatalog() }
-
 // Parse reads a catalog in the apps.json format and checks it.
 func Parse(data []byte) (*Catalog, error) {
 	var f file

@@ -122,9 +122,6 @@ func New(opts Options) (*Manager, error) {
 // Session is this server session's grants.
 func (m *Manager) Session() *Session { return m.session }
 
-// Policy is the managed policy in force.
-func (m *Manager) Policy() Policy { return m.policy }
-
 // Denials is the store of remembered denials.
 func (m *Manager) Denials() *Denials { return m.denials }
 

@@ -47,11 +47,6 @@ const (
 	DefaultTokenPx     = 28
 )
 
-// DefaultLimits returns the default limits.
-func DefaultLimits() Limits {
-	return Limits{MaxLongEdge: DefaultMaxLongEdge, MaxTokens: DefaultMaxTokens, TokenPx: DefaultTokenPx}
-}
-
 // Validate reports limits that no image can meet.
 func (l Limits) Validate() error {
 	switch {

@@ -113,8 +113,8 @@ func TestTokens(t *testing.T) {
 }
 
 func TestLimitsValidate(t *testing.T) {
-	if err := DefaultLimits().Validate(); err != nil {
-		t.Errorf("DefaultLimits().Validate() = %v, want nil", err)
+	if err := (Limits{MaxLongEdge: DefaultMaxLongEdge, MaxTokens: DefaultMaxTokens, TokenPx: DefaultTokenPx}).Validate(); err != nil {
+		t.Errorf("the default limits do not validate: %v", err)
 	}
 	for _, l := range []Limits{{MaxLongEdge: 0, MaxTokens: 1, TokenPx: 1}, {MaxLongEdge: 1, MaxTokens: -3, TokenPx: 1}, {MaxLongEdge: 1, MaxTokens: 1}} {
 		if err := l.Validate(); err == nil {

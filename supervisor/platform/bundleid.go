@@ -8,7 +8,7 @@ import (
 // BundleID is a macOS bundle identifier ("com.apple.Safari"), the identity
 // the safety layer keys a macOS app on: allowlists, tiers, the catalog and
 // denials. Launch Services compares bundle ids without regard to case, and
-// so does Equal.
+// so does the catalog.
 type BundleID string
 
 // ParseBundleID checks s against Apple's rules for CFBundleIdentifier:
@@ -35,9 +35,3 @@ func ParseBundleID(s string) (BundleID, error) {
 	}
 	return BundleID(s), nil
 }
-
-// Equal reports whether two bundle ids name the same app.
-func (b BundleID) Equal(other BundleID) bool { return strings.EqualFold(string(b), string(other)) }
-
-// Key is the form to use as a map key: lower case.
-func (b BundleID) Key() string { return strings.ToLower(string(b)) }

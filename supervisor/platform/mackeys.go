@@ -82,16 +82,6 @@ var MacKeys = []MacKey{
 	{0x0000ffbd, 0x51, 0},   // KP_Equal
 }
 
-// MacKeyForKeysym finds the layout-independent key for an X keysym.
-func MacKeyForKeysym(keysym uint32) (MacKey, bool) {
-	for _, k := range MacKeys {
-		if k.Keysym == keysym {
-			return k, true
-		}
-	}
-	return MacKey{}, false
-}
-
 // macANSI maps the characters of the US (ANSI) layout to the virtual key
 // codes of their keys (kVK_ANSI_*).
 var macANSI = map[rune]uint16{

@@ -82,16 +82,14 @@ func TestKeyLayoutShortcutMissingKey(t *testing.T) {
 }
 
 func TestMacKeyCodeShortcut(t *testing.T) {
-	for _, s := range []string{"cmd+shift+3", "shift+cmd+4", "ctrl+opt+cmd+.", "cmd+opt+d"} {
-		c, err := ParseCombo(s)
-		if err != nil || !MacKeyCodeShortcut(c) {
-			t.Errorf("MacKeyCodeShortcut(%q) = false (%v), want true", s, err)
+	for _, c := range []Combo{{Command | Shift, "3"}, {Shift | Command, "4"}, {Control | Option | Command, "."}, {Command | Option, "d"}} {
+		if !MacKeyCodeShortcut(c) {
+			t.Errorf("MacKeyCodeShortcut(%v) = false, want true", c)
 		}
 	}
-	for _, s := range []string{"cmd+q", "cmd+h", "cmd+a", "cmd+3"} {
-		c, _ := ParseCombo(s)
+	for _, c := range []Combo{{Command, "q"}, {Command, "h"}, {Command, "a"}, {Command, "3"}} {
 		if MacKeyCodeShortcut(c) {
-			t.Errorf("MacKeyCodeShortcut(%q) = true, want false", s)
+			t.Errorf("MacKeyCodeShortcut(%v) = true, want false", c)
 		}
 	}
 }

@@ -5,10 +5,7 @@
 // app identity by bundle id.
 package platform
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // Modifier is one modifier key of a combination.
 type Modifier uint8
@@ -133,16 +130,6 @@ var MacSystemShortcuts = []Shortcut{
 
 func combo(mods Modifier, key string) Combo { return Combo{Mods: mods, Key: key} }
 
-// modifierAliases maps every accepted modifier name (X keysym names,
-// xdotool names, robotgo names, Mac names and symbols) to its modifier.
-var modifierAliases = map[string]Modifier{
-	"cmd": Command, "command": Command, "super": Command, "meta": Command, "win": Command, "⌘": Command,
-	"opt": Option, "option": Option, "alt": Option, "⌥": Option,
-	"ctrl": Control, "control": Control, "ctl": Control, "⌃": Control,
-	"shift": Shift, "⇧": Shift,
-	"fn": Function, "function": Function, "globe": Function,
-}
-
 // keyAliases maps other names of a key to its canonical name.
 var keyAliases = map[string]string{
 	"enter": "return", "kp_enter": "return",
@@ -166,55 +153,4 @@ func CanonicalKey(name string) string {
 		return alias
 	}
 	return key
-}
-
-// modifier reports the modifier a name stands for, accepting X keysym
-// names such as "Super_L" and "Control_R".
-func modifier(name string) (Modifier, bool) {
-	n := strings.ToLower(strings.TrimSpace(name))
-	n = strings.TrimSuffix(strings.TrimSuffix(n, "_l"), "_r")
-	m, ok := modifierAliases[n]
-	return m, ok
-}
-
-// ParseCombo parses "cmd+shift+3", "super+q", "Control_L+Up" or "⌘+space":
-// names joined by "+", modifiers in any order, the key last. A combination
-// of modifiers only (a lone "shift") has the last modifier's name as its key.
-func ParseCombo(s string) (Combo, error) {
-	parts := strings.Split(strings.TrimSpace(s), "+")
-	if len(parts) > 1 && parts[len(parts)-1] == "" && parts[len(parts)-2] == "" {
-		// "cmd++" means Command and the plus key.
-		parts = append(parts[:len(parts)-2], "+")
-	}
-	var c Combo
-	for i, part := range parts {
-		if strings.TrimSpace(part) == "" {
-			return Combo{}, fmt.Errorf("key combination %q has an empty part; write keys as mod+mod+key", s)
-		}
-		last := i == len(parts)-1
-		if m, ok := modifier(part); ok && !last {
-			c.Mods |= m
-			continue
-		}
-		if !last {
-			return Combo{}, fmt.Errorf("key combination %q: %q is not a modifier (cmd, opt, ctrl, shift, fn) but comes before the last key", s, part)
-		}
-		if m, ok := modifier(part); ok {
-			// A lone modifier press: the key is the modifier itself.
-			c.Mods &^= m
-			c.Key = modifierName(m)
-			continue
-		}
-		c.Key = CanonicalKey(part)
-	}
-	return c, nil
-}
-
-func modifierName(m Modifier) string {
-	for _, n := range modifierNames {
-		if n.mod == m {
-			return n.name
-		}
-	}
-	return "?"
 }
