@@ -183,13 +183,7 @@ func TestWindowsUnderWine(t *testing.T) {
 		waitFor(t, "deskhand's text on the X clipboard", 20*time.Second, func() bool {
 			return xclipOut(d) == "from deskhand ✓"
 		})
-		xclip := exec.Command("xclip", "-selection", "clipboard", "-i")
-		xclip.Env = d.AppEnv()
-		xclip.Stdin = strings.NewReader("from X ✓")
-		if err := xclip.Run(); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, "the X clipboard through read_clipboard", 20*time.Second, func() bool {
+		w.OfferXClipboard(t, "from X ✓", func() bool {
 			res := e.call("read_clipboard", nil)
 			return !res.IsError && resultText(res) == "from X ✓"
 		})

@@ -150,6 +150,38 @@ func (w *Wine) StartApp(t testing.TB, class, exe string, args ...string) *Window
 	})
 }
 
+// OfferXClipboard puts text on the X clipboard with xclip and waits, up to
+// 20 s, until arrived reports that Windows' clipboard followed. Wine
+// imports X's clipboard a moment after the selection changes owner (about
+// 5 s here), and the import fails, not to be retried until the owner
+// changes again, when it finds Windows' clipboard open: so arrived is
+// asked only every 500 ms (asked every 50 ms, Windows' clipboard kept the
+// old text in two runs of three on a loaded machine), and xclip offers the
+// text again, up to three times. It fails the test when Windows'
+// clipboard never follows.
+func (w *Wine) OfferXClipboard(t testing.TB, text string, arrived func() bool) {
+	t.Helper()
+	for try := 1; try <= 3; try++ {
+		xc := w.d.Command("xclip", "-selection", "clipboard", "-i")
+		xc.Stdin = strings.NewReader(text)
+		// No output pipes: xclip forks to serve the selection and would
+		// hold them open.
+		if err := xc.Run(); err != nil {
+			t.Fatalf("xclip -i: %v", err)
+		}
+		// Each look opens Windows' clipboard, and an import Wine tries
+		// while it is open fails: look seldom.
+		for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(500 * time.Millisecond) {
+			if arrived() {
+				return
+			}
+		}
+		x, _ := w.d.Command("xclip", "-selection", "clipboard", "-o").Output()
+		t.Logf("try %d: Windows' clipboard has not followed X's, which holds %q", try, x)
+	}
+	t.Errorf("Windows' clipboard did not follow X's clipboard (%q)", text)
+}
+
 // WindowsPath returns the Windows path (Z:\...) of a Linux path, which Wine
 // maps through its Z: drive.
 func WindowsPath(path string) string {
