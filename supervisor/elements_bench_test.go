@@ -33,7 +33,9 @@ func TestBenchElements(t *testing.T) {
 		w := d.StartApp(t, app.app)
 		w = d.WindowInfo(t, w.ID)
 		d.Focus(t, w.ID)
-		e := gatedServer(t, d, nil, "--allow", app.app.Name+"=full", "--log-level", "warn")
+		// Without the effect's settling (about 600 ms a click, measured
+		// apart by TestBenchEffect), which would hide these figures.
+		e := gatedServer(t, d, nil, "--allow", app.app.Name+"=full", "--log-level", "warn", "--no-effect")
 		e.access([]string{app.app.Name})
 		state := e.waitState(w.PID, `check box`)
 		var nodes float64
