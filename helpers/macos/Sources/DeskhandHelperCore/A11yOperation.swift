@@ -1,5 +1,3 @@
-import Foundation
-
 /// What `a11y_act` does to an element, through the accessibility API only.
 public enum A11yOperation: Equatable, Sendable {
     case action(String)
