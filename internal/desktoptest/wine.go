@@ -151,14 +151,13 @@ func (w *Wine) StartApp(t testing.TB, class, exe string, args ...string) *Window
 }
 
 // OfferXClipboard puts text on the X clipboard with xclip and waits, up to
-// 20 s, until arrived reports that Windows' clipboard followed. Wine
-// imports X's clipboard a moment after the selection changes owner (about
-// 5 s here), and the import fails, not to be retried until the owner
-// changes again, when it finds Windows' clipboard open: so arrived is
-// asked only every 500 ms (asked every 50 ms, Windows' clipboard kept the
-// old text in two runs of three on a loaded machine), and xclip offers the
-// text again, up to three times. It fails the test when Windows'
-// clipboard never follows.
+// 20 s, until arrived reports that Windows' clipboard followed, as Wine
+// makes it do a moment after the selection changes owner (0.5–5 s here).
+// arrived is asked only every 500 ms: asked every 50 ms, Windows'
+// clipboard kept its old text in two runs of three on a loaded machine,
+// most likely because Wine's import gives up when it finds the clipboard
+// open. xclip offers the text again, up to three times, before the test
+// fails.
 func (w *Wine) OfferXClipboard(t testing.TB, text string, arrived func() bool) {
 	t.Helper()
 	for try := 1; try <= 3; try++ {
@@ -169,8 +168,7 @@ func (w *Wine) OfferXClipboard(t testing.TB, text string, arrived func() bool) {
 		if err := xc.Run(); err != nil {
 			t.Fatalf("xclip -i: %v", err)
 		}
-		// Each look opens Windows' clipboard, and an import Wine tries
-		// while it is open fails: look seldom.
+		// Each look opens Windows' clipboard: look seldom.
 		for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(500 * time.Millisecond) {
 			if arrived() {
 				return
